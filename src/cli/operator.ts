@@ -1,0 +1,56 @@
+import { loadConfig } from '../config.ts';
+import { listMailbox, readMailboxMessage } from '../delivery/mailbox.ts';
+import { DomainError } from '../domain/errors.ts';
+import { isUuid } from '../domain/ids.ts';
+import { setWorkspacePlan } from '../domain/workspaces.ts';
+import { startRuntime } from '../runtime.ts';
+
+export type OperatorCommand =
+  | { kind: 'mailbox'; id?: string; limit: number }
+  | { kind: 'plan'; workspace: string; plan: string }
+  | { kind: 'migrate' };
+
+/**
+ * Operator commands run against the database directly (the embedded one too, when Posthorn is not
+ * running on it), so they work before any key exists.
+ */
+export async function runOperatorCommand(command: OperatorCommand) {
+  const config = loadConfig();
+  const runtime = await startRuntime(config, [], silent);
+  try {
+    switch (command.kind) {
+      case 'migrate':
+        console.log('migrations applied');
+        break;
+      case 'plan': {
+        const workspace = await setWorkspacePlan(runtime.ctx, command.workspace, command.plan);
+        console.log(`workspace ${workspace.name} (${workspace.id}) is now on the ${workspace.plan} plan`);
+        break;
+      }
+      case 'mailbox':
+        if (command.id) {
+          if (!isUuid(command.id)) throw new Error(`"${command.id}" is not a mailbox message id`);
+          const message = await readMailboxMessage(runtime.ctx.db, command.id);
+          if (!message) throw new Error(`no mailbox message ${command.id}`);
+          process.stdout.write(message.raw.toString('utf8'));
+        } else {
+          const rows = await listMailbox(runtime.ctx.db, command.limit);
+          if (rows.length === 0) {
+            console.log('The dev mailbox is empty. Mail is captured here when POSTHORN_SMTP_RELAY is not set.');
+          }
+          for (const r of rows) {
+            console.log(`${r.id}  ${r.created_at.toISOString()}  ${r.envelope_to.join(',').padEnd(30)}  ${r.subject ?? ''}`);
+          }
+          if (rows.length) console.log('\nprint one with: posthorn mailbox <id>');
+        }
+        break;
+    }
+  } catch (err) {
+    process.exitCode = 1;
+    console.error(`posthorn: ${err instanceof DomainError ? err.message : (err as Error).message}`);
+  } finally {
+    await runtime.stop();
+  }
+}
+
+const silent = { info() {}, warn() {}, error() {}, child() { return silent; } } as never;

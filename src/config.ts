@@ -1,0 +1,104 @@
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+
+/** Every setting Posthorn reads, from the environment, documented in README.md. */
+export interface Config {
+  port: number;
+  host: string;
+  databaseUrl: string | undefined;
+  dataDir: string;
+  publicUrl: string;
+  appUrl: string;
+  smtpRelay: string | undefined;
+  smtpPort: number;
+  mxPort: number;
+  dnsServers: string[];
+  sharedDomain: string;
+  systemFrom: string;
+  secret: string;
+  rateLimitPerSecond: number;
+  workerConcurrency: number;
+  poolSize: number;
+  logLevel: string;
+  embeddedPgPort: number;
+}
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+function integer(env: Env, name: string, fallback: number, min = 0, max = 65535 * 1000): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
+  const value = Number(raw.trim());
+  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function url(env: Env, name: string, fallback: string): string {
+  const raw = env[name] || fallback;
+  try {
+    const parsed = new URL(raw);
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('protocol');
+  } catch {
+    throw new ConfigError(`${name} must be an http(s) URL, got "${raw}"`);
+  }
+  return raw.replace(/\/+$/, '');
+}
+
+/** Reads POSTHORN_SECRET, or the secret stored in the data dir (generated on first start). */
+function loadSecret(env: Env, dataDir: string): string {
+  const fromEnv = env.POSTHORN_SECRET;
+  if (fromEnv !== undefined && fromEnv !== '') {
+    if (fromEnv.length < 32) throw new ConfigError('POSTHORN_SECRET must be at least 32 characters long');
+    return fromEnv;
+  }
+  const file = path.join(dataDir, 'secret');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  mkdirSync(dataDir, { recursive: true });
+  const secret = randomBytes(32).toString('base64url');
+  writeFileSync(file, `${secret}\n`, { mode: 0o600 });
+  chmodSync(file, 0o600);
+  return secret;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const port = integer(env, 'PORT', 3000, 0, 65535);
+  const host = env.HOST || '127.0.0.1';
+  const dataDir = path.resolve(env.POSTHORN_DATA_DIR || './.posthorn');
+  const publicUrl = url(env, 'POSTHORN_PUBLIC_URL', `http://localhost:${port}`);
+  const sharedDomain = (env.POSTHORN_SHARED_DOMAIN || 'posthorn.localhost').toLowerCase();
+  if (env.POSTHORN_SMTP_RELAY) {
+    try {
+      const relay = new URL(env.POSTHORN_SMTP_RELAY);
+      if (relay.protocol !== 'smtp:' && relay.protocol !== 'smtps:') throw new Error('protocol');
+    } catch {
+      throw new ConfigError('POSTHORN_SMTP_RELAY must look like smtp://user:pass@host:port (or smtps://)');
+    }
+  }
+  return {
+    port,
+    host,
+    databaseUrl: env.DATABASE_URL || undefined,
+    dataDir,
+    publicUrl,
+    appUrl: url(env, 'POSTHORN_APP_URL', publicUrl),
+    smtpRelay: env.POSTHORN_SMTP_RELAY || undefined,
+    smtpPort: integer(env, 'POSTHORN_SMTP_PORT', 2587, 0, 65535),
+    mxPort: integer(env, 'POSTHORN_MX_PORT', 2525, 0, 65535),
+    dnsServers: (env.POSTHORN_DNS_SERVERS || '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+    sharedDomain,
+    systemFrom: env.POSTHORN_SYSTEM_FROM || `Posthorn <no-reply@${sharedDomain}>`,
+    secret: loadSecret(env, dataDir),
+    rateLimitPerSecond: integer(env, 'POSTHORN_RATE_LIMIT', 100, 0, 1_000_000),
+    workerConcurrency: integer(env, 'POSTHORN_WORKER_CONCURRENCY', 10, 1, 1000),
+    poolSize: integer(env, 'POSTHORN_PG_POOL_SIZE', 20, 1, 1000),
+    logLevel: env.LOG_LEVEL || 'info',
+    embeddedPgPort: integer(env, 'POSTHORN_EMBEDDED_PG_PORT', 0, 0, 65535),
+  };
+}

@@ -1,0 +1,157 @@
+import type { ColumnType, Generated } from 'kysely';
+
+/** Row types of the tables in migrations/, for Kysely. */
+type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+
+export type Role = 'owner' | 'admin' | 'member';
+export type KeyScope = 'project' | 'all_access';
+
+export interface AccountsTable {
+  id: Generated<string>;
+  email: string;
+  name: string;
+  email_confirmed_at: NullableTimestamp;
+  terms_accepted_at: Timestamp;
+  created_at: Generated<Date>;
+}
+
+export interface WorkspacesTable {
+  id: Generated<string>;
+  name: string;
+  plan: Generated<string>;
+  owner_account_id: string;
+  created_at: Generated<Date>;
+}
+
+export interface WorkspaceMembersTable {
+  workspace_id: string;
+  account_id: string;
+  role: Role;
+  created_at: Generated<Date>;
+}
+
+export interface ProjectsTable {
+  id: Generated<string>;
+  workspace_id: string;
+  name: string;
+  footer_address: string | null;
+  created_at: Generated<Date>;
+}
+
+export interface ProjectMembersTable {
+  project_id: string;
+  account_id: string;
+  role: Role;
+  created_at: Generated<Date>;
+}
+
+export interface ApiKeysTable {
+  id: Generated<string>;
+  key_id: string;
+  account_id: string;
+  project_id: string | null;
+  scope: KeyScope;
+  name: string;
+  secret_hash: Buffer;
+  expires_at: NullableTimestamp;
+  revoked_at: NullableTimestamp;
+  last_used_at: NullableTimestamp;
+  rotated_at: NullableTimestamp;
+  created_at: Generated<Date>;
+}
+
+export interface EmailCodesTable {
+  id: Generated<string>;
+  account_id: string;
+  purpose: 'verify_email' | 'login';
+  code_hash: Buffer;
+  attempts: Generated<number>;
+  expires_at: Timestamp;
+  consumed_at: NullableTimestamp;
+  created_at: Generated<Date>;
+}
+
+export interface DashboardSessionsTable {
+  id: Generated<string>;
+  account_id: string;
+  token_hash: Buffer;
+  expires_at: Timestamp;
+  created_at: Generated<Date>;
+}
+
+export interface RequestLogsTable {
+  id: Generated<number>;
+  api_key_id: string;
+  key_name: string;
+  project_id: string | null;
+  method: string;
+  path: string;
+  status: number;
+  latency_ms: number;
+  created_at: Timestamp;
+}
+
+export interface SystemEmailsTable {
+  id: Generated<string>;
+  message_id: string;
+  to_address: string;
+  subject: string;
+  raw: Buffer | null;
+  status: Generated<'queued' | 'sent' | 'failed'>;
+  last_error: string | null;
+  sent_at: NullableTimestamp;
+  created_at: Generated<Date>;
+}
+
+export interface MailboxMessagesTable {
+  id: Generated<string>;
+  message_id: string | null;
+  envelope_from: string;
+  envelope_to: string[];
+  subject: string | null;
+  raw: Buffer;
+  created_at: Generated<Date>;
+}
+
+export interface DomainsTable {
+  id: Generated<string>;
+  project_id: string;
+  name: string;
+  status: Generated<string>;
+  verified_at: NullableTimestamp;
+  created_at: Generated<Date>;
+}
+
+export interface ContactsTable {
+  id: Generated<string>;
+  project_id: string;
+  email: string;
+  first_name: string | null;
+  created_at: Generated<Date>;
+}
+
+export interface SendingUsageTable {
+  project_id: string;
+  day: ColumnType<Date, string, string>;
+  sent: Generated<number>;
+  shared_domain_sent: Generated<number>;
+}
+
+export interface Database {
+  accounts: AccountsTable;
+  workspaces: WorkspacesTable;
+  workspace_members: WorkspaceMembersTable;
+  projects: ProjectsTable;
+  project_members: ProjectMembersTable;
+  api_keys: ApiKeysTable;
+  email_codes: EmailCodesTable;
+  dashboard_sessions: DashboardSessionsTable;
+  request_logs: RequestLogsTable;
+  account_request_logs: RequestLogsTable;
+  system_emails: SystemEmailsTable;
+  mailbox_messages: MailboxMessagesTable;
+  domains: DomainsTable;
+  contacts: ContactsTable;
+  sending_usage: SendingUsageTable;
+}

@@ -1,0 +1,47 @@
+import nodemailer from 'nodemailer';
+import { DeliveryError, type DeliveryResult, type OutboundMessage, type Transport } from './transport.ts';
+
+/** Hands messages to an SMTP relay over a pool of reused connections (nodemailer's SMTP pool). */
+export function createSmtpRelayTransport(relayUrl: string, opts: { maxConnections?: number } = {}): Transport {
+  const url = new URL(relayUrl);
+  const transporter = nodemailer.createTransport({
+    pool: true,
+    host: url.hostname,
+    port: Number(url.port) || (url.protocol === 'smtps:' ? 465 : 587),
+    secure: url.protocol === 'smtps:',
+    auth: url.username ? { user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password) } : undefined,
+    maxConnections: opts.maxConnections ?? 10,
+    maxMessages: Number.POSITIVE_INFINITY,
+    // a relay on loopback (tests, a local Postfix) rarely has a certificate for "127.0.0.1"
+    tls: { rejectUnauthorized: !['127.0.0.1', 'localhost', '::1'].includes(url.hostname) },
+    connectionTimeout: 10_000,
+    socketTimeout: 60_000,
+  });
+  return {
+    name: 'smtp-relay',
+    async send(message: OutboundMessage): Promise<DeliveryResult> {
+      try {
+        const info = await transporter.sendMail({
+          envelope: { from: message.from, to: message.to },
+          raw: message.raw,
+        });
+        return {
+          accepted: info.accepted.map(String),
+          rejected: info.rejected.map(String),
+          response: info.response,
+        };
+      } catch (err) {
+        const e = err as { responseCode?: number; response?: string; message: string };
+        const code = e.responseCode;
+        throw new DeliveryError(e.message, {
+          permanent: code !== undefined && code >= 500,
+          responseCode: code,
+          response: e.response ?? e.message,
+        });
+      }
+    },
+    async close() {
+      transporter.close();
+    },
+  };
+}

@@ -1,0 +1,33 @@
+import { domainToASCII } from 'node:url';
+import { ValidationError } from './errors.ts';
+
+// local part: the dot-atom most providers accept (no quoted strings, no comments)
+const LOCAL_PART = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*$/;
+const DOMAIN_LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
+
+/** Validates a hostname (IDN accepted, converted to punycode); returns it lower-cased or null. */
+export function normalizeHostname(input: string): string | null {
+  const ascii = domainToASCII(input.trim().toLowerCase());
+  if (!ascii || ascii.length > 253) return null;
+  const labels = ascii.split('.');
+  if (labels.length < 2) return null;
+  if (!labels.every((l) => DOMAIN_LABEL.test(l))) return null;
+  if (/^\d+$/.test(labels[labels.length - 1])) return null; // an IP address, not a domain
+  return ascii;
+}
+
+/** Validates an email address and returns it with the domain lower-cased (IDN to punycode). */
+export function normalizeEmail(input: unknown, field = 'email'): string {
+  if (typeof input !== 'string') throw new ValidationError(`\`${field}\` must be a string`);
+  const value = input.trim();
+  const at = value.lastIndexOf('@');
+  if (at <= 0 || value.length > 254) {
+    throw new ValidationError(`\`${field}\` must be a valid email address, got "${input.slice(0, 100)}"`);
+  }
+  const local = value.slice(0, at);
+  const domain = normalizeHostname(value.slice(at + 1));
+  if (local.length > 64 || !LOCAL_PART.test(local) || !domain) {
+    throw new ValidationError(`\`${field}\` must be a valid email address, got "${input.slice(0, 100)}"`);
+  }
+  return `${local}@${domain}`;
+}

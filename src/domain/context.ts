@@ -1,0 +1,12 @@
+import type pg from 'pg';
+import type { Config } from '../config.ts';
+import type { Db } from '../db/database.ts';
+import type { Secrets } from './secrets.ts';
+
+/** What domain services need: the database, the server secrets and the configuration. */
+export interface DomainContext {
+  db: Db;
+  pool: pg.Pool;
+  secrets: Secrets;
+  config: Config;
+}

@@ -1,0 +1,69 @@
+/**
+ * Domain errors carry a string code and a message that names the field and the rule broken.
+ * The HTTP door maps them to status codes; the SMTP door maps `permanent` to 5xx and the rest to 4xx.
+ */
+export class DomainError extends Error {
+  readonly code: string;
+  readonly permanent: boolean = true;
+  constructor(code: string, message: string) {
+    super(message);
+    this.code = code;
+    this.name = new.target.name;
+  }
+}
+
+/** The input is malformed or breaks a rule (400). */
+export class ValidationError extends DomainError {
+  constructor(message: string) {
+    super('validation_error', message);
+  }
+}
+
+/** The caller is not authenticated: no key, a bad key, an expired or revoked one (401). */
+export class AuthenticationError extends DomainError {
+  constructor(message: string) {
+    super('authentication_error', message);
+  }
+}
+
+/** The resource does not exist or is not the caller's (404: never reveals which). */
+export class NotFoundError extends DomainError {
+  constructor(what: string) {
+    super('not_found', `${what} not found`);
+  }
+}
+
+/** The request conflicts with existing state (409). */
+export class ConflictError extends DomainError {
+  constructor(message: string) {
+    super('conflict', message);
+  }
+}
+
+/** The plan lacks a feature (402). */
+export class PlanFeatureError extends DomainError {
+  readonly feature: string;
+  readonly upgradeTo: string | null;
+  constructor(feature: string, upgradeTo: string | null, message: string) {
+    super('plan_upgrade_required', message);
+    this.feature = feature;
+    this.upgradeTo = upgradeTo;
+  }
+}
+
+/** Too many requests or sends for now; trying later can succeed (429). */
+export class RateLimitError extends DomainError {
+  override readonly permanent = false;
+  readonly retryAfterSeconds: number;
+  constructor(message: string, retryAfterSeconds: number) {
+    super('rate_limited', message);
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
+/** The action is understood but refused in the current state (403 over HTTP, 5xx over SMTP). */
+export class ForbiddenError extends DomainError {
+  constructor(message: string) {
+    super('forbidden', message);
+  }
+}

@@ -1,0 +1,161 @@
+import type { Tx } from '../../db/database.ts';
+import type { ApiKeysTable, KeyScope } from '../../db/schema.ts';
+import type { Selectable } from 'kysely';
+import type { DomainContext } from '../context.ts';
+import { AuthenticationError, ConflictError, NotFoundError, ValidationError } from '../errors.ts';
+import { isUuid } from '../ids.ts';
+import { requireProjectAdmin } from '../projects.ts';
+import { formatKey, KEY_PREFIX, newKeyId, newSecret, parseKey } from './token.ts';
+
+export const EXPIRY_CHOICES = [30, 90, 365] as const;
+type KeyRow = Selectable<ApiKeysTable>;
+
+export function keyStatus(row: Pick<KeyRow, 'revoked_at' | 'expires_at'>, now = new Date()) {
+  if (row.revoked_at) return 'revoked';
+  if (row.expires_at && row.expires_at <= now) return 'expired';
+  return 'active';
+}
+
+/** The API shape of a key. The secret appears only when just created or rotated. */
+export function presentKey(row: KeyRow, secret?: string) {
+  return {
+    id: row.id,
+    object: 'api_key' as const,
+    name: row.name,
+    scope: row.scope,
+    project_id: row.project_id,
+    token_prefix: `${KEY_PREFIX}${row.key_id}`,
+    status: keyStatus(row),
+    created_at: row.created_at.toISOString(),
+    last_used_at: row.last_used_at?.toISOString() ?? null,
+    expires_at: row.expires_at?.toISOString() ?? null,
+    rotated_at: row.rotated_at?.toISOString() ?? null,
+    ...(secret ? { key: secret } : {}),
+  };
+}
+export type PresentedKey = ReturnType<typeof presentKey>;
+
+export function checkKeyName(name: unknown): string {
+  if (typeof name !== 'string' || name.trim() === '') throw new ValidationError('`name` is required and must be a non-empty string');
+  if (name.length > 100) throw new ValidationError('`name` must be at most 100 characters');
+  return name.trim();
+}
+
+export function checkExpiry(days: unknown): number | null {
+  if (days === undefined || days === null) return null;
+  if (!EXPIRY_CHOICES.includes(days as (typeof EXPIRY_CHOICES)[number])) {
+    throw new ValidationError('`expires_in_days` must be 30, 90 or 365 (omit it for a key that never expires)');
+  }
+  return days as number;
+}
+
+/** Creates a key and returns it with its secret (shown this once). */
+export async function createKey(
+  tx: Tx,
+  ctx: DomainContext,
+  input: { accountId: string; projectId: string | null; scope: KeyScope; name: unknown; expiresInDays?: unknown },
+): Promise<PresentedKey> {
+  const name = checkKeyName(input.name);
+  const days = checkExpiry(input.expiresInDays);
+  const keyId = newKeyId();
+  const secret = newSecret();
+  const row = await tx
+    .insertInto('api_keys')
+    .values({
+      key_id: keyId,
+      account_id: input.accountId,
+      project_id: input.scope === 'project' ? input.projectId : null,
+      scope: input.scope,
+      name,
+      secret_hash: ctx.secrets.hash(secret),
+      expires_at: days ? new Date(Date.now() + days * 86_400_000) : null,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return presentKey(row, formatKey(keyId, secret));
+}
+
+/** Finds a key the account may manage: a project key of a project it administers, or its own all-access key. */
+export async function findManagedKey(ctx: DomainContext, accountId: string, keyId: string): Promise<KeyRow> {
+  if (!isUuid(keyId)) throw new NotFoundError('API key');
+  const row = await ctx.db.selectFrom('api_keys').selectAll().where('id', '=', keyId).executeTakeFirst();
+  if (!row) throw new NotFoundError('API key');
+  if (row.scope === 'all_access') {
+    if (row.account_id !== accountId) throw new NotFoundError('API key');
+  } else {
+    await requireProjectAdmin(ctx.db, accountId, row.project_id as string, 'API key');
+  }
+  return row;
+}
+
+export async function listProjectKeys(ctx: DomainContext, projectId: string): Promise<PresentedKey[]> {
+  const rows = await ctx.db
+    .selectFrom('api_keys')
+    .selectAll()
+    .where('project_id', '=', projectId)
+    .orderBy('created_at', 'asc')
+    .execute();
+  return rows.map((r) => presentKey(r));
+}
+
+/** Issues a new secret for the same key (id, name and history kept); the old secret fails at once. */
+export async function rotateKey(ctx: DomainContext, accountId: string, keyId: string): Promise<PresentedKey> {
+  const row = await findManagedKey(ctx, accountId, keyId);
+  if (row.revoked_at) throw new ConflictError('This API key is revoked; create a new key instead of rotating it');
+  const secret = newSecret();
+  const updated = await ctx.db
+    .updateTable('api_keys')
+    .set({ secret_hash: ctx.secrets.hash(secret), rotated_at: new Date() })
+    .where('id', '=', row.id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return presentKey(updated, formatKey(updated.key_id, secret));
+}
+
+/** Revokes a key; the next request with it, on any node, is refused (keys are checked per request). */
+export async function revokeKey(ctx: DomainContext, accountId: string, keyId: string): Promise<void> {
+  const row = await findManagedKey(ctx, accountId, keyId);
+  if (row.revoked_at) return;
+  await ctx.db.updateTable('api_keys').set({ revoked_at: new Date() }).where('id', '=', row.id).execute();
+}
+
+export interface AuthenticatedKey {
+  id: string;
+  name: string;
+  scope: KeyScope;
+  accountId: string;
+  projectId: string | null;
+}
+
+const AUTH_QUERY = {
+  name: 'posthorn_auth_key',
+  text: `select id, name, scope, account_id, project_id, secret_hash, expires_at, revoked_at
+           from api_keys where key_id = $1`,
+};
+
+/**
+ * Checks a presented API key: format and checksum first (no database hit for garbage), then one
+ * indexed lookup and a timing-safe hash comparison. Revocation and rotation count from the next request.
+ */
+export async function authenticateKey(ctx: DomainContext, token: string): Promise<AuthenticatedKey> {
+  const parsed = parseKey(token);
+  if ('problem' in parsed) throw new AuthenticationError(`Invalid API key: ${parsed.problem}`);
+  const { rows } = await ctx.pool.query({ ...AUTH_QUERY, values: [parsed.keyId] });
+  const row = rows[0];
+  if (!row || !ctx.secrets.matches(parsed.secret, row.secret_hash)) {
+    throw new AuthenticationError('Invalid API key: no active key matches it (was it rotated?)');
+  }
+  if (row.revoked_at) throw new AuthenticationError('This API key has been revoked; create or use another key');
+  if (row.expires_at && row.expires_at <= new Date()) {
+    throw new AuthenticationError(
+      `This API key expired on ${row.expires_at.toISOString()}; create a new key to continue`,
+    );
+  }
+  return {
+    id: row.id,
+    name: row.name,
+    scope: row.scope,
+    accountId: row.account_id,
+    projectId: row.project_id,
+  };
+}

@@ -1,0 +1,98 @@
+import { PlanFeatureError } from './errors.ts';
+
+/** The plans, cheapest first. One place decides what each plan includes. */
+export interface Plan {
+  id: string;
+  name: string;
+  contactLimit: number; // 0 = unmetered
+  includedPerMonth: number | null; // null = unmetered
+  allowsOverage: boolean;
+  sharedDomainDailyCap: number;
+  features: Record<string, boolean>;
+}
+
+const feature = (on: string[]) =>
+  Object.fromEntries(
+    [
+      'automations',
+      'custom_domains',
+      'ab_testing',
+      'inbound',
+      'webhooks',
+      'segments',
+      'campaigns',
+      'dedicated_ip',
+    ].map((f) => [f, on.includes(f)]),
+  );
+
+export const PLANS: Plan[] = [
+  {
+    id: 'free',
+    name: 'Free',
+    contactLimit: 1_000,
+    includedPerMonth: 3_000,
+    allowsOverage: false,
+    sharedDomainDailyCap: 100,
+    features: feature(['custom_domains', 'segments', 'campaigns', 'webhooks']),
+  },
+  {
+    id: 'starter',
+    name: 'Starter',
+    contactLimit: 10_000,
+    includedPerMonth: 50_000,
+    allowsOverage: true,
+    sharedDomainDailyCap: 500,
+    features: feature(['custom_domains', 'segments', 'campaigns', 'webhooks', 'automations', 'inbound']),
+  },
+  {
+    id: 'pro',
+    name: 'Pro',
+    contactLimit: 100_000,
+    includedPerMonth: 500_000,
+    allowsOverage: true,
+    sharedDomainDailyCap: 1_000,
+    features: feature(['custom_domains', 'segments', 'campaigns', 'webhooks', 'automations', 'inbound', 'ab_testing']),
+  },
+  {
+    id: 'unlimited',
+    name: 'Unlimited (self-hosted)',
+    contactLimit: 0,
+    includedPerMonth: null,
+    allowsOverage: true,
+    sharedDomainDailyCap: 10_000,
+    features: feature([
+      'custom_domains',
+      'segments',
+      'campaigns',
+      'webhooks',
+      'automations',
+      'inbound',
+      'ab_testing',
+      'dedicated_ip',
+    ]),
+  },
+];
+
+export const DEFAULT_PLAN = 'free';
+
+export function findPlan(id: string): Plan | undefined {
+  return PLANS.find((p) => p.id === id);
+}
+
+export function planOrDefault(id: string): Plan {
+  return findPlan(id) ?? (findPlan(DEFAULT_PLAN) as Plan);
+}
+
+/** Throws 402 naming the cheapest plan that has the feature, unless the plan has it. */
+export function requireFeature(planId: string, name: string): void {
+  const plan = planOrDefault(planId);
+  if (plan.features[name]) return;
+  const upgrade = PLANS.find((p) => p.features[name]);
+  throw new PlanFeatureError(
+    name,
+    upgrade?.id ?? null,
+    upgrade
+      ? `The ${plan.name} plan does not include ${name.replace(/_/g, ' ')}; upgrade to ${upgrade.name} (${upgrade.id}) to use it`
+      : `No plan includes ${name}`,
+  );
+}

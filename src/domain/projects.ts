@@ -1,0 +1,150 @@
+import type { Selectable } from 'kysely';
+import type { Db, Tx } from '../db/database.ts';
+import type { ProjectsTable, Role } from '../db/schema.ts';
+import type { DomainContext } from './context.ts';
+import { NotFoundError, ValidationError } from './errors.ts';
+import { isUuid } from './ids.ts';
+import { normalizeEmail } from './addresses.ts';
+
+type ProjectRow = Selectable<ProjectsTable>;
+const ADMIN_ROLES: Role[] = ['owner', 'admin'];
+
+export function presentProject(row: ProjectRow, role?: Role) {
+  return {
+    id: row.id,
+    object: 'project' as const,
+    name: row.name,
+    workspace_id: row.workspace_id,
+    created_at: row.created_at.toISOString(),
+    ...(role ? { role } : {}),
+  };
+}
+export type PresentedProject = ReturnType<typeof presentProject>;
+
+export function checkName(value: unknown, what: string): string {
+  if (typeof value !== 'string' || value.trim() === '') throw new ValidationError(`\`name\` is required: the ${what}'s name`);
+  if (value.trim().length > 100) throw new ValidationError('`name` must be at most 100 characters');
+  return value.trim();
+}
+
+/**
+ * The project if the account is its Owner or Admin; otherwise 404, so that another
+ * account's project looks exactly like one that does not exist.
+ */
+export async function requireProjectAdmin(db: Db, accountId: string, projectId: string, what = 'Project') {
+  if (!isUuid(projectId)) throw new NotFoundError(what);
+  const row = await db
+    .selectFrom('projects as p')
+    .innerJoin('project_members as m', 'm.project_id', 'p.id')
+    .selectAll('p')
+    .select('m.role')
+    .where('p.id', '=', projectId)
+    .where('m.account_id', '=', accountId)
+    .where('m.role', 'in', ADMIN_ROLES)
+    .executeTakeFirst();
+  if (!row) throw new NotFoundError(what);
+  return row;
+}
+
+/** Projects where the account is Owner or Admin: those an all-access key can act in. */
+export async function adminProjects(db: Db, accountId: string) {
+  return db
+    .selectFrom('projects as p')
+    .innerJoin('project_members as m', 'm.project_id', 'p.id')
+    .select(['p.id', 'p.name'])
+    .where('m.account_id', '=', accountId)
+    .where('m.role', 'in', ADMIN_ROLES)
+    .orderBy('p.created_at', 'asc')
+    .execute();
+}
+
+export async function listProjects(db: Db, accountId: string): Promise<PresentedProject[]> {
+  const rows = await db
+    .selectFrom('projects as p')
+    .innerJoin('project_members as m', 'm.project_id', 'p.id')
+    .selectAll('p')
+    .select('m.role')
+    .where('m.account_id', '=', accountId)
+    .orderBy('p.created_at', 'asc')
+    .execute();
+  return rows.map((r) => presentProject(r, r.role));
+}
+
+/** Creates a project in a workspace; the creator becomes its Owner. */
+export async function insertProject(tx: Tx, workspaceId: string, accountId: string, name: string) {
+  const project = await tx
+    .insertInto('projects')
+    .values({ workspace_id: workspaceId, name })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  await tx.insertInto('project_members').values({ project_id: project.id, account_id: accountId, role: 'owner' }).execute();
+  return project;
+}
+
+/** POST /projects: needs Owner or Admin of the workspace (the only one, when the account has one). */
+export async function createProject(ctx: DomainContext, accountId: string, input: { name: unknown; workspace_id?: unknown }) {
+  const name = checkName(input.name, 'project');
+  const workspaces = await ctx.db
+    .selectFrom('workspace_members')
+    .select(['workspace_id', 'role'])
+    .where('account_id', '=', accountId)
+    .where('role', 'in', ADMIN_ROLES)
+    .execute();
+  let workspaceId: string;
+  if (input.workspace_id === undefined || input.workspace_id === null) {
+    if (workspaces.length !== 1) {
+      throw new ValidationError(
+        `\`workspace_id\` is required: you administer ${workspaces.length} workspaces (${workspaces.map((w) => w.workspace_id).join(', ')})`,
+      );
+    }
+    workspaceId = workspaces[0].workspace_id;
+  } else {
+    if (typeof input.workspace_id !== 'string') throw new ValidationError('`workspace_id` must be a string (a workspace id)');
+    if (!workspaces.some((w) => w.workspace_id === input.workspace_id)) throw new NotFoundError('Workspace');
+    workspaceId = input.workspace_id;
+  }
+  const project = await ctx.db.transaction().execute((tx) => insertProject(tx, workspaceId, accountId, name));
+  return presentProject(project, 'owner');
+}
+
+/** Adds an existing account to a project with a role (how teams grow until invitations exist). */
+export async function addProjectMember(
+  ctx: DomainContext,
+  accountId: string,
+  projectId: string,
+  input: { email: unknown; role: unknown },
+) {
+  await requireProjectAdmin(ctx.db, accountId, projectId);
+  const email = normalizeEmail(input.email);
+  if (!['admin', 'member'].includes(input.role as string)) throw new ValidationError('`role` must be "admin" or "member"');
+  const member = await ctx.db
+    .selectFrom('accounts')
+    .select(['id', 'email', 'name'])
+    .where((eb) => eb(eb.fn('lower', ['email']), '=', email.toLowerCase()))
+    .executeTakeFirst();
+  if (!member) throw new NotFoundError('Account with that email');
+  await ctx.db
+    .insertInto('project_members')
+    .values({ project_id: projectId, account_id: member.id, role: input.role as Role })
+    .onConflict((oc) => oc.columns(['project_id', 'account_id']).doUpdateSet({ role: input.role as Role }))
+    .execute();
+  return listProjectMembers(ctx, projectId);
+}
+
+export async function listProjectMembers(ctx: DomainContext, projectId: string) {
+  const rows = await ctx.db
+    .selectFrom('project_members as m')
+    .innerJoin('accounts as a', 'a.id', 'm.account_id')
+    .select(['a.id', 'a.email', 'a.name', 'm.role', 'm.created_at'])
+    .where('m.project_id', '=', projectId)
+    .orderBy('m.created_at', 'asc')
+    .execute();
+  return rows.map((r) => ({
+    account_id: r.id,
+    object: 'project_member' as const,
+    email: r.email,
+    name: r.name,
+    role: r.role,
+    created_at: r.created_at.toISOString(),
+  }));
+}

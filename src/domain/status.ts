@@ -1,0 +1,134 @@
+import { sql } from 'kysely';
+import type { DomainContext } from './context.ts';
+import { NotFoundError, ValidationError } from './errors.ts';
+import { planOrDefault } from './plans.ts';
+
+export type Stream = 'transactional' | 'marketing' | 'automation';
+
+/** Shown in the compliance footer until the project sets its own postal address. */
+export const PLACEHOLDER_ADDRESS = 'Posthorn placeholder address: set your postal address with PATCH /v1/me/footer';
+
+export interface SendBlocker {
+  code: 'email_unconfirmed' | 'footer_placeholder';
+  message: string;
+}
+
+interface ProjectFacts {
+  id: string;
+  name: string;
+  workspace_id: string;
+  plan: string;
+  footer_address: string | null;
+  email_confirmed: boolean;
+  verified_domains: string[];
+}
+
+const FACTS_QUERY = {
+  name: 'posthorn_project_facts',
+  text: `select p.id, p.name, p.workspace_id, p.footer_address, w.plan,
+                a.email_confirmed_at is not null as email_confirmed,
+                coalesce((select array_agg(d.name order by d.name) from domains d
+                           where d.project_id = p.id and d.status = 'verified'), '{}') as verified_domains
+           from projects p
+           join workspaces w on w.id = p.workspace_id
+           join accounts a on a.id = w.owner_account_id
+          where p.id = $1`,
+};
+
+/** One query for what the send checks and GET /me need to know about a project. */
+export async function projectFacts(ctx: DomainContext, projectId: string): Promise<ProjectFacts> {
+  const { rows } = await ctx.pool.query<ProjectFacts>({ ...FACTS_QUERY, values: [projectId] });
+  if (!rows[0]) throw new NotFoundError('Project');
+  return rows[0];
+}
+
+export function sharedDefaultFrom(ctx: DomainContext): string {
+  return `onboarding@${ctx.config.sharedDomain}`;
+}
+
+/**
+ * "May this project send on this stream?" with every reason it may not. Every send path asks this
+ * (API, SMTP, campaigns, flows); the `from` address check is per message, in the send path.
+ */
+export function sendBlockers(facts: ProjectFacts, stream: Stream): SendBlocker[] {
+  const blockers: SendBlocker[] = [];
+  if (!facts.email_confirmed) {
+    blockers.push({
+      code: 'email_unconfirmed',
+      message:
+        'The account email is not confirmed: enter the six-character code from the signup email with POST /v1/auth/verify-email/code',
+    });
+  }
+  if (stream !== 'transactional' && (!facts.footer_address || facts.footer_address === PLACEHOLDER_ADDRESS)) {
+    blockers.push({
+      code: 'footer_placeholder',
+      message: 'Marketing and automation mail needs your postal address in the footer: set it with PATCH /v1/me/footer',
+    });
+  }
+  return blockers;
+}
+
+export async function sendReadiness(ctx: DomainContext, projectId: string, stream: Stream) {
+  const facts = await projectFacts(ctx, projectId);
+  return { facts, blockers: sendBlockers(facts, stream) };
+}
+
+/** GET /me: the project, whether it can send (and why not), and its compliance footer. */
+export async function accountStatus(ctx: DomainContext, projectId: string) {
+  const facts = await projectFacts(ctx, projectId);
+  const blockers = sendBlockers(facts, 'transactional');
+  const defaultFrom = facts.verified_domains.length > 0 ? `hello@${facts.verified_domains[0]}` : sharedDefaultFrom(ctx);
+  const domainsPart =
+    facts.verified_domains.length > 0
+      ? `verified: ${facts.verified_domains.join(', ')}`
+      : `none verified yet: add one with POST /v1/domains, or send from ${sharedDefaultFrom(ctx)} on the shared domain`;
+  const note = [`\`from\` must be an address on a verified domain (${domainsPart}).`, ...blockers.map((b) => `${b.message}.`)].join(' ');
+  const address = facts.footer_address ?? PLACEHOLDER_ADDRESS;
+  return {
+    project: { id: facts.id, name: facts.name, object: 'project' as const },
+    sending: {
+      ready: blockers.length === 0,
+      email_confirmed: facts.email_confirmed,
+      verified_domains: facts.verified_domains,
+      default_from: defaultFrom,
+      note,
+    },
+    footer: { address, is_your_own_address: address !== PLACEHOLDER_ADDRESS },
+  };
+}
+
+/** PATCH /me/footer: the postal address printed in marketing and automation footers. */
+export async function setFooterAddress(ctx: DomainContext, projectId: string, address: unknown) {
+  if (typeof address !== 'string') throw new ValidationError('`address` is required: your postal address, as a string');
+  const trimmed = address.trim();
+  if (trimmed.length < 10 || trimmed.length > 500) {
+    throw new ValidationError('`address` must be a full postal address between 10 and 500 characters');
+  }
+  if (trimmed === PLACEHOLDER_ADDRESS) throw new ValidationError('`address` must be your own postal address, not the placeholder');
+  await ctx.db.updateTable('projects').set({ footer_address: trimmed }).where('id', '=', projectId).execute();
+  return { address: trimmed, is_your_own_address: true };
+}
+
+/** GET /limits: plan, contacts held in the project, and the workspace's sending this month. */
+export async function limits(ctx: DomainContext, projectId: string) {
+  const facts = await projectFacts(ctx, projectId);
+  const plan = planOrDefault(facts.plan);
+  const { rows } = await sql<{ contacts: number; sent: number }>`
+    select (select count(*) from contacts where project_id = ${projectId}) as contacts,
+           (select coalesce(sum(u.sent), 0) from sending_usage u join projects p on p.id = u.project_id
+             where p.workspace_id = ${facts.workspace_id} and u.day >= date_trunc('month', now())::date) as sent`.execute(ctx.db);
+  const sent = Number(rows[0].sent);
+  const included = plan.includedPerMonth;
+  return {
+    plan: plan.id,
+    plan_name: plan.name,
+    contacts: { count: Number(rows[0].contacts), limit: plan.contactLimit },
+    sending: {
+      this_month: sent,
+      included_per_month: included,
+      remaining: included === null ? null : Math.max(0, included - sent),
+      over_limit: included !== null && sent > included,
+    },
+    features: { ...plan.features },
+  };
+}

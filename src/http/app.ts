@@ -1,0 +1,93 @@
+import swagger from '@fastify/swagger';
+import scalar from '@scalar/fastify-api-reference';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { DomainContext } from '../domain/context.ts';
+import type { RateLimiter } from '../domain/rate-limit.ts';
+import type { RequestLogWriter } from '../domain/request-log.ts';
+import { authPlugin } from './auth.ts';
+import { installErrorHandling } from './errors.ts';
+import { accountRoutes } from './routes/accounts.ts';
+import { dashboardRoutes } from './routes/dashboard.ts';
+import { keyRoutes } from './routes/keys.ts';
+import { statusRoutes } from './routes/status.ts';
+import { workspaceRoutes } from './routes/workspaces.ts';
+import { validatorCompiler } from './validation.ts';
+
+export interface AppDeps {
+  ctx: DomainContext;
+  rateLimiter: RateLimiter;
+  requestLog: RequestLogWriter;
+  logger?: FastifyBaseLogger;
+}
+
+const VERSION = '0.1.0';
+
+/** Builds the HTTP door: every route, the auth hook, error mapping, OpenAPI and the docs page. */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
+    bodyLimit: 1024 * 1024,
+    trustProxy: true,
+    routerOptions: { ignoreTrailingSlash: true },
+    ajv: { customOptions: { coerceTypes: false } },
+    disableRequestLogging: true, // one line per request is the request log's job, not pino's
+  });
+  app.setValidatorCompiler(validatorCompiler);
+  installErrorHandling(app);
+
+  const endpoints: { method: string; path: string; summary: string; auth: string }[] = [];
+  app.addHook('onRoute', (route) => {
+    if (route.schema?.hide || !route.schema?.summary) return;
+    for (const method of [route.method].flat()) {
+      if (method === 'HEAD') continue;
+      endpoints.push({
+        method,
+        path: route.url,
+        summary: String(route.schema.summary),
+        auth: route.config?.auth ?? 'none',
+      });
+    }
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Posthorn API',
+        version: VERSION,
+        description:
+          'Self-hostable email sending: transactional and marketing email, contacts, events, lists, segments, templates, campaigns, flows, inbound mail and webhooks. Errors are `{"error": "..."}`.',
+      },
+      servers: [{ url: '/' }],
+      components: {
+        securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key: `ph_...`' } },
+      },
+    },
+  });
+  await app.register(authPlugin, deps);
+
+  await app.register(
+    async (v1) => {
+      v1.get('/', { config: { auth: 'none' }, schema: { hide: true } }, async () => ({
+        object: 'index',
+        name: 'Posthorn API',
+        version: 'v1',
+        documentation: '/v1/docs',
+        openapi: '/v1/openapi.json',
+        endpoints,
+      }));
+      v1.get('/openapi.json', { config: { auth: 'none' }, schema: { hide: true } }, async () => app.swagger());
+      await v1.register(accountRoutes, deps);
+      await v1.register(statusRoutes, deps);
+      await v1.register(workspaceRoutes, deps);
+      await v1.register(keyRoutes, deps);
+    },
+    { prefix: '/v1' },
+  );
+  await app.register(dashboardRoutes, { ...deps, prefix: '/api' });
+  await app.register(scalar, {
+    routePrefix: '/v1/docs',
+    configuration: { url: '/v1/openapi.json', title: 'Posthorn API' },
+  });
+  return app;
+}

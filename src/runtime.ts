@@ -1,0 +1,98 @@
+import type { FastifyInstance } from 'fastify';
+import type { Runner } from 'graphile-worker';
+import pino from 'pino';
+import type { Config } from './config.ts';
+import { connectDatabase, type DatabaseHandle } from './db/database.ts';
+import { type EmbeddedDatabase, openEmbeddedPostgres } from './db/embedded.ts';
+import { migrate } from './db/migrate.ts';
+import { createTransport } from './delivery/index.ts';
+import type { Transport } from './delivery/transport.ts';
+import type { DomainContext } from './domain/context.ts';
+import { RateLimiter } from './domain/rate-limit.ts';
+import { RequestLogWriter } from './domain/request-log.ts';
+import { createSecrets } from './domain/secrets.ts';
+import { buildApp } from './http/app.ts';
+import { startWorker } from './jobs/worker.ts';
+
+export type RoleName = 'api' | 'worker';
+
+/** A running Posthorn: the roles asked for, on one database, and how to stop them cleanly. */
+export interface Runtime {
+  ctx: DomainContext;
+  database: DatabaseHandle;
+  app?: FastifyInstance;
+  worker?: Runner;
+  transport: Transport;
+  url?: string;
+  stop(): Promise<void>;
+}
+
+/** The composition root: wires the database, secrets, transport, HTTP and worker roles. */
+export async function startRuntime(config: Config, roles: RoleName[], log = pino({ level: config.logLevel })): Promise<Runtime> {
+  let embedded: EmbeddedDatabase | undefined;
+  let databaseUrl = config.databaseUrl;
+  if (!databaseUrl) {
+    log.info({ dataDir: config.dataDir }, 'starting the embedded PostgreSQL');
+    embedded = await openEmbeddedPostgres({ dataDir: config.dataDir, port: config.embeddedPgPort || undefined });
+    databaseUrl = embedded.url;
+    await ensureDatabase(databaseUrl, 'posthorn');
+    databaseUrl = databaseUrl.replace(/\/postgres$/, '/posthorn');
+  }
+  const database = connectDatabase(databaseUrl, config.poolSize);
+  await migrate(database.pool);
+  const ctx: DomainContext = { db: database.db, pool: database.pool, secrets: createSecrets(config.secret), config };
+  const transport = createTransport(config, database.db, (line) => log.info(line));
+  const requestLog = new RequestLogWriter(database.pool);
+  const rateLimiter = new RateLimiter(database.pool, config.rateLimitPerSecond);
+
+  let app: FastifyInstance | undefined;
+  let url: string | undefined;
+  if (roles.includes('api')) {
+    app = await buildApp({ ctx, requestLog, rateLimiter, logger: log.child({ role: 'api' }) });
+    url = await app.listen({ port: config.port, host: config.host });
+    log.info(`API listening on ${url}/v1 (docs at ${url}/v1/docs)`);
+  }
+  let worker: Runner | undefined;
+  if (roles.includes('worker')) {
+    worker = await startWorker({
+      pool: database.pool,
+      db: database.db,
+      transport,
+      systemFrom: config.systemFrom,
+      concurrency: config.workerConcurrency,
+      log: log.child({ role: 'worker' }),
+    });
+    log.info(`worker running (${config.workerConcurrency} concurrent jobs, transport: ${transport.name})`);
+  }
+
+  let stopping: Promise<void> | undefined;
+  return {
+    ctx,
+    database,
+    app,
+    worker,
+    transport,
+    url,
+    stop() {
+      stopping ??= (async () => {
+        await app?.close(); // finishes in-flight requests
+        await worker?.stop();
+        await requestLog.close();
+        await transport.close();
+        await database.close();
+        await embedded?.stop();
+      })();
+      return stopping;
+    },
+  };
+}
+
+async function ensureDatabase(adminUrl: string, name: string) {
+  const admin = connectDatabase(adminUrl, 1);
+  try {
+    const { rowCount } = await admin.pool.query('select 1 from pg_database where datname = $1', [name]);
+    if (!rowCount) await admin.pool.query(`create database ${name}`);
+  } finally {
+    await admin.close();
+  }
+}
