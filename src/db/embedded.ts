@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { chownSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, statSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { userInfo } from 'node:os';
 import path from 'node:path';
@@ -76,6 +76,8 @@ export async function startEmbeddedPostgres(opts: {
     if (!ids) throw new Error('running as root needs a "postgres" system user for the embedded database');
     mkdirSync(pgDir, { recursive: true });
     chownSync(pgDir, ids.uid, ids.gid);
+    // the postgres user must be able to traverse to its directory (mkdtemp makes 0700 dirs)
+    chmodSync(opts.dataDir, statSync(opts.dataDir).mode | 0o711);
   }
   const log = opts.log ?? (() => {});
   const pg = new EmbeddedPostgres({

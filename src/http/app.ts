@@ -1,6 +1,6 @@
 import swagger from '@fastify/swagger';
 import scalar from '@scalar/fastify-api-reference';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { DomainContext } from '../domain/context.ts';
 import type { RateLimiter } from '../domain/rate-limit.ts';
 import type { RequestLogWriter } from '../domain/request-log.ts';
@@ -30,7 +30,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     trustProxy: true,
     routerOptions: { ignoreTrailingSlash: true },
     ajv: { customOptions: { coerceTypes: false } },
-    disableRequestLogging: true, // one line per request is the request log's job, not pino's
+    // one line per request is the request log's job, not pino's
+    logController: new LogController({ disableRequestLogging: true }),
   });
   app.setValidatorCompiler(validatorCompiler);
   installErrorHandling(app);

@@ -1,0 +1,51 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { TestProject } from 'vitest/node';
+import { connectDatabase } from '../../src/db/database.ts';
+import { type EmbeddedDatabase, startEmbeddedPostgres } from '../../src/db/embedded.ts';
+import { migrate } from '../../src/db/migrate.ts';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    pgAdminUrl: string;
+    pgTemplate: string;
+  }
+}
+
+/**
+ * One real PostgreSQL for the whole run (embedded, or TEST_DATABASE_URL), and one migrated
+ * template database that every test file clones, so files are isolated and start fast.
+ */
+export default async function setup(project: TestProject) {
+  let embedded: EmbeddedDatabase | undefined;
+  let dir: string | undefined;
+  let adminUrl = process.env.TEST_DATABASE_URL;
+  if (!adminUrl) {
+    dir = mkdtempSync(path.join(tmpdir(), 'posthorn-test-pg-'));
+    embedded = await startEmbeddedPostgres({ dataDir: dir });
+    adminUrl = embedded.url;
+  }
+  const template = `posthorn_tpl_${process.pid}_${Date.now().toString(36)}`;
+  const admin = connectDatabase(adminUrl, 2);
+  await admin.pool.query(`create database ${template}`);
+  const url = new URL(adminUrl);
+  url.pathname = `/${template}`;
+  const tpl = connectDatabase(url.toString(), 2);
+  await migrate(tpl.pool);
+  await tpl.close();
+  project.provide('pgAdminUrl', adminUrl);
+  project.provide('pgTemplate', template);
+
+  return async () => {
+    const { rows } = await admin.pool.query<{ datname: string }>(
+      `select datname from pg_database where datname like $1`,
+      [`t_${process.pid}_%`],
+    );
+    for (const r of rows) await admin.pool.query(`drop database if exists ${r.datname} with (force)`).catch(() => {});
+    await admin.pool.query(`drop database if exists ${template} with (force)`);
+    await admin.close();
+    await embedded?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  };
+}

@@ -1,0 +1,106 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { loadConfig } from '../../src/config.ts';
+import { type Runtime, startRuntime } from '../../src/runtime.ts';
+import { createTestDatabase } from './database.ts';
+import { codeIn, type SmtpSink, startSmtpSink } from './smtp-sink.ts';
+
+export interface TestServer {
+  runtime: Runtime;
+  app: FastifyInstance;
+  sink: SmtpSink;
+  url: string;
+  /** Calls the API through the listening socket; JSON in, JSON out. */
+  call(method: string, path: string, opts?: { key?: string; body?: unknown; headers?: Record<string, string> }): Promise<{ status: number; body: any; headers: Headers }>;
+  /** Signs up a fresh account (unique email) and returns the signup response. */
+  signup(overrides?: { email?: string; name?: string }): Promise<SignupResult>;
+  /** Signs up and confirms the email with the code read from the SMTP sink. */
+  signupConfirmed(overrides?: { email?: string; name?: string }): Promise<SignupResult>;
+  /** The newest code emailed to an address. */
+  codeFor(email: string, since?: number): Promise<string>;
+  close(): Promise<void>;
+}
+
+export interface SignupResult {
+  account: { id: string; email: string };
+  workspace: { id: string };
+  project: { id: string; name: string };
+  project_key: { id: string; key: string };
+  account_key: { id: string; key: string };
+}
+
+let counter = 0;
+
+/** The real program wired as `posthorn start` does it (API + worker), on a fresh database and an SMTP sink. */
+export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
+  const database = await createTestDatabase();
+  const sink = await startSmtpSink();
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'posthorn-test-'));
+  const config = loadConfig({
+    DATABASE_URL: database.url,
+    POSTHORN_DATA_DIR: dataDir,
+    PORT: '0',
+    POSTHORN_SMTP_RELAY: sink.url,
+    POSTHORN_RATE_LIMIT: '0',
+    POSTHORN_PG_POOL_SIZE: '5',
+    POSTHORN_WORKER_CONCURRENCY: '4',
+    LOG_LEVEL: 'warn',
+    ...env,
+  });
+  const runtime = await startRuntime(config, ['api', 'worker']);
+  const url = runtime.url as string;
+  const server: TestServer = {
+    runtime,
+    app: runtime.app as FastifyInstance,
+    sink,
+    url,
+    async call(method, p, opts = {}) {
+      const headers: Record<string, string> = { ...(opts.headers ?? {}) };
+      if (opts.key) headers.authorization = `Bearer ${opts.key}`;
+      let body: string | undefined;
+      if (opts.body !== undefined) {
+        body = typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
+        headers['content-type'] ??= 'application/json';
+      }
+      const res = await fetch(`${url}${p}`, { method, headers, body });
+      const text = await res.text();
+      let parsed: unknown = text;
+      try {
+        parsed = text ? JSON.parse(text) : null;
+      } catch {
+        // not JSON: keep the text
+      }
+      return { status: res.status, body: parsed, headers: res.headers };
+    },
+    async signup(overrides = {}) {
+      counter++;
+      const email = overrides.email ?? `user${counter}-${Date.now().toString(36)}@example.com`;
+      const res = await server.call('POST', '/v1/signup', {
+        body: { email, name: overrides.name ?? `User ${counter}`, accept_terms: true },
+      });
+      if (res.status !== 200) throw new Error(`signup failed: ${res.status} ${JSON.stringify(res.body)}`);
+      return res.body as SignupResult;
+    },
+    async codeFor(email, since = 0) {
+      const message = await sink.waitFor((m) => m.to.includes(email) && sink.messages.indexOf(m) >= since);
+      const all = sink.messages.filter((m) => m.to.includes(email));
+      return codeIn(all[all.length - 1] ?? message);
+    },
+    async signupConfirmed(overrides = {}) {
+      const result = await server.signup(overrides);
+      const code = await server.codeFor(result.account.email);
+      const res = await server.call('POST', '/v1/auth/verify-email/code', { key: result.project_key.key, body: { code } });
+      if (res.status !== 200) throw new Error(`verify failed: ${res.status} ${JSON.stringify(res.body)}`);
+      return result;
+    },
+    async close() {
+      await runtime.stop();
+      await sink.close();
+      await database.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+  return server;
+}

@@ -1,0 +1,70 @@
+import { type ParsedMail, simpleParser } from 'mailparser';
+import { SMTPServer, type SMTPServerAddress } from 'smtp-server';
+
+export interface SinkMessage {
+  from: string;
+  to: string[];
+  raw: Buffer;
+  parsed: ParsedMail;
+}
+
+export interface SmtpSink {
+  port: number;
+  url: string;
+  messages: SinkMessage[];
+  /** Called per RCPT TO: return an SMTP error to refuse (e.g. `{ code: 451, message: 'try later' }`). */
+  onRecipient?: (address: string) => { code: number; message: string } | undefined;
+  waitFor(predicate: (m: SinkMessage) => boolean, timeoutMs?: number): Promise<SinkMessage>;
+  close(): Promise<void>;
+}
+
+/** A real SMTP server on 127.0.0.1 (nodemailer's smtp-server) that keeps and parses what it receives. */
+export async function startSmtpSink(): Promise<SmtpSink> {
+  const sink = { messages: [] as SinkMessage[] } as SmtpSink;
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS'],
+    logger: false,
+    onRcptTo(address: SMTPServerAddress, _session, callback) {
+      const refusal = sink.onRecipient?.(address.address);
+      if (refusal) return callback(Object.assign(new Error(refusal.message), { responseCode: refusal.code }));
+      callback();
+    },
+    onData(stream, session, callback) {
+      const chunks: Buffer[] = [];
+      stream.on('data', (c: Buffer) => chunks.push(c));
+      stream.on('end', async () => {
+        const raw = Buffer.concat(chunks);
+        sink.messages.push({
+          from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+          to: session.envelope.rcptTo.map((r) => r.address),
+          raw,
+          parsed: await simpleParser(raw),
+        });
+        callback();
+      });
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.server.address() as { port: number }).port;
+  sink.port = port;
+  sink.url = `smtp://127.0.0.1:${port}`;
+  sink.waitFor = async (predicate, timeoutMs = 15_000) => {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      const found = sink.messages.find(predicate);
+      if (found) return found;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    throw new Error(`no matching message reached the SMTP sink within ${timeoutMs} ms (${sink.messages.length} received)`);
+  };
+  sink.close = () => new Promise((resolve) => server.close(() => resolve()));
+  return sink;
+}
+
+/** The six-character code in a Posthorn code email. */
+export function codeIn(message: SinkMessage): string {
+  const match = /code(?: is)?: ([A-Z0-9]{6})/.exec(message.parsed.text ?? '');
+  if (!match) throw new Error(`no code in message: ${message.parsed.subject}`);
+  return match[1];
+}
