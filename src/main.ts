@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import pino from 'pino';
-import { ConfigError, loadConfig } from './config.ts';
 import { runOperatorCommand } from './cli/operator.ts';
+import { ConfigError, loadConfig } from './config.ts';
 import { type RoleName, startRuntime } from './runtime.ts';
 
 /** Starts the given roles and stops them cleanly on SIGTERM/SIGINT. */
@@ -35,15 +35,28 @@ const program = new Command('posthorn')
   .description('Posthorn: self-hostable email sending service')
   .showHelpAfterError();
 
-program.command('start').description('run every role in one process (API, worker; embedded PostgreSQL unless DATABASE_URL is set)').action(() => serve(['api', 'worker']));
-program.command('api').description('run the HTTP API role only').action(() => serve(['api']));
-program.command('worker').description('run the job worker role only (delivery, retries, schedules)').action(() => serve(['worker']));
+program
+  .command('start')
+  .description('run every role in one process (API, worker; embedded PostgreSQL unless DATABASE_URL is set)')
+  .action(() => serve(['api', 'worker']));
+program
+  .command('api')
+  .description('run the HTTP API role only')
+  .action(() => serve(['api']));
+program
+  .command('worker')
+  .description('run the job worker role only (delivery, retries, schedules)')
+  .action(() => serve(['worker']));
 
 program
   .command('mailbox [id]')
-  .description('list the dev mailbox (mail captured when no POSTHORN_SMTP_RELAY is set), or print one message')
+  .description(
+    'list the dev mailbox (mail captured when no POSTHORN_SMTP_RELAY is set), or print one message',
+  )
   .option('-n, --limit <n>', 'how many messages to list', '25')
-  .action((id: string | undefined, opts: { limit: string }) => runOperatorCommand({ kind: 'mailbox', id, limit: Number(opts.limit) }));
+  .action((id: string | undefined, opts: { limit: string }) =>
+    runOperatorCommand({ kind: 'mailbox', id, limit: Number(opts.limit) }),
+  );
 
 const admin = program.command('admin').description('operator commands');
 admin
@@ -51,7 +64,10 @@ admin
   .description('move a workspace (id or exact name) to a plan: free, starter, pro, unlimited')
   .action((workspace: string, plan: string) => runOperatorCommand({ kind: 'plan', workspace, plan }));
 
-program.command('migrate').description('apply database migrations and exit').action(() => runOperatorCommand({ kind: 'migrate' }));
+program
+  .command('migrate')
+  .description('apply database migrations and exit')
+  .action(() => runOperatorCommand({ kind: 'migrate' }));
 
 program.parseAsync(process.argv).catch((err) => {
   if (err instanceof ConfigError) {

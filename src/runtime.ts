@@ -28,19 +28,31 @@ export interface Runtime {
 }
 
 /** The composition root: wires the database, secrets, transport, HTTP and worker roles. */
-export async function startRuntime(config: Config, roles: RoleName[], log = pino({ level: config.logLevel })): Promise<Runtime> {
+export async function startRuntime(
+  config: Config,
+  roles: RoleName[],
+  log = pino({ level: config.logLevel }),
+): Promise<Runtime> {
   let embedded: EmbeddedDatabase | undefined;
   let databaseUrl = config.databaseUrl;
   if (!databaseUrl) {
     log.info({ dataDir: config.dataDir }, 'starting the embedded PostgreSQL');
-    embedded = await openEmbeddedPostgres({ dataDir: config.dataDir, port: config.embeddedPgPort || undefined });
+    embedded = await openEmbeddedPostgres({
+      dataDir: config.dataDir,
+      port: config.embeddedPgPort || undefined,
+    });
     databaseUrl = embedded.url;
     await ensureDatabase(databaseUrl, 'posthorn');
     databaseUrl = databaseUrl.replace(/\/postgres$/, '/posthorn');
   }
   const database = connectDatabase(databaseUrl, config.poolSize);
   await migrate(database.pool);
-  const ctx: DomainContext = { db: database.db, pool: database.pool, secrets: createSecrets(config.secret), config };
+  const ctx: DomainContext = {
+    db: database.db,
+    pool: database.pool,
+    secrets: createSecrets(config.secret),
+    config,
+  };
   const transport = createTransport(config, database.db, (line) => log.info(line));
   const requestLog = new RequestLogWriter(database.pool);
   const rateLimiter = new RateLimiter(database.pool, config.rateLimitPerSecond);

@@ -36,10 +36,14 @@ export async function runOperatorCommand(command: OperatorCommand) {
         } else {
           const rows = await listMailbox(runtime.ctx.db, command.limit);
           if (rows.length === 0) {
-            console.log('The dev mailbox is empty. Mail is captured here when POSTHORN_SMTP_RELAY is not set.');
+            console.log(
+              'The dev mailbox is empty. Mail is captured here when POSTHORN_SMTP_RELAY is not set.',
+            );
           }
           for (const r of rows) {
-            console.log(`${r.id}  ${r.created_at.toISOString()}  ${r.envelope_to.join(',').padEnd(30)}  ${r.subject ?? ''}`);
+            console.log(
+              `${r.id}  ${r.created_at.toISOString()}  ${r.envelope_to.join(',').padEnd(30)}  ${r.subject ?? ''}`,
+            );
           }
           if (rows.length) console.log('\nprint one with: posthorn mailbox <id>');
         }
@@ -53,4 +57,11 @@ export async function runOperatorCommand(command: OperatorCommand) {
   }
 }
 
-const silent = { info() {}, warn() {}, error() {}, child() { return silent; } } as never;
+const silent = {
+  info() {},
+  warn() {},
+  error() {},
+  child() {
+    return silent;
+  },
+} as never;

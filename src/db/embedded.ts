@@ -1,5 +1,14 @@
 import { execFileSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, statSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { userInfo } from 'node:os';
 import path from 'node:path';
@@ -89,7 +98,14 @@ export async function startEmbeddedPostgres(opts: {
     persistent: true,
     initdbFlags: ['--encoding=UTF8', '--no-sync'],
     // TCP on loopback only, no unix socket (the system server owns the default socket dir)
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
+    postgresFlags: [
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'unix_socket_directories=',
+      '-c',
+      'max_connections=200',
+    ],
     onLog: log,
     onError: (e) => log(String(e)),
   });
@@ -115,7 +131,11 @@ function alive(pid: number): boolean {
  * The embedded database of a data dir: attaches to the one a running Posthorn process owns
  * (so `posthorn mailbox` works beside `npm start`), or starts it and records itself as owner.
  */
-export async function openEmbeddedPostgres(opts: { dataDir: string; port?: number; log?: (line: string) => void }): Promise<EmbeddedDatabase> {
+export async function openEmbeddedPostgres(opts: {
+  dataDir: string;
+  port?: number;
+  log?: (line: string) => void;
+}): Promise<EmbeddedDatabase> {
   const ownerFile = path.join(opts.dataDir, 'embedded-pg.json');
   if (existsSync(ownerFile)) {
     try {

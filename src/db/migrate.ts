@@ -42,7 +42,10 @@ export async function migrate(pool: pg.Pool): Promise<number[]> {
       await client.query('begin');
       try {
         await client.query(m.sql);
-        await client.query('insert into posthorn_migrations (version, name) values ($1, $2)', [m.version, m.name]);
+        await client.query('insert into posthorn_migrations (version, name) values ($1, $2)', [
+          m.version,
+          m.name,
+        ]);
         await client.query('commit');
       } catch (err) {
         await client.query('rollback');

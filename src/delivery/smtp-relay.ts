@@ -2,14 +2,19 @@ import nodemailer from 'nodemailer';
 import { DeliveryError, type DeliveryResult, type OutboundMessage, type Transport } from './transport.ts';
 
 /** Hands messages to an SMTP relay over a pool of reused connections (nodemailer's SMTP pool). */
-export function createSmtpRelayTransport(relayUrl: string, opts: { maxConnections?: number } = {}): Transport {
+export function createSmtpRelayTransport(
+  relayUrl: string,
+  opts: { maxConnections?: number } = {},
+): Transport {
   const url = new URL(relayUrl);
   const transporter = nodemailer.createTransport({
     pool: true,
     host: url.hostname,
     port: Number(url.port) || (url.protocol === 'smtps:' ? 465 : 587),
     secure: url.protocol === 'smtps:',
-    auth: url.username ? { user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password) } : undefined,
+    auth: url.username
+      ? { user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password) }
+      : undefined,
     maxConnections: opts.maxConnections ?? 10,
     maxMessages: Number.POSITIVE_INFINITY,
     // a relay on loopback (tests, a local Postfix) rarely has a certificate for "127.0.0.1"

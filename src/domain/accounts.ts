@@ -47,10 +47,13 @@ export interface SignupInput {
  */
 export async function signup(ctx: DomainContext, input: SignupInput) {
   const email = normalizeEmail(input.email);
-  if (typeof input.name !== 'string' || input.name.trim() === '') throw new ValidationError('`name` is required: the person\'s name');
+  if (typeof input.name !== 'string' || input.name.trim() === '')
+    throw new ValidationError("`name` is required: the person's name");
   if (input.name.length > 200) throw new ValidationError('`name` must be at most 200 characters');
   if (input.accept_terms !== true) {
-    throw new ValidationError('`accept_terms` must be true: the person signing up has to accept the terms themselves');
+    throw new ValidationError(
+      '`accept_terms` must be true: the person signing up has to accept the terms themselves',
+    );
   }
   const name = input.name.trim();
   try {
@@ -74,7 +77,11 @@ export async function signup(ctx: DomainContext, input: SignupInput) {
         name: 'All-access key',
       });
       const code = await issueCode(tx, ctx, account.id, 'verify_email');
-      await queueSystemEmail(tx, ctx, { to: email, subject: `Your Posthorn code: ${code}`, text: verificationText(name, code) });
+      await queueSystemEmail(tx, ctx, {
+        to: email,
+        subject: `Your Posthorn code: ${code}`,
+        text: verificationText(name, code),
+      });
       return {
         account: presentAccount(account),
         workspace: presentWorkspace(workspace),
@@ -122,7 +129,8 @@ export async function resendVerification(ctx: DomainContext, accountId: string) 
     .where('purpose', '=', 'verify_email')
     .where('created_at', '>', new Date(Date.now() - 60_000))
     .executeTakeFirst();
-  if (recent) throw new RateLimitError('A code was sent less than a minute ago; check your inbox or wait a minute', 60);
+  if (recent)
+    throw new RateLimitError('A code was sent less than a minute ago; check your inbox or wait a minute', 60);
   await ctx.db.transaction().execute(async (tx) => {
     const code = await issueCode(tx, ctx, accountId, 'verify_email');
     await queueSystemEmail(tx, ctx, {

@@ -15,7 +15,12 @@ function codeDigest(ctx: DomainContext, accountId: string, purpose: Purpose, cod
 }
 
 /** Creates a fresh code (earlier unused ones stop working) and returns it for the email. */
-export async function issueCode(tx: Tx, ctx: DomainContext, accountId: string, purpose: Purpose): Promise<string> {
+export async function issueCode(
+  tx: Tx,
+  ctx: DomainContext,
+  accountId: string,
+  purpose: Purpose,
+): Promise<string> {
   let code = '';
   for (let i = 0; i < CODE_LENGTH; i++) code += ALPHABET[randomInt(ALPHABET.length)];
   await tx
@@ -38,7 +43,8 @@ export async function issueCode(tx: Tx, ctx: DomainContext, accountId: string, p
 }
 
 export function normalizeCode(input: unknown): string {
-  if (typeof input !== 'string') throw new ValidationError('`code` is required: the six-character code from the email');
+  if (typeof input !== 'string')
+    throw new ValidationError('`code` is required: the six-character code from the email');
   const code = input.trim().toUpperCase();
   if (code.length !== CODE_LENGTH || ![...code].every((c) => /[A-Z0-9]/.test(c))) {
     throw new ValidationError('`code` must be the six-character code from the email (letters and digits)');
@@ -50,7 +56,12 @@ export function normalizeCode(input: unknown): string {
  * Checks a code against the newest one issued. A wrong guess counts (and is committed) even though
  * the request fails; after MAX_CODE_ATTEMPTS the code is locked and a new one must be requested.
  */
-export async function consumeCode(ctx: DomainContext, accountId: string, purpose: Purpose, input: unknown): Promise<void> {
+export async function consumeCode(
+  ctx: DomainContext,
+  accountId: string,
+  purpose: Purpose,
+  input: unknown,
+): Promise<void> {
   const code = normalizeCode(input);
   const failure = await ctx.db.transaction().execute(async (tx) => {
     const row = await tx
@@ -64,10 +75,15 @@ export async function consumeCode(ctx: DomainContext, accountId: string, purpose
       .forUpdate()
       .executeTakeFirst();
     if (!row) return 'There is no pending code for this account; request a new one';
-    if (row.attempts >= MAX_CODE_ATTEMPTS) return 'Too many wrong attempts: this code is locked; request a new one';
+    if (row.attempts >= MAX_CODE_ATTEMPTS)
+      return 'Too many wrong attempts: this code is locked; request a new one';
     if (row.expires_at <= new Date()) return 'This code has expired; request a new one';
     if (!ctx.secrets.matches(`${purpose}:${accountId}:${code}`, row.code_hash)) {
-      await tx.updateTable('email_codes').set({ attempts: row.attempts + 1 }).where('id', '=', row.id).execute();
+      await tx
+        .updateTable('email_codes')
+        .set({ attempts: row.attempts + 1 })
+        .where('id', '=', row.id)
+        .execute();
       const left = MAX_CODE_ATTEMPTS - row.attempts - 1;
       return left > 0
         ? `The code is incorrect; ${left} attempt${left === 1 ? '' : 's'} left`

@@ -51,7 +51,15 @@ export const PLANS: Plan[] = [
     includedPerMonth: 500_000,
     allowsOverage: true,
     sharedDomainDailyCap: 1_000,
-    features: feature(['custom_domains', 'segments', 'campaigns', 'webhooks', 'automations', 'inbound', 'ab_testing']),
+    features: feature([
+      'custom_domains',
+      'segments',
+      'campaigns',
+      'webhooks',
+      'automations',
+      'inbound',
+      'ab_testing',
+    ]),
   },
   {
     id: 'unlimited',

@@ -1,10 +1,10 @@
 import type { Selectable } from 'kysely';
 import type { Db, Tx } from '../db/database.ts';
 import type { ProjectsTable, Role } from '../db/schema.ts';
+import { normalizeEmail } from './addresses.ts';
 import type { DomainContext } from './context.ts';
 import { NotFoundError, ValidationError } from './errors.ts';
 import { isUuid } from './ids.ts';
-import { normalizeEmail } from './addresses.ts';
 
 type ProjectRow = Selectable<ProjectsTable>;
 const ADMIN_ROLES: Role[] = ['owner', 'admin'];
@@ -22,7 +22,8 @@ export function presentProject(row: ProjectRow, role?: Role) {
 export type PresentedProject = ReturnType<typeof presentProject>;
 
 export function checkName(value: unknown, what: string): string {
-  if (typeof value !== 'string' || value.trim() === '') throw new ValidationError(`\`name\` is required: the ${what}'s name`);
+  if (typeof value !== 'string' || value.trim() === '')
+    throw new ValidationError(`\`name\` is required: the ${what}'s name`);
   if (value.trim().length > 100) throw new ValidationError('`name` must be at most 100 characters');
   return value.trim();
 }
@@ -77,12 +78,19 @@ export async function insertProject(tx: Tx, workspaceId: string, accountId: stri
     .values({ workspace_id: workspaceId, name })
     .returningAll()
     .executeTakeFirstOrThrow();
-  await tx.insertInto('project_members').values({ project_id: project.id, account_id: accountId, role: 'owner' }).execute();
+  await tx
+    .insertInto('project_members')
+    .values({ project_id: project.id, account_id: accountId, role: 'owner' })
+    .execute();
   return project;
 }
 
 /** POST /projects: needs Owner or Admin of the workspace (the only one, when the account has one). */
-export async function createProject(ctx: DomainContext, accountId: string, input: { name: unknown; workspace_id?: unknown }) {
+export async function createProject(
+  ctx: DomainContext,
+  accountId: string,
+  input: { name: unknown; workspace_id?: unknown },
+) {
   const name = checkName(input.name, 'project');
   const workspaces = await ctx.db
     .selectFrom('workspace_members')
@@ -99,7 +107,8 @@ export async function createProject(ctx: DomainContext, accountId: string, input
     }
     workspaceId = workspaces[0].workspace_id;
   } else {
-    if (typeof input.workspace_id !== 'string') throw new ValidationError('`workspace_id` must be a string (a workspace id)');
+    if (typeof input.workspace_id !== 'string')
+      throw new ValidationError('`workspace_id` must be a string (a workspace id)');
     if (!workspaces.some((w) => w.workspace_id === input.workspace_id)) throw new NotFoundError('Workspace');
     workspaceId = input.workspace_id;
   }
@@ -116,7 +125,8 @@ export async function addProjectMember(
 ) {
   await requireProjectAdmin(ctx.db, accountId, projectId);
   const email = normalizeEmail(input.email);
-  if (!['admin', 'member'].includes(input.role as string)) throw new ValidationError('`role` must be "admin" or "member"');
+  if (!['admin', 'member'].includes(input.role as string))
+    throw new ValidationError('`role` must be "admin" or "member"');
   const member = await ctx.db
     .selectFrom('accounts')
     .select(['id', 'email', 'name'])

@@ -79,7 +79,8 @@ export class RequestLogWriter {
       );
     }
     const lastUse = new Map<string, Date>();
-    for (const e of batch) if (!lastUse.has(e.keyId) || (lastUse.get(e.keyId) as Date) < e.at) lastUse.set(e.keyId, e.at);
+    for (const e of batch)
+      if (!lastUse.has(e.keyId) || (lastUse.get(e.keyId) as Date) < e.at) lastUse.set(e.keyId, e.at);
     await this.pool.query(
       `update api_keys k set last_used_at = u.at
          from unnest($1::uuid[], $2::timestamptz[]) as u(id, at)

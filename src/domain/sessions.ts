@@ -46,9 +46,16 @@ export async function finishLogin(ctx: DomainContext, input: { email: unknown; c
   const token = SESSION_PREFIX + randomBase62(40);
   const expiresAt = new Date(Date.now() + SESSION_DAYS * 86_400_000);
   await ctx.db.transaction().execute(async (tx) => {
-    await tx.insertInto('dashboard_sessions').values({ account_id: account.id, token_hash: ctx.secrets.hash(token), expires_at: expiresAt }).execute();
+    await tx
+      .insertInto('dashboard_sessions')
+      .values({ account_id: account.id, token_hash: ctx.secrets.hash(token), expires_at: expiresAt })
+      .execute();
     if (!account.email_confirmed_at) {
-      await tx.updateTable('accounts').set({ email_confirmed_at: new Date() }).where('id', '=', account.id).execute();
+      await tx
+        .updateTable('accounts')
+        .set({ email_confirmed_at: new Date() })
+        .where('id', '=', account.id)
+        .execute();
     }
   });
   return { object: 'session' as const, token, account_id: account.id, expires_at: expiresAt.toISOString() };
@@ -56,13 +63,15 @@ export async function finishLogin(ctx: DomainContext, input: { email: unknown; c
 
 /** The account behind a dashboard session token. */
 export async function authenticateSession(ctx: DomainContext, token: string): Promise<{ accountId: string }> {
-  if (!token.startsWith(SESSION_PREFIX)) throw new AuthenticationError('A dashboard session token is required (log in at /api/auth/login)');
+  if (!token.startsWith(SESSION_PREFIX))
+    throw new AuthenticationError('A dashboard session token is required (log in at /api/auth/login)');
   const row = await ctx.db
     .selectFrom('dashboard_sessions')
     .select(['account_id', 'expires_at'])
     .where('token_hash', '=', ctx.secrets.hash(token))
     .executeTakeFirst();
   if (!row) throw new AuthenticationError('Invalid or logged-out dashboard session');
-  if (row.expires_at <= new Date()) throw new AuthenticationError('This dashboard session has expired; log in again');
+  if (row.expires_at <= new Date())
+    throw new AuthenticationError('This dashboard session has expired; log in again');
   return { accountId: row.account_id };
 }

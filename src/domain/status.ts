@@ -6,7 +6,8 @@ import { planOrDefault } from './plans.ts';
 export type Stream = 'transactional' | 'marketing' | 'automation';
 
 /** Shown in the compliance footer until the project sets its own postal address. */
-export const PLACEHOLDER_ADDRESS = 'Posthorn placeholder address: set your postal address with PATCH /v1/me/footer';
+export const PLACEHOLDER_ADDRESS =
+  'Posthorn placeholder address: set your postal address with PATCH /v1/me/footer';
 
 export interface SendBlocker {
   code: 'email_unconfirmed' | 'footer_placeholder';
@@ -62,7 +63,8 @@ export function sendBlockers(facts: ProjectFacts, stream: Stream): SendBlocker[]
   if (stream !== 'transactional' && (!facts.footer_address || facts.footer_address === PLACEHOLDER_ADDRESS)) {
     blockers.push({
       code: 'footer_placeholder',
-      message: 'Marketing and automation mail needs your postal address in the footer: set it with PATCH /v1/me/footer',
+      message:
+        'Marketing and automation mail needs your postal address in the footer: set it with PATCH /v1/me/footer',
     });
   }
   return blockers;
@@ -77,12 +79,16 @@ export async function sendReadiness(ctx: DomainContext, projectId: string, strea
 export async function accountStatus(ctx: DomainContext, projectId: string) {
   const facts = await projectFacts(ctx, projectId);
   const blockers = sendBlockers(facts, 'transactional');
-  const defaultFrom = facts.verified_domains.length > 0 ? `hello@${facts.verified_domains[0]}` : sharedDefaultFrom(ctx);
+  const defaultFrom =
+    facts.verified_domains.length > 0 ? `hello@${facts.verified_domains[0]}` : sharedDefaultFrom(ctx);
   const domainsPart =
     facts.verified_domains.length > 0
       ? `verified: ${facts.verified_domains.join(', ')}`
       : `none verified yet: add one with POST /v1/domains, or send from ${sharedDefaultFrom(ctx)} on the shared domain`;
-  const note = [`\`from\` must be an address on a verified domain (${domainsPart}).`, ...blockers.map((b) => `${b.message}.`)].join(' ');
+  const note = [
+    `\`from\` must be an address on a verified domain (${domainsPart}).`,
+    ...blockers.map((b) => `${b.message}.`),
+  ].join(' ');
   const address = facts.footer_address ?? PLACEHOLDER_ADDRESS;
   return {
     project: { id: facts.id, name: facts.name, object: 'project' as const },
@@ -99,12 +105,14 @@ export async function accountStatus(ctx: DomainContext, projectId: string) {
 
 /** PATCH /me/footer: the postal address printed in marketing and automation footers. */
 export async function setFooterAddress(ctx: DomainContext, projectId: string, address: unknown) {
-  if (typeof address !== 'string') throw new ValidationError('`address` is required: your postal address, as a string');
+  if (typeof address !== 'string')
+    throw new ValidationError('`address` is required: your postal address, as a string');
   const trimmed = address.trim();
   if (trimmed.length < 10 || trimmed.length > 500) {
     throw new ValidationError('`address` must be a full postal address between 10 and 500 characters');
   }
-  if (trimmed === PLACEHOLDER_ADDRESS) throw new ValidationError('`address` must be your own postal address, not the placeholder');
+  if (trimmed === PLACEHOLDER_ADDRESS)
+    throw new ValidationError('`address` must be your own postal address, not the placeholder');
   await ctx.db.updateTable('projects').set({ footer_address: trimmed }).where('id', '=', projectId).execute();
   return { address: trimmed, is_your_own_address: true };
 }
@@ -116,7 +124,9 @@ export async function limits(ctx: DomainContext, projectId: string) {
   const { rows } = await sql<{ contacts: number; sent: number }>`
     select (select count(*) from contacts where project_id = ${projectId}) as contacts,
            (select coalesce(sum(u.sent), 0) from sending_usage u join projects p on p.id = u.project_id
-             where p.workspace_id = ${facts.workspace_id} and u.day >= date_trunc('month', now())::date) as sent`.execute(ctx.db);
+             where p.workspace_id = ${facts.workspace_id} and u.day >= date_trunc('month', now())::date) as sent`.execute(
+    ctx.db,
+  );
   const sent = Number(rows[0].sent);
   const included = plan.includedPerMonth;
   return {

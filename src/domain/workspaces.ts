@@ -28,7 +28,10 @@ export async function insertWorkspace(tx: Tx, accountId: string, name: string) {
     .values({ name, owner_account_id: accountId })
     .returningAll()
     .executeTakeFirstOrThrow();
-  await tx.insertInto('workspace_members').values({ workspace_id: workspace.id, account_id: accountId, role: 'owner' }).execute();
+  await tx
+    .insertInto('workspace_members')
+    .values({ workspace_id: workspace.id, account_id: accountId, role: 'owner' })
+    .execute();
   const project = await insertProject(tx, workspace.id, accountId, STARTER_PROJECT_NAME);
   return { workspace, project };
 }
@@ -36,7 +39,9 @@ export async function insertWorkspace(tx: Tx, accountId: string, name: string) {
 /** POST /workspaces: a new billing boundary on the default plan, with a starter project. */
 export async function createWorkspace(ctx: DomainContext, accountId: string, input: { name: unknown }) {
   const name = checkName(input.name, 'workspace');
-  const { workspace, project } = await ctx.db.transaction().execute((tx) => insertWorkspace(tx, accountId, name));
+  const { workspace, project } = await ctx.db
+    .transaction()
+    .execute((tx) => insertWorkspace(tx, accountId, name));
   return { ...presentWorkspace(workspace), project: presentProject(project, 'owner') };
 }
 
@@ -63,7 +68,8 @@ export async function setWorkspacePlan(ctx: DomainContext, workspace: string, pl
     .where((eb) => (isUuid(workspace) ? eb('id', '=', workspace) : eb('name', '=', workspace)))
     .execute();
   if (matches.length === 0) throw new NotFoundError('Workspace');
-  if (matches.length > 1) throw new ValidationError(`${matches.length} workspaces are named "${workspace}"; give the id`);
+  if (matches.length > 1)
+    throw new ValidationError(`${matches.length} workspaces are named "${workspace}"; give the id`);
   const rows = await ctx.db
     .updateTable('workspaces')
     .set({ plan: planId })

@@ -61,7 +61,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       },
       servers: [{ url: '/' }],
       components: {
-        securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key: `ph_...`' } },
+        securitySchemes: {
+          bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key: `ph_...`' },
+        },
       },
     },
   });
@@ -77,7 +79,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         openapi: '/v1/openapi.json',
         endpoints,
       }));
-      v1.get('/openapi.json', { config: { auth: 'none' }, schema: { hide: true } }, async () => app.swagger());
+      v1.get('/openapi.json', { config: { auth: 'none' }, schema: { hide: true } }, async () =>
+        app.swagger(),
+      );
       await v1.register(accountRoutes, deps);
       await v1.register(statusRoutes, deps);
       await v1.register(workspaceRoutes, deps);

@@ -49,14 +49,19 @@ export function projectOf(request: FastifyRequest): string {
 
 function bearer(request: FastifyRequest): string {
   const header = request.headers.authorization;
-  if (!header) throw new AuthenticationError('Missing API key: send the header `Authorization: Bearer ph_...`');
+  if (!header)
+    throw new AuthenticationError('Missing API key: send the header `Authorization: Bearer ph_...`');
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  if (!match) throw new AuthenticationError('Malformed Authorization header: expected `Authorization: Bearer ph_...`');
+  if (!match)
+    throw new AuthenticationError('Malformed Authorization header: expected `Authorization: Bearer ph_...`');
   return match[1];
 }
 
 export const authPlugin = fp(
-  async (app: FastifyInstance, opts: { ctx: DomainContext; rateLimiter: RateLimiter; requestLog: RequestLogWriter }) => {
+  async (
+    app: FastifyInstance,
+    opts: { ctx: DomainContext; rateLimiter: RateLimiter; requestLog: RequestLogWriter },
+  ) => {
     const { ctx, rateLimiter, requestLog } = opts;
     app.decorateRequest('auth', null);
 

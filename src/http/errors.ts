@@ -23,7 +23,10 @@ export function statusOf(err: DomainError): number {
   return 400;
 }
 
-export function sendRateLimitHeaders(reply: FastifyReply, state: { limit: number; remaining: number; resetSeconds: number }) {
+export function sendRateLimitHeaders(
+  reply: FastifyReply,
+  state: { limit: number; remaining: number; resetSeconds: number },
+) {
   reply.header('RateLimit-Limit', state.limit);
   reply.header('RateLimit-Remaining', state.remaining);
   reply.header('RateLimit-Reset', state.resetSeconds);
@@ -37,25 +40,42 @@ export function installErrorHandling(app: FastifyInstance) {
       const status = statusOf(error);
       if (error instanceof RateLimitError) {
         reply.header('Retry-After', error.retryAfterSeconds);
-        const state = (error as RateLimitError & { state?: { limit: number; remaining: number; resetSeconds: number } }).state;
+        const state = (
+          error as RateLimitError & { state?: { limit: number; remaining: number; resetSeconds: number } }
+        ).state;
         if (state) sendRateLimitHeaders(reply, state);
       }
       if (error instanceof PlanFeatureError) {
-        return reply.code(status).send({ error: error.message, code: error.code, feature: error.feature, upgrade_to: error.upgradeTo });
+        return reply
+          .code(status)
+          .send({
+            error: error.message,
+            code: error.code,
+            feature: error.feature,
+            upgrade_to: error.upgradeTo,
+          });
       }
       return reply.code(status).send({ error: error.message });
     }
     const err = error as FastifyError;
     if (err.validation) {
-      return reply.code(400).send({ error: describeValidationError(err.validation as never, err.validationContext) });
+      return reply
+        .code(400)
+        .send({ error: describeValidationError(err.validation as never, err.validationContext) });
     }
     switch (err.code) {
       case 'FST_ERR_CTP_BODY_TOO_LARGE':
-        return reply.code(413).send({ error: `Request body is too large for ${request.method} ${request.url.split('?')[0]}` });
+        return reply
+          .code(413)
+          .send({ error: `Request body is too large for ${request.method} ${request.url.split('?')[0]}` });
       case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
         return reply.code(415).send({ error: 'Unsupported Content-Type: send the body as application/json' });
       case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-        return reply.code(400).send({ error: 'The request body is empty but Content-Type is application/json: send a JSON object' });
+        return reply
+          .code(400)
+          .send({
+            error: 'The request body is empty but Content-Type is application/json: send a JSON object',
+          });
       case 'FST_ERR_CTP_INVALID_JSON_BODY':
         return reply.code(400).send({ error: `Malformed JSON in the request body: ${err.message}` });
     }

@@ -1,7 +1,10 @@
 import { type TSchema, Type } from 'typebox';
 
 /** Schemas shared by several routes; each route file declares its own bodies. */
-export const ErrorBody = Type.Object({ error: Type.String() }, { $id: 'Error', description: 'Every error response' });
+export const ErrorBody = Type.Object(
+  { error: Type.String() },
+  { $id: 'Error', description: 'Every error response' },
+);
 export const PlanErrorBody = Type.Object({
   error: Type.String(),
   code: Type.String(),
@@ -19,7 +22,12 @@ export const PageQuery = Type.Object({
 });
 
 export const page = <T extends TSchema>(item: T) =>
-  Type.Object({ data: Type.Array(item), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer() });
+  Type.Object({
+    data: Type.Array(item),
+    total: Type.Integer(),
+    limit: Type.Integer(),
+    offset: Type.Integer(),
+  });
 export const list = <T extends TSchema>(item: T) => Type.Object({ data: Type.Array(item) });
 
 /** Error responses to document per route, by status. */
@@ -56,7 +64,9 @@ export const ApiKeySchema = Type.Object({
   last_used_at: Nullable(Timestamp),
   expires_at: Nullable(Timestamp),
   rotated_at: Nullable(Timestamp),
-  key: Type.Optional(Type.String({ description: 'the full secret key, present only at creation and rotation' })),
+  key: Type.Optional(
+    Type.String({ description: 'the full secret key, present only at creation and rotation' }),
+  ),
 });
 
 export const AccountSchema = Type.Object({

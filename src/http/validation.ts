@@ -5,8 +5,12 @@ import type { FastifySchemaCompiler } from 'fastify';
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
 // Bodies are never coerced ("true" is not true); query strings and params are text, so they are.
-const strictAjv = addFormats(new Ajv({ strict: false, allErrors: false, coerceTypes: false, useDefaults: true }));
-const coercingAjv = addFormats(new Ajv({ strict: false, allErrors: false, coerceTypes: true, useDefaults: true }));
+const strictAjv = addFormats(
+  new Ajv({ strict: false, allErrors: false, coerceTypes: false, useDefaults: true }),
+);
+const coercingAjv = addFormats(
+  new Ajv({ strict: false, allErrors: false, coerceTypes: true, useDefaults: true }),
+);
 
 export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) =>
   (httpPart === 'body' ? strictAjv : coercingAjv).compile(schema as object);
@@ -24,7 +28,14 @@ const TYPE_NAMES: Record<string, string> = {
 /** One clear sentence naming the field and the rule broken, from Ajv's first error. */
 export function describeValidationError(errors: ErrorObject[], part: string | undefined): string {
   const e = errors[0];
-  const where = part === 'querystring' ? 'query parameter' : part === 'params' ? 'path parameter' : part === 'headers' ? 'header' : 'field';
+  const where =
+    part === 'querystring'
+      ? 'query parameter'
+      : part === 'params'
+        ? 'path parameter'
+        : part === 'headers'
+          ? 'header'
+          : 'field';
   const path = e.instancePath.replace(/^\//, '').replace(/\//g, '.');
   const name = (p: string) => `\`${p}\``;
   if (e.keyword === 'required') {
@@ -52,7 +63,9 @@ export function describeValidationError(errors: ErrorObject[], part: string | un
     case 'exclusiveMaximum':
       return `${subject} must be ${e.keyword === 'maximum' ? 'at most' : 'less than'} ${e.params.limit}`;
     case 'minLength':
-      return e.params.limit === 1 ? `${subject} must not be empty` : `${subject} must be at least ${e.params.limit} characters`;
+      return e.params.limit === 1
+        ? `${subject} must not be empty`
+        : `${subject} must be at least ${e.params.limit} characters`;
     case 'maxLength':
       return `${subject} must be at most ${e.params.limit} characters`;
     case 'minItems':

@@ -1,6 +1,6 @@
 import { Logger, type Runner, run } from 'graphile-worker';
-import type { Logger as PinoLogger } from 'pino';
 import type pg from 'pg';
+import type { Logger as PinoLogger } from 'pino';
 import type { Db } from '../db/database.ts';
 import type { Transport } from '../delivery/transport.ts';
 import { sendSystemEmailTask } from './send-system-email.ts';

@@ -1,6 +1,6 @@
+import type { Selectable } from 'kysely';
 import type { Tx } from '../../db/database.ts';
 import type { ApiKeysTable, KeyScope } from '../../db/schema.ts';
-import type { Selectable } from 'kysely';
 import type { DomainContext } from '../context.ts';
 import { AuthenticationError, ConflictError, NotFoundError, ValidationError } from '../errors.ts';
 import { isUuid } from '../ids.ts';
@@ -36,7 +36,8 @@ export function presentKey(row: KeyRow, secret?: string) {
 export type PresentedKey = ReturnType<typeof presentKey>;
 
 export function checkKeyName(name: unknown): string {
-  if (typeof name !== 'string' || name.trim() === '') throw new ValidationError('`name` is required and must be a non-empty string');
+  if (typeof name !== 'string' || name.trim() === '')
+    throw new ValidationError('`name` is required and must be a non-empty string');
   if (name.length > 100) throw new ValidationError('`name` must be at most 100 characters');
   return name.trim();
 }
@@ -44,7 +45,9 @@ export function checkKeyName(name: unknown): string {
 export function checkExpiry(days: unknown): number | null {
   if (days === undefined || days === null) return null;
   if (!EXPIRY_CHOICES.includes(days as (typeof EXPIRY_CHOICES)[number])) {
-    throw new ValidationError('`expires_in_days` must be 30, 90 or 365 (omit it for a key that never expires)');
+    throw new ValidationError(
+      '`expires_in_days` must be 30, 90 or 365 (omit it for a key that never expires)',
+    );
   }
   return days as number;
 }
@@ -53,7 +56,13 @@ export function checkExpiry(days: unknown): number | null {
 export async function createKey(
   tx: Tx,
   ctx: DomainContext,
-  input: { accountId: string; projectId: string | null; scope: KeyScope; name: unknown; expiresInDays?: unknown },
+  input: {
+    accountId: string;
+    projectId: string | null;
+    scope: KeyScope;
+    name: unknown;
+    expiresInDays?: unknown;
+  },
 ): Promise<PresentedKey> {
   const name = checkKeyName(input.name);
   const days = checkExpiry(input.expiresInDays);
@@ -101,7 +110,8 @@ export async function listProjectKeys(ctx: DomainContext, projectId: string): Pr
 /** Issues a new secret for the same key (id, name and history kept); the old secret fails at once. */
 export async function rotateKey(ctx: DomainContext, accountId: string, keyId: string): Promise<PresentedKey> {
   const row = await findManagedKey(ctx, accountId, keyId);
-  if (row.revoked_at) throw new ConflictError('This API key is revoked; create a new key instead of rotating it');
+  if (row.revoked_at)
+    throw new ConflictError('This API key is revoked; create a new key instead of rotating it');
   const secret = newSecret();
   const updated = await ctx.db
     .updateTable('api_keys')
@@ -145,7 +155,8 @@ export async function authenticateKey(ctx: DomainContext, token: string): Promis
   if (!row || !ctx.secrets.matches(parsed.secret, row.secret_hash)) {
     throw new AuthenticationError('Invalid API key: no active key matches it (was it rotated?)');
   }
-  if (row.revoked_at) throw new AuthenticationError('This API key has been revoked; create or use another key');
+  if (row.revoked_at)
+    throw new AuthenticationError('This API key has been revoked; create or use another key');
   if (row.expires_at && row.expires_at <= new Date()) {
     throw new AuthenticationError(
       `This API key expired on ${row.expires_at.toISOString()}; create a new key to continue`,

@@ -3,7 +3,14 @@ import { Type } from 'typebox';
 import { resendVerification, signup, verifyEmail } from '../../domain/accounts.ts';
 import type { DomainContext } from '../../domain/context.ts';
 import { authOf } from '../auth.ts';
-import { AccountSchema, ApiKeySchema, bearerSecurity, errors, ProjectSchema, WorkspaceSchema } from '../schemas.ts';
+import {
+  AccountSchema,
+  ApiKeySchema,
+  bearerSecurity,
+  errors,
+  ProjectSchema,
+  WorkspaceSchema,
+} from '../schemas.ts';
 
 /** Signup and account email confirmation. */
 export async function accountRoutes(app: FastifyInstance, { ctx }: { ctx: DomainContext }) {
@@ -15,11 +22,11 @@ export async function accountRoutes(app: FastifyInstance, { ctx }: { ctx: Domain
         tags: ['account'],
         summary: 'Create an account with a workspace, a starter project, a project key and an all-access key',
         description:
-          'No password. `accept_terms` must be the person\'s own answer (JSON true). A six-character code is emailed; until it is confirmed the account can read the API but cannot send. Both key secrets are shown only in this response.',
+          "No password. `accept_terms` must be the person's own answer (JSON true). A six-character code is emailed; until it is confirmed the account can read the API but cannot send. Both key secrets are shown only in this response.",
         body: Type.Object({
           email: Type.String({ description: 'the account email; the code is sent here' }),
-          name: Type.String({ description: 'the person\'s name' }),
-          accept_terms: Type.Boolean({ description: 'must be true, as the person\'s own answer' }),
+          name: Type.String({ description: "the person's name" }),
+          accept_terms: Type.Boolean({ description: "must be true, as the person's own answer" }),
         }),
         response: {
           200: Type.Object({
@@ -44,7 +51,9 @@ export async function accountRoutes(app: FastifyInstance, { ctx }: { ctx: Domain
         tags: ['account'],
         summary: 'Confirm the account email with the six-character code (either key of the account)',
         security: bearerSecurity,
-        body: Type.Object({ code: Type.String({ description: 'the code from the email, case-insensitive' }) }),
+        body: Type.Object({
+          code: Type.String({ description: 'the code from the email, case-insensitive' }),
+        }),
         response: { 200: AccountSchema, ...errors(400, 401) },
       },
     },
@@ -59,7 +68,10 @@ export async function accountRoutes(app: FastifyInstance, { ctx }: { ctx: Domain
         tags: ['account'],
         summary: 'Email a new confirmation code (at most one a minute)',
         security: bearerSecurity,
-        response: { 200: Type.Object({ sent: Type.Boolean(), email: Type.String() }), ...errors(401, 409, 429) },
+        response: {
+          200: Type.Object({ sent: Type.Boolean(), email: Type.String() }),
+          ...errors(401, 409, 429),
+        },
       },
     },
     async (request) => resendVerification(ctx, authOf(request).accountId),

@@ -18,7 +18,11 @@ export async function dashboardRoutes(app: FastifyInstance, { ctx }: { ctx: Doma
         summary: 'Email a login code (the answer is the same whether or not the email has an account)',
         body: Type.Object({ email: Type.String() }),
         response: {
-          200: Type.Object({ sent: Type.Boolean(), email: Type.String(), expires_in_minutes: Type.Integer() }),
+          200: Type.Object({
+            sent: Type.Boolean(),
+            email: Type.String(),
+            expires_in_minutes: Type.Integer(),
+          }),
           ...errors(400),
         },
       },
@@ -69,12 +73,24 @@ export async function dashboardRoutes(app: FastifyInstance, { ctx }: { ctx: Doma
     async (request) => {
       const { team_id } = request.params as { team_id: string };
       const accountId = authOf(request).accountId;
-      const body = request.body as { name: string; expires_in_days?: number; scope?: 'project' | 'all_access' };
+      const body = request.body as {
+        name: string;
+        expires_in_days?: number;
+        scope?: 'project' | 'all_access';
+      };
       await requireProjectAdmin(ctx.db, accountId, team_id, 'Team');
       const scope = body.scope ?? 'project';
-      return ctx.db.transaction().execute((tx) =>
-        createKey(tx, ctx, { accountId, projectId: team_id, scope, name: body.name, expiresInDays: body.expires_in_days }),
-      );
+      return ctx.db
+        .transaction()
+        .execute((tx) =>
+          createKey(tx, ctx, {
+            accountId,
+            projectId: team_id,
+            scope,
+            name: body.name,
+            expiresInDays: body.expires_in_days,
+          }),
+        );
     },
   );
 }

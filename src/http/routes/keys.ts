@@ -1,16 +1,34 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { DomainContext } from '../../domain/context.ts';
-import { createKey, findManagedKey, listProjectKeys, revokeKey, rotateKey } from '../../domain/keys/service.ts';
+import {
+  createKey,
+  findManagedKey,
+  listProjectKeys,
+  revokeKey,
+  rotateKey,
+} from '../../domain/keys/service.ts';
 import { requireProjectAdmin } from '../../domain/projects.ts';
 import { listRequests } from '../../domain/request-log.ts';
 import { authOf } from '../auth.ts';
-import { ApiKeySchema, bearerSecurity, errors, IdParams, list, PageQuery, page, ProjectParams, Uuid } from '../schemas.ts';
+import {
+  ApiKeySchema,
+  bearerSecurity,
+  errors,
+  IdParams,
+  list,
+  PageQuery,
+  ProjectParams,
+  page,
+  Uuid,
+} from '../schemas.ts';
 
 const KeyBody = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 100 }),
   expires_in_days: Type.Optional(
-    Type.Union([Type.Integer({ enum: [30, 90, 365] }), Type.Null()], { description: '30, 90 or 365; omitted means never' }),
+    Type.Union([Type.Integer({ enum: [30, 90, 365] }), Type.Null()], {
+      description: '30, 90 or 365; omitted means never',
+    }),
   ),
 });
 
@@ -36,7 +54,7 @@ export async function keyRoutes(app: FastifyInstance, { ctx }: { ctx: DomainCont
       config: account,
       schema: {
         tags: ['account API'],
-        summary: 'List a project\'s keys (never their secrets)',
+        summary: "List a project's keys (never their secrets)",
         security: bearerSecurity,
         params: ProjectParams,
         response: { 200: list(ApiKeySchema), ...errors(401, 404) },
@@ -67,9 +85,17 @@ export async function keyRoutes(app: FastifyInstance, { ctx }: { ctx: DomainCont
       const accountId = authOf(request).accountId;
       const body = request.body as { name: string; expires_in_days?: number };
       await requireProjectAdmin(ctx.db, accountId, project_id);
-      return ctx.db.transaction().execute((tx) =>
-        createKey(tx, ctx, { accountId, projectId: project_id, scope: 'project', name: body.name, expiresInDays: body.expires_in_days }),
-      );
+      return ctx.db
+        .transaction()
+        .execute((tx) =>
+          createKey(tx, ctx, {
+            accountId,
+            projectId: project_id,
+            scope: 'project',
+            name: body.name,
+            expiresInDays: body.expires_in_days,
+          }),
+        );
     },
   );
 
@@ -79,7 +105,8 @@ export async function keyRoutes(app: FastifyInstance, { ctx }: { ctx: DomainCont
       config: account,
       schema: {
         tags: ['account API'],
-        summary: 'Rotate a key: a new secret for the same key (id, name, history kept); the old secret fails at once',
+        summary:
+          'Rotate a key: a new secret for the same key (id, name, history kept); the old secret fails at once',
         security: bearerSecurity,
         params: IdParams,
         response: { 200: ApiKeySchema, ...errors(401, 404, 409) },
@@ -118,8 +145,8 @@ export async function keyRoutes(app: FastifyInstance, { ctx }: { ctx: DomainCont
           tags: ['account API'],
           summary:
             log === 'project'
-              ? 'A key\'s request history (project API), newest first'
-              : 'An all-access key\'s account-API request history, newest first',
+              ? "A key's request history (project API), newest first"
+              : "An all-access key's account-API request history, newest first",
           security: bearerSecurity,
           params: IdParams,
           querystring: PageQuery,
@@ -127,7 +154,11 @@ export async function keyRoutes(app: FastifyInstance, { ctx }: { ctx: DomainCont
         },
       },
       async (request) => {
-        const key = await findManagedKey(ctx, authOf(request).accountId, (request.params as { id: string }).id);
+        const key = await findManagedKey(
+          ctx,
+          authOf(request).accountId,
+          (request.params as { id: string }).id,
+        );
         return listRequests(ctx.db, key.id, log, request.query as { limit: number; offset: number });
       },
     );

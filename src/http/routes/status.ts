@@ -48,7 +48,8 @@ export async function statusRoutes(app: FastifyInstance, { ctx }: { ctx: DomainC
         response: { 200: FooterSchema, ...errors(400, 401, 404) },
       },
     },
-    async (request) => setFooterAddress(ctx, projectOf(request), (request.body as { address: string }).address),
+    async (request) =>
+      setFooterAddress(ctx, projectOf(request), (request.body as { address: string }).address),
   );
 
   app.get(

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { DomainContext } from '../../domain/context.ts';
+import { listProjectKeys } from '../../domain/keys/service.ts';
 import {
   addProjectMember,
   createProject,
@@ -10,9 +11,17 @@ import {
   requireProjectAdmin,
 } from '../../domain/projects.ts';
 import { createWorkspace, listWorkspaces } from '../../domain/workspaces.ts';
-import { listProjectKeys } from '../../domain/keys/service.ts';
 import { authOf } from '../auth.ts';
-import { ApiKeySchema, bearerSecurity, errors, list, ProjectParams, ProjectSchema, Uuid, WorkspaceSchema } from '../schemas.ts';
+import {
+  ApiKeySchema,
+  bearerSecurity,
+  errors,
+  list,
+  ProjectParams,
+  ProjectSchema,
+  Uuid,
+  WorkspaceSchema,
+} from '../schemas.ts';
 
 const MemberSchema = Type.Object({
   account_id: Uuid,
@@ -50,7 +59,10 @@ export async function workspaceRoutes(app: FastifyInstance, { ctx }: { ctx: Doma
         summary: 'Create a workspace (a billing boundary) with its starter project',
         security: bearerSecurity,
         body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) }),
-        response: { 200: Type.Object({ ...WorkspaceSchema.properties, project: ProjectSchema }), ...errors(400, 401) },
+        response: {
+          200: Type.Object({ ...WorkspaceSchema.properties, project: ProjectSchema }),
+          ...errors(400, 401),
+        },
       },
     },
     async (request) => createWorkspace(ctx, authOf(request).accountId, request.body as { name: string }),
@@ -98,7 +110,10 @@ export async function workspaceRoutes(app: FastifyInstance, { ctx }: { ctx: Doma
         summary: 'A project you administer, with its keys',
         security: bearerSecurity,
         params: ProjectParams,
-        response: { 200: Type.Object({ ...ProjectSchema.properties, keys: Type.Array(ApiKeySchema) }), ...errors(401, 404) },
+        response: {
+          200: Type.Object({ ...ProjectSchema.properties, keys: Type.Array(ApiKeySchema) }),
+          ...errors(401, 404),
+        },
       },
     },
     async (request) => {
@@ -142,7 +157,9 @@ export async function workspaceRoutes(app: FastifyInstance, { ctx }: { ctx: Doma
     },
     async (request) => {
       const { project_id } = request.params as { project_id: string };
-      return { data: await addProjectMember(ctx, authOf(request).accountId, project_id, request.body as never) };
+      return {
+        data: await addProjectMember(ctx, authOf(request).accountId, project_id, request.body as never),
+      };
     },
   );
 }

@@ -1,0 +1,107 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../src/db/embedded.ts';
+import { codeIn, type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.ts';
+
+const root = path.resolve(import.meta.dirname, '../..');
+// exactly what `npm start` runs, with the Node that runs the tests (Node 24 from node_modules/.bin)
+const startScript: string = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).scripts.start;
+
+let sink: SmtpSink;
+let dataDir: string;
+let port: number;
+let child: ChildProcess | undefined;
+let output = '';
+
+async function startProgram(): Promise<void> {
+  const [command, ...args] = startScript.split(' ');
+  expect(command).toBe('node');
+  child = spawn(process.execPath, args, {
+    cwd: root,
+    env: {
+      ...process.env,
+      DATABASE_URL: '',
+      POSTHORN_DATA_DIR: dataDir,
+      PORT: String(port),
+      POSTHORN_SMTP_RELAY: sink.url,
+      LOG_LEVEL: 'info',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout?.on('data', (d) => (output += d));
+  child.stderr?.on('data', (d) => (output += d));
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`the program exited early (${child.exitCode}):\n${output}`);
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/v1/`);
+      if (res.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`the program did not start within 60 s:\n${output}`);
+}
+
+async function stopProgram(): Promise<number | null> {
+  const proc = child as ChildProcess;
+  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+  proc.kill('SIGTERM');
+  const code = await exited;
+  child = undefined;
+  return code;
+}
+
+async function api(method: string, p: string, key?: string, body?: unknown) {
+  const res = await fetch(`http://127.0.0.1:${port}${p}`, {
+    method,
+    headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  return { status: res.status, body: (await res.json()) as any };
+}
+
+beforeAll(async () => {
+  sink = await startSmtpSink();
+  dataDir = mkdtempSync(path.join(tmpdir(), 'posthorn-e2e-'));
+  port = await freePort();
+});
+
+afterAll(async () => {
+  if (child) child.kill('SIGKILL');
+  await sink?.close();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('npm start on a fresh data dir', () => {
+  it('signs up, confirms with the emailed code, restarts and still has the account', async () => {
+    await startProgram();
+    const email = 'first.user@example.com';
+    const signup = await api('POST', '/v1/signup', undefined, { email, name: 'First User', accept_terms: true });
+    expect(signup.status).toBe(200);
+    const key = signup.body.project_key.key as string;
+
+    const message = await sink.waitFor((m) => m.to.includes(email), 30_000);
+    const code = codeIn(message);
+    const verified = await api('POST', '/v1/auth/verify-email/code', key, { code });
+    expect(verified.status).toBe(200);
+    expect(verified.body.email_confirmed).toBe(true);
+
+    // graceful stop: exit code 0 and the embedded PostgreSQL shut down (its pid file removed)
+    expect(await stopProgram()).toBe(0);
+    expect(existsSync(path.join(dataDir, 'pg', 'postmaster.pid'))).toBe(false);
+
+    await startProgram();
+    const me = await api('GET', '/v1/me', key);
+    expect(me.status).toBe(200);
+    expect(me.body.project.id).toBe(signup.body.project.id);
+    expect(me.body.sending.email_confirmed).toBe(true);
+    const again = await api('POST', '/v1/signup', undefined, { email, name: 'First User', accept_terms: true });
+    expect(again.status).toBe(409);
+    expect(await stopProgram()).toBe(0);
+  }, 180_000);
+});
