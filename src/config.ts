@@ -98,7 +98,7 @@ export function loadConfig(env: Env = process.env): Config {
     secret: loadSecret(env, dataDir),
     rateLimitPerSecond: integer(env, 'POSTHORN_RATE_LIMIT', 100, 0, 1_000_000),
     workerConcurrency: integer(env, 'POSTHORN_WORKER_CONCURRENCY', 10, 1, 1000),
-    poolSize: integer(env, 'POSTHORN_PG_POOL_SIZE', 20, 1, 1000),
+    poolSize: integer(env, 'POSTHORN_PG_POOL_SIZE', 12, 1, 1000),
     logLevel: env.LOG_LEVEL || 'info',
     embeddedPgPort: integer(env, 'POSTHORN_EMBEDDED_PG_PORT', 0, 0, 65535),
   };

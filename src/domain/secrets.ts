@@ -2,6 +2,7 @@ import {
   createCipheriv,
   createDecipheriv,
   createHmac,
+  createSecretKey,
   hkdfSync,
   randomBytes,
   timingSafeEqual,
@@ -21,7 +22,8 @@ export interface Secrets {
 export function createSecrets(serverSecret: string): Secrets {
   const derive = (info: string) =>
     Buffer.from(hkdfSync('sha256', Buffer.from(serverSecret), Buffer.alloc(0), info, 32));
-  const hashKey = derive('posthorn/hash/v1');
+  // a KeyObject is imported once; a raw Buffer key would be re-imported on every hash
+  const hashKey = createSecretKey(derive('posthorn/hash/v1'));
   const encryptionKey = derive('posthorn/encrypt/v1');
   const hash = (value: string) => createHmac('sha256', hashKey).update(value).digest();
   return {

@@ -14,7 +14,8 @@ export interface SendBlocker {
   message: string;
 }
 
-interface ProjectFacts {
+/** What send checks, GET /me and GET /limits need about a project, read in one query. */
+export interface ProjectFacts {
   id: string;
   name: string;
   workspace_id: string;
@@ -24,23 +25,35 @@ interface ProjectFacts {
   verified_domains: string[];
 }
 
+/** The facts' select list over `projects p`, `workspaces w` and `accounts a` (the workspace owner). */
+export const FACTS_COLUMNS = `p.id as project_id, p.name as project_name, p.workspace_id, p.footer_address, w.plan,
+  a.email_confirmed_at is not null as email_confirmed,
+  coalesce((select array_agg(d.name order by d.name) from domains d
+             where d.project_id = p.id and d.status = 'verified'), '{}') as verified_domains`;
+export const FACTS_JOINS = `join workspaces w on w.id = p.workspace_id join accounts a on a.id = w.owner_account_id`;
+
+export function factsFromRow(row: Record<string, unknown>): ProjectFacts {
+  return {
+    id: row.project_id as string,
+    name: row.project_name as string,
+    workspace_id: row.workspace_id as string,
+    plan: row.plan as string,
+    footer_address: row.footer_address as string | null,
+    email_confirmed: row.email_confirmed as boolean,
+    verified_domains: row.verified_domains as string[],
+  };
+}
+
 const FACTS_QUERY = {
   name: 'posthorn_project_facts',
-  text: `select p.id, p.name, p.workspace_id, p.footer_address, w.plan,
-                a.email_confirmed_at is not null as email_confirmed,
-                coalesce((select array_agg(d.name order by d.name) from domains d
-                           where d.project_id = p.id and d.status = 'verified'), '{}') as verified_domains
-           from projects p
-           join workspaces w on w.id = p.workspace_id
-           join accounts a on a.id = w.owner_account_id
-          where p.id = $1`,
+  text: `select ${FACTS_COLUMNS} from projects p ${FACTS_JOINS} where p.id = $1`,
 };
 
 /** One query for what the send checks and GET /me need to know about a project. */
 export async function projectFacts(ctx: DomainContext, projectId: string): Promise<ProjectFacts> {
-  const { rows } = await ctx.pool.query<ProjectFacts>({ ...FACTS_QUERY, values: [projectId] });
+  const { rows } = await ctx.pool.query({ ...FACTS_QUERY, values: [projectId] });
   if (!rows[0]) throw new NotFoundError('Project');
-  return rows[0];
+  return factsFromRow(rows[0]);
 }
 
 export function sharedDefaultFrom(ctx: DomainContext): string {
@@ -76,8 +89,7 @@ export async function sendReadiness(ctx: DomainContext, projectId: string, strea
 }
 
 /** GET /me: the project, whether it can send (and why not), and its compliance footer. */
-export async function accountStatus(ctx: DomainContext, projectId: string) {
-  const facts = await projectFacts(ctx, projectId);
+export function accountStatus(ctx: DomainContext, facts: ProjectFacts) {
   const blockers = sendBlockers(facts, 'transactional');
   const defaultFrom =
     facts.verified_domains.length > 0 ? `hello@${facts.verified_domains[0]}` : sharedDefaultFrom(ctx);
@@ -118,8 +130,8 @@ export async function setFooterAddress(ctx: DomainContext, projectId: string, ad
 }
 
 /** GET /limits: plan, contacts held in the project, and the workspace's sending this month. */
-export async function limits(ctx: DomainContext, projectId: string) {
-  const facts = await projectFacts(ctx, projectId);
+export async function limits(ctx: DomainContext, facts: ProjectFacts) {
+  const projectId = facts.id;
   const plan = planOrDefault(facts.plan);
   const { rows } = await sql<{ contacts: number; sent: number }>`
     select (select count(*) from contacts where project_id = ${projectId}) as contacts,

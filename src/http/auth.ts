@@ -7,6 +7,7 @@ import { selectProject } from '../domain/project-selection.ts';
 import type { RateLimiter } from '../domain/rate-limit.ts';
 import type { RequestLogWriter } from '../domain/request-log.ts';
 import { authenticateSession } from '../domain/sessions.ts';
+import { type ProjectFacts, projectFacts } from '../domain/status.ts';
 import { sendRateLimitHeaders } from './errors.ts';
 
 /**
@@ -23,6 +24,8 @@ export interface RequestAuth {
   key: AuthenticatedKey | null;
   accountId: string;
   projectId: string | null;
+  /** The project's facts, loaded with a project key; see projectFactsOf. */
+  project: ProjectFacts | null;
   mode: AuthMode;
 }
 
@@ -57,6 +60,14 @@ function bearer(request: FastifyRequest): string {
   return match[1];
 }
 
+/** The facts of the project the call acts in (already loaded for project keys). */
+export async function projectFactsOf(request: FastifyRequest, ctx: DomainContext): Promise<ProjectFacts> {
+  const auth = authOf(request);
+  const projectId = projectOf(request);
+  if (auth.project?.id !== projectId) auth.project = await projectFacts(ctx, projectId);
+  return auth.project;
+}
+
 export const authPlugin = fp(
   async (
     app: FastifyInstance,
@@ -71,18 +82,18 @@ export const authPlugin = fp(
       const token = bearer(request);
       if (mode === 'session') {
         const session = await authenticateSession(ctx, token);
-        request.auth = { key: null, accountId: session.accountId, projectId: null, mode };
+        request.auth = { key: null, accountId: session.accountId, projectId: null, project: null, mode };
         return;
       }
-      const key = await authenticateKey(ctx, token);
+      const { key, project } = await authenticateKey(ctx, token);
       if (mode === 'account' && key.scope !== 'all_access') {
         // still logged: a refused call is part of the key's history
-        request.auth = { key, accountId: key.accountId, projectId: key.projectId, mode };
+        request.auth = { key, accountId: key.accountId, projectId: key.projectId, project: null, mode };
         throw new AuthenticationError(
           'This account-API endpoint needs an all-access key; a project key only reaches its own project',
         );
       }
-      request.auth = { key, accountId: key.accountId, projectId: null, mode };
+      request.auth = { key, accountId: key.accountId, projectId: null, project, mode };
       if (mode === 'project') {
         const header = request.headers['x-project-id'];
         request.auth.projectId = await selectProject(ctx, key, Array.isArray(header) ? header[0] : header);

@@ -5,6 +5,7 @@ import type { DomainContext } from '../context.ts';
 import { AuthenticationError, ConflictError, NotFoundError, ValidationError } from '../errors.ts';
 import { isUuid } from '../ids.ts';
 import { requireProjectAdmin } from '../projects.ts';
+import { FACTS_COLUMNS, FACTS_JOINS, factsFromRow, type ProjectFacts } from '../status.ts';
 import { formatKey, KEY_PREFIX, newKeyId, newSecret, parseKey } from './token.ts';
 
 export const EXPIRY_CHOICES = [30, 90, 365] as const;
@@ -137,17 +138,24 @@ export interface AuthenticatedKey {
   projectId: string | null;
 }
 
+// A project key's project facts come with the key in the same round trip: most calls need them.
 const AUTH_QUERY = {
   name: 'posthorn_auth_key',
-  text: `select id, name, scope, account_id, project_id, secret_hash, expires_at, revoked_at
-           from api_keys where key_id = $1`,
+  text: `select k.id, k.name, k.scope, k.account_id, k.project_id as key_project_id, k.secret_hash, k.expires_at,
+                k.revoked_at, ${FACTS_COLUMNS}
+           from api_keys k
+           left join (projects p ${FACTS_JOINS}) on p.id = k.project_id
+          where k.key_id = $1`,
 };
 
 /**
  * Checks a presented API key: format and checksum first (no database hit for garbage), then one
  * indexed lookup and a timing-safe hash comparison. Revocation and rotation count from the next request.
  */
-export async function authenticateKey(ctx: DomainContext, token: string): Promise<AuthenticatedKey> {
+export async function authenticateKey(
+  ctx: DomainContext,
+  token: string,
+): Promise<{ key: AuthenticatedKey; project: ProjectFacts | null }> {
   const parsed = parseKey(token);
   if ('problem' in parsed) throw new AuthenticationError(`Invalid API key: ${parsed.problem}`);
   const { rows } = await ctx.pool.query({ ...AUTH_QUERY, values: [parsed.keyId] });
@@ -163,10 +171,7 @@ export async function authenticateKey(ctx: DomainContext, token: string): Promis
     );
   }
   return {
-    id: row.id,
-    name: row.name,
-    scope: row.scope,
-    accountId: row.account_id,
-    projectId: row.project_id,
+    key: { id: row.id, name: row.name, scope: row.scope, accountId: row.account_id, projectId: row.key_project_id },
+    project: row.project_id ? factsFromRow(row) : null,
   };
 }

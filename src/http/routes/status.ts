@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { DomainContext } from '../../domain/context.ts';
 import { accountStatus, limits, setFooterAddress } from '../../domain/status.ts';
-import { projectOf } from '../auth.ts';
+import { projectFactsOf, projectOf } from '../auth.ts';
 import { bearerSecurity, errors, Nullable, Uuid } from '../schemas.ts';
 
 const FooterSchema = Type.Object({ address: Type.String(), is_your_own_address: Type.Boolean() });
@@ -33,7 +33,7 @@ export async function statusRoutes(app: FastifyInstance, { ctx }: { ctx: DomainC
         },
       },
     },
-    async (request) => accountStatus(ctx, projectOf(request)),
+    async (request) => accountStatus(ctx, await projectFactsOf(request, ctx)),
   );
 
   app.patch(
@@ -80,6 +80,6 @@ export async function statusRoutes(app: FastifyInstance, { ctx }: { ctx: DomainC
         },
       },
     },
-    async (request) => limits(ctx, projectOf(request)),
+    async (request) => limits(ctx, await projectFactsOf(request, ctx)),
   );
 }
