@@ -11,19 +11,27 @@ export interface Plan {
   features: Record<string, boolean>;
 }
 
-const feature = (on: string[]) =>
-  Object.fromEntries(
-    [
-      'automations',
-      'custom_domains',
-      'ab_testing',
-      'inbound',
-      'webhooks',
-      'segments',
-      'campaigns',
-      'dedicated_ip',
-    ].map((f) => [f, on.includes(f)]),
-  );
+const FEATURES = [
+  'automations',
+  'custom_domains',
+  'ab_testing',
+  'inbound',
+  'webhooks',
+  'segments',
+  'campaigns',
+  'dedicated_ip',
+];
+// each plan has the features of the plans below it, plus its own
+const TIER_FEATURES = [
+  ['custom_domains', 'segments', 'campaigns', 'webhooks'],
+  ['automations', 'inbound'],
+  ['ab_testing'],
+  ['dedicated_ip'],
+];
+const tier = (level: number) => {
+  const on = new Set(TIER_FEATURES.slice(0, level + 1).flat());
+  return Object.fromEntries(FEATURES.map((f) => [f, on.has(f)]));
+};
 
 export const PLANS: Plan[] = [
   {
@@ -33,7 +41,7 @@ export const PLANS: Plan[] = [
     includedPerMonth: 3_000,
     allowsOverage: false,
     sharedDomainDailyCap: 100,
-    features: feature(['custom_domains', 'segments', 'campaigns', 'webhooks']),
+    features: tier(0),
   },
   {
     id: 'starter',
@@ -42,7 +50,7 @@ export const PLANS: Plan[] = [
     includedPerMonth: 50_000,
     allowsOverage: true,
     sharedDomainDailyCap: 500,
-    features: feature(['custom_domains', 'segments', 'campaigns', 'webhooks', 'automations', 'inbound']),
+    features: tier(1),
   },
   {
     id: 'pro',
@@ -51,15 +59,7 @@ export const PLANS: Plan[] = [
     includedPerMonth: 500_000,
     allowsOverage: true,
     sharedDomainDailyCap: 1_000,
-    features: feature([
-      'custom_domains',
-      'segments',
-      'campaigns',
-      'webhooks',
-      'automations',
-      'inbound',
-      'ab_testing',
-    ]),
+    features: tier(2),
   },
   {
     id: 'unlimited',
@@ -68,16 +68,7 @@ export const PLANS: Plan[] = [
     includedPerMonth: null,
     allowsOverage: true,
     sharedDomainDailyCap: 10_000,
-    features: feature([
-      'custom_domains',
-      'segments',
-      'campaigns',
-      'webhooks',
-      'automations',
-      'inbound',
-      'ab_testing',
-      'dedicated_ip',
-    ]),
+    features: tier(3),
   },
 ];
 

@@ -32,16 +32,20 @@ export function checkName(value: unknown, what: string): string {
  * The project if the account is its Owner or Admin; otherwise 404, so that another
  * account's project looks exactly like one that does not exist.
  */
-export async function requireProjectAdmin(db: Db, accountId: string, projectId: string, what = 'Project') {
-  if (!isUuid(projectId)) throw new NotFoundError(what);
-  const row = await db
+function administeredProjects(db: Db, accountId: string) {
+  return db
     .selectFrom('projects as p')
     .innerJoin('project_members as m', 'm.project_id', 'p.id')
+    .where('m.account_id', '=', accountId)
+    .where('m.role', 'in', ADMIN_ROLES);
+}
+
+export async function requireProjectAdmin(db: Db, accountId: string, projectId: string, what = 'Project') {
+  if (!isUuid(projectId)) throw new NotFoundError(what);
+  const row = await administeredProjects(db, accountId)
     .selectAll('p')
     .select('m.role')
     .where('p.id', '=', projectId)
-    .where('m.account_id', '=', accountId)
-    .where('m.role', 'in', ADMIN_ROLES)
     .executeTakeFirst();
   if (!row) throw new NotFoundError(what);
   return row;
@@ -49,12 +53,8 @@ export async function requireProjectAdmin(db: Db, accountId: string, projectId: 
 
 /** Projects where the account is Owner or Admin: those an all-access key can act in. */
 export async function adminProjects(db: Db, accountId: string) {
-  return db
-    .selectFrom('projects as p')
-    .innerJoin('project_members as m', 'm.project_id', 'p.id')
+  return administeredProjects(db, accountId)
     .select(['p.id', 'p.name'])
-    .where('m.account_id', '=', accountId)
-    .where('m.role', 'in', ADMIN_ROLES)
     .orderBy('p.created_at', 'asc')
     .execute();
 }

@@ -46,14 +46,12 @@ export function installErrorHandling(app: FastifyInstance) {
         if (state) sendRateLimitHeaders(reply, state);
       }
       if (error instanceof PlanFeatureError) {
-        return reply
-          .code(status)
-          .send({
-            error: error.message,
-            code: error.code,
-            feature: error.feature,
-            upgrade_to: error.upgradeTo,
-          });
+        return reply.code(status).send({
+          error: error.message,
+          code: error.code,
+          feature: error.feature,
+          upgrade_to: error.upgradeTo,
+        });
       }
       return reply.code(status).send({ error: error.message });
     }
@@ -71,11 +69,9 @@ export function installErrorHandling(app: FastifyInstance) {
       case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
         return reply.code(415).send({ error: 'Unsupported Content-Type: send the body as application/json' });
       case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-        return reply
-          .code(400)
-          .send({
-            error: 'The request body is empty but Content-Type is application/json: send a JSON object',
-          });
+        return reply.code(400).send({
+          error: 'The request body is empty but Content-Type is application/json: send a JSON object',
+        });
       case 'FST_ERR_CTP_INVALID_JSON_BODY':
         return reply.code(400).send({ error: `Malformed JSON in the request body: ${err.message}` });
     }

@@ -18,7 +18,7 @@ export function sendSystemEmailTask(deps: { db: Db; transport: Transport; system
         .forUpdate()
         .skipLocked()
         .executeTakeFirst();
-      if (!row || row.status !== 'queued' || !row.raw) return;
+      if (row?.status !== 'queued' || !row.raw) return;
       try {
         await deps.transport.send({
           from: addressOf(deps.systemFrom),

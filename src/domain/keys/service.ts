@@ -85,6 +85,26 @@ export async function createKey(
   return presentKey(row, formatKey(keyId, secret));
 }
 
+/** Creates a key in a project the account administers (404 otherwise); the secret is in the result. */
+export async function createKeyInProject(
+  ctx: DomainContext,
+  accountId: string,
+  projectId: string,
+  input: { name: unknown; expires_in_days?: unknown; scope?: KeyScope },
+  what = 'Project',
+): Promise<PresentedKey> {
+  await requireProjectAdmin(ctx.db, accountId, projectId, what);
+  return ctx.db.transaction().execute((tx) =>
+    createKey(tx, ctx, {
+      accountId,
+      projectId,
+      scope: input.scope ?? 'project',
+      name: input.name,
+      expiresInDays: input.expires_in_days,
+    }),
+  );
+}
+
 /** Finds a key the account may manage: a project key of a project it administers, or its own all-access key. */
 export async function findManagedKey(ctx: DomainContext, accountId: string, keyId: string): Promise<KeyRow> {
   if (!isUuid(keyId)) throw new NotFoundError('API key');
@@ -171,7 +191,13 @@ export async function authenticateKey(
     );
   }
   return {
-    key: { id: row.id, name: row.name, scope: row.scope, accountId: row.account_id, projectId: row.key_project_id },
+    key: {
+      id: row.id,
+      name: row.name,
+      scope: row.scope,
+      accountId: row.account_id,
+      projectId: row.key_project_id,
+    },
     project: row.project_id ? factsFromRow(row) : null,
   };
 }

@@ -1,8 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { DomainContext } from '../../domain/context.ts';
-import { createKey } from '../../domain/keys/service.ts';
-import { requireProjectAdmin } from '../../domain/projects.ts';
+import { createKeyInProject } from '../../domain/keys/service.ts';
 import { finishLogin, startLogin } from '../../domain/sessions.ts';
 import { authOf } from '../auth.ts';
 import { ApiKeySchema, errors } from '../schemas.ts';
@@ -72,25 +71,13 @@ export async function dashboardRoutes(app: FastifyInstance, { ctx }: { ctx: Doma
     },
     async (request) => {
       const { team_id } = request.params as { team_id: string };
-      const accountId = authOf(request).accountId;
-      const body = request.body as {
-        name: string;
-        expires_in_days?: number;
-        scope?: 'project' | 'all_access';
-      };
-      await requireProjectAdmin(ctx.db, accountId, team_id, 'Team');
-      const scope = body.scope ?? 'project';
-      return ctx.db
-        .transaction()
-        .execute((tx) =>
-          createKey(tx, ctx, {
-            accountId,
-            projectId: team_id,
-            scope,
-            name: body.name,
-            expiresInDays: body.expires_in_days,
-          }),
-        );
+      return createKeyInProject(
+        ctx,
+        authOf(request).accountId,
+        team_id,
+        request.body as { name: string },
+        'Team',
+      );
     },
   );
 }

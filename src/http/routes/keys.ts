@@ -2,12 +2,13 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { DomainContext } from '../../domain/context.ts';
 import {
-  createKey,
+  createKeyInProject,
   findManagedKey,
   listProjectKeys,
   revokeKey,
   rotateKey,
 } from '../../domain/keys/service.ts';
+
 import { requireProjectAdmin } from '../../domain/projects.ts';
 import { listRequests } from '../../domain/request-log.ts';
 import { authOf } from '../auth.ts';
@@ -82,20 +83,7 @@ export async function keyRoutes(app: FastifyInstance, { ctx }: { ctx: DomainCont
     },
     async (request) => {
       const { project_id } = request.params as { project_id: string };
-      const accountId = authOf(request).accountId;
-      const body = request.body as { name: string; expires_in_days?: number };
-      await requireProjectAdmin(ctx.db, accountId, project_id);
-      return ctx.db
-        .transaction()
-        .execute((tx) =>
-          createKey(tx, ctx, {
-            accountId,
-            projectId: project_id,
-            scope: 'project',
-            name: body.name,
-            expiresInDays: body.expires_in_days,
-          }),
-        );
+      return createKeyInProject(ctx, authOf(request).accountId, project_id, request.body as { name: string });
     },
   );
 
