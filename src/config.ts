@@ -22,6 +22,12 @@ export interface Config {
   poolSize: number;
   logLevel: string;
   embeddedPgPort: number;
+  /** Seconds to wait before each delivery retry; the last one repeats. */
+  retrySchedule: number[];
+  /** Give up (status `failed`) this long after a message was accepted. */
+  retryForHours: number;
+  /** A worker silent this long is presumed dead and its jobs are unlocked for others. */
+  staleWorkerSeconds: number;
 }
 
 export class ConfigError extends Error {}
@@ -47,6 +53,17 @@ function url(env: Env, name: string, fallback: string): string {
     throw new ConfigError(`${name} must be an http(s) URL, got "${raw}"`);
   }
   return raw.replace(/\/+$/, '');
+}
+
+function retrySchedule(raw: string | undefined): number[] {
+  if (!raw) return [60, 300, 1800, 7200, 21600, 43200];
+  const parts = raw.split(',').map((p) => p.trim());
+  if (parts.length === 0 || !parts.every((p) => /^\d+$/.test(p) && Number(p) > 0)) {
+    throw new ConfigError(
+      `POSTHORN_RETRY_SCHEDULE must be comma-separated whole seconds like "60,300,1800", got "${raw}"`,
+    );
+  }
+  return parts.map(Number);
 }
 
 /** Reads POSTHORN_SECRET, or the secret stored in the data dir (generated on first start). */
@@ -101,5 +118,8 @@ export function loadConfig(env: Env = process.env): Config {
     poolSize: integer(env, 'POSTHORN_PG_POOL_SIZE', 12, 1, 1000),
     logLevel: env.LOG_LEVEL || 'info',
     embeddedPgPort: integer(env, 'POSTHORN_EMBEDDED_PG_PORT', 0, 0, 65535),
+    retrySchedule: retrySchedule(env.POSTHORN_RETRY_SCHEDULE),
+    retryForHours: integer(env, 'POSTHORN_RETRY_FOR_HOURS', 72, 0, 24 * 30),
+    staleWorkerSeconds: integer(env, 'POSTHORN_STALE_WORKER_SECONDS', 60, 1, 86_400),
   };
 }

@@ -67,10 +67,8 @@ export async function startRuntime(
   let worker: Runner | undefined;
   if (roles.includes('worker')) {
     worker = await startWorker({
-      pool: database.pool,
-      db: database.db,
+      ctx,
       transport,
-      systemFrom: config.systemFrom,
       concurrency: config.workerConcurrency,
       log: log.child({ role: 'worker' }),
     });

@@ -133,12 +133,115 @@ export interface ContactsTable {
 
 export interface SendingUsageTable {
   project_id: string;
+  shard: Generated<number>;
   day: ColumnType<Date, string, string>;
   sent: Generated<number>;
   shared_domain_sent: Generated<number>;
 }
 
+export type EmailStatus =
+  | 'scheduled'
+  | 'queued'
+  | 'sending'
+  | 'sent'
+  | 'delivered'
+  | 'deferred'
+  | 'bounced'
+  | 'complained'
+  | 'failed'
+  | 'suppressed'
+  | 'cancelled';
+
+type Json<T> = ColumnType<T, string, string>;
+
+export interface EmailsTable {
+  id: string;
+  project_id: string;
+  api_key_id: string | null;
+  stream: 'transactional' | 'marketing' | 'automation';
+  status: EmailStatus;
+  message_id: string;
+  from_header: string;
+  from_address: string;
+  to_addresses: string[];
+  cc_addresses: Generated<string[]>;
+  bcc_addresses: Generated<string[]>;
+  reply_to: Generated<string[]>;
+  subject: string;
+  html: string | null;
+  text_body: string | null;
+  headers: Json<Record<string, string>>;
+  tags: Json<{ name: string; value: string }[]>;
+  attachments: Json<
+    { filename: string | null; content_type: string | null; content_id: string | null; size: number }[]
+  >;
+  scheduled_at: NullableTimestamp;
+  size_bytes: Generated<number>;
+  attempts: Generated<number>;
+  next_attempt_at: NullableTimestamp;
+  last_response: string | null;
+  sent_at: NullableTimestamp;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface EmailAttachmentsTable {
+  email_id: string;
+  position: number;
+  content: Buffer;
+}
+
+export interface EmailEventsTable {
+  id: Generated<number>;
+  email_id: string;
+  project_id: string;
+  type: string;
+  recipient: string | null;
+  detail: Json<Record<string, unknown>>;
+  created_at: Generated<Date>;
+}
+
+export interface SuppressionsTable {
+  project_id: string;
+  email: string;
+  reason: 'hard_bounce' | 'complaint' | 'unsubscribe' | 'manual';
+  source_email_id: string | null;
+  detail: string | null;
+  created_at: Generated<Date>;
+}
+
+export interface IdempotencyKeysTable {
+  project_id: string;
+  key: string;
+  request_hash: Buffer;
+  status_code: number | null;
+  response: Json<unknown> | null;
+  created_at: Generated<Date>;
+}
+
+export interface DkimKeysTable {
+  id: Generated<string>;
+  project_id: string | null;
+  domain: string;
+  selector: string;
+  private_key: Buffer;
+  public_key: string;
+  created_at: Generated<Date>;
+}
+
+export interface WorkerHeartbeatsTable {
+  worker_id: string;
+  seen_at: Generated<Date>;
+}
+
 export interface Database {
+  emails: EmailsTable;
+  email_attachments: EmailAttachmentsTable;
+  email_events: EmailEventsTable;
+  suppressions: SuppressionsTable;
+  idempotency_keys: IdempotencyKeysTable;
+  dkim_keys: DkimKeysTable;
+  worker_heartbeats: WorkerHeartbeatsTable;
   accounts: AccountsTable;
   workspaces: WorkspacesTable;
   workspace_members: WorkspaceMembersTable;

@@ -30,9 +30,26 @@ export function createSmtpRelayTransport(
           envelope: { from: message.from, to: message.to },
           raw: message.raw,
         });
+        const rejectedErrors = (
+          (
+            info as {
+              rejectedErrors?: {
+                recipient: string;
+                responseCode?: number;
+                response?: string;
+                message: string;
+              }[];
+            }
+          ).rejectedErrors ?? []
+        ).map((e) => ({
+          recipient: e.recipient,
+          responseCode: e.responseCode,
+          response: e.response ?? e.message,
+        }));
         return {
           accepted: info.accepted.map(String),
           rejected: info.rejected.map(String),
+          rejectedErrors,
           response: info.response,
         };
       } catch (err) {

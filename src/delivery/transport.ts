@@ -9,6 +9,8 @@ export interface OutboundMessage {
 export interface DeliveryResult {
   accepted: string[];
   rejected: string[];
+  /** Why each rejected recipient was refused (RCPT TO replies). */
+  rejectedErrors?: { recipient: string; responseCode?: number; response: string }[];
   response: string;
 }
 

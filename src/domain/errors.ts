@@ -67,3 +67,12 @@ export class ForbiddenError extends DomainError {
     super('forbidden', message);
   }
 }
+
+/** A send refused by a check (unconfirmed account, unverified `from` domain, footer): 400, SMTP 550. */
+export class SendRefusedError extends DomainError {
+  readonly reason: string;
+  constructor(reason: string, message: string) {
+    super('send_refused', message);
+    this.reason = reason;
+  }
+}

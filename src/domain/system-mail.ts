@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { sql } from 'kysely';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import type { Tx } from '../db/database.ts';
+import { enqueue } from '../jobs/enqueue.ts';
 import type { DomainContext } from './context.ts';
 
 export interface SystemEmail {
@@ -43,8 +43,6 @@ export async function queueSystemEmail(tx: Tx, ctx: DomainContext, email: System
     .insertInto('system_emails')
     .values({ id, message_id: messageId, to_address: email.to, subject: email.subject, raw })
     .execute();
-  await sql`select graphile_worker.add_job('send_system_email', json_build_object('id', ${id}::text), max_attempts := 20)`.execute(
-    tx,
-  );
+  await enqueue(tx, [{ task: 'send_system_email', payload: { id }, maxAttempts: 20 }]);
   return id;
 }

@@ -8,8 +8,10 @@ import { authPlugin } from './auth.ts';
 import { installErrorHandling } from './errors.ts';
 import { accountRoutes } from './routes/accounts.ts';
 import { dashboardRoutes } from './routes/dashboard.ts';
+import { emailRoutes } from './routes/emails.ts';
 import { keyRoutes } from './routes/keys.ts';
 import { statusRoutes } from './routes/status.ts';
+import { suppressionRoutes } from './routes/suppressions.ts';
 import { workspaceRoutes } from './routes/workspaces.ts';
 import { validatorCompiler } from './validation.ts';
 
@@ -86,6 +88,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await v1.register(statusRoutes, deps);
       await v1.register(workspaceRoutes, deps);
       await v1.register(keyRoutes, deps);
+      await v1.register(emailRoutes, deps);
+      await v1.register(suppressionRoutes, deps);
     },
     { prefix: '/v1' },
   );

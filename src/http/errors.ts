@@ -7,13 +7,14 @@ import {
   NotFoundError,
   PlanFeatureError,
   RateLimitError,
+  SendRefusedError,
   ValidationError,
 } from '../domain/errors.ts';
 import { describeValidationError } from './validation.ts';
 
 /** HTTP status of each domain error class. */
 export function statusOf(err: DomainError): number {
-  if (err instanceof ValidationError) return 400;
+  if (err instanceof ValidationError || err instanceof SendRefusedError) return 400;
   if (err instanceof AuthenticationError) return 401;
   if (err instanceof PlanFeatureError) return 402;
   if (err instanceof ForbiddenError) return 403;

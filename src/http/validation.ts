@@ -27,6 +27,16 @@ const TYPE_NAMES: Record<string, string> = {
 
 /** One clear sentence naming the field and the rule broken, from Ajv's first error. */
 export function describeValidationError(errors: ErrorObject[], part: string | undefined): string {
+  const last = errors[errors.length - 1];
+  if (last.keyword === 'anyOf' || last.keyword === 'oneOf') {
+    // a union: say which shapes are accepted instead of the first branch's complaint
+    const types = errors
+      .filter((x) => x.instancePath === last.instancePath && x.keyword === 'type')
+      .map((x) => String(x.params.type));
+    if (types.length > 0) {
+      return describeValidationError([{ ...last, keyword: 'type', params: { type: types.join(',') } }], part);
+    }
+  }
   const e = errors[0];
   const where =
     part === 'querystring'
@@ -36,7 +46,13 @@ export function describeValidationError(errors: ErrorObject[], part: string | un
         : part === 'headers'
           ? 'header'
           : 'field';
-  const path = e.instancePath.replace(/^\//, '').replace(/\//g, '.');
+  // /3/to/0 -> [3].to[0]
+  const path = e.instancePath
+    .split('/')
+    .slice(1)
+    .map((seg) => (/^\d+$/.test(seg) ? `[${seg}]` : `.${seg}`))
+    .join('')
+    .replace(/^\./, '');
   const name = (p: string) => `\`${p}\``;
   if (e.keyword === 'required') {
     const missing = String(e.params.missingProperty);

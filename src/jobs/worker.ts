@@ -1,15 +1,15 @@
-import { Logger, type Runner, run } from 'graphile-worker';
-import type pg from 'pg';
+import { EventEmitter } from 'node:events';
+import { Logger, type Runner, run, type WorkerEvents } from 'graphile-worker';
 import type { Logger as PinoLogger } from 'pino';
-import type { Db } from '../db/database.ts';
 import type { Transport } from '../delivery/transport.ts';
+import type { DomainContext } from '../domain/context.ts';
+import { deliverEmailTask } from './deliver-email.ts';
+import { watchWorkerLiveness } from './liveness.ts';
 import { sendSystemEmailTask } from './send-system-email.ts';
 
 export interface WorkerDeps {
-  pool: pg.Pool;
-  db: Db;
+  ctx: DomainContext;
   transport: Transport;
-  systemFrom: string;
   concurrency: number;
   log: PinoLogger;
 }
@@ -17,20 +17,32 @@ export interface WorkerDeps {
 /** The task list: one entry per job name, each in its own file. */
 export function taskList(deps: WorkerDeps) {
   return {
-    send_system_email: sendSystemEmailTask(deps),
+    send_system_email: sendSystemEmailTask({
+      db: deps.ctx.db,
+      transport: deps.transport,
+      systemFrom: deps.ctx.config.systemFrom,
+    }),
+    deliver_email: deliverEmailTask(deps),
   };
 }
 
 /** Starts graphile-worker on the shared database; signals are handled by the caller. */
-export function startWorker(deps: WorkerDeps): Promise<Runner> {
-  return run({
-    pgPool: deps.pool,
+export async function startWorker(deps: WorkerDeps): Promise<Runner> {
+  const events: WorkerEvents = new EventEmitter();
+  const workerIds = new Set<string>();
+  events.on('worker:create', ({ worker }) => workerIds.add(worker.workerId));
+  const runner = await run({
+    pgPool: deps.ctx.pool,
     taskList: taskList(deps),
     concurrency: deps.concurrency,
     noHandleSignals: true,
     pollInterval: 1000,
+    events,
     logger: new Logger((scope) => (level, message, meta) => {
       if (level === 'error' || level === 'warning') deps.log.warn({ scope, meta }, message);
     }),
   });
+  const stopWatching = watchWorkerLiveness(workerIds, deps.ctx.pool, deps.ctx.config.staleWorkerSeconds);
+  runner.promise.finally(stopWatching).catch(() => {});
+  return runner;
 }

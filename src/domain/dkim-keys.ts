@@ -1,0 +1,57 @@
+import { generateKeyPairSync } from 'node:crypto';
+import { type DkimKey, dkimKey } from '../mail/dkim.ts';
+import type { DomainContext } from './context.ts';
+
+export function newRsaKeyPair() {
+  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  return {
+    privatePem: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+    publicBase64: publicKey.export({ type: 'spki', format: 'der' }).toString('base64'),
+  };
+}
+
+/** The DNS TXT value that publishes a DKIM public key. */
+export function dkimRecordValue(publicBase64: string): string {
+  return `v=DKIM1; k=rsa; p=${publicBase64}`;
+}
+
+export const SHARED_SELECTOR = 'posthorn1';
+
+/**
+ * The shared domain's signing key: created on first use (private half encrypted at rest), the same
+ * for every node since it lives in the database.
+ */
+export async function sharedDomainKey(ctx: DomainContext): Promise<DkimKey & { publicBase64: string }> {
+  const domain = ctx.config.sharedDomain;
+  let row = await ctx.db
+    .selectFrom('dkim_keys')
+    .selectAll()
+    .where('project_id', 'is', null)
+    .where('domain', '=', domain)
+    .orderBy('created_at', 'desc')
+    .executeTakeFirst();
+  if (!row) {
+    const pair = newRsaKeyPair();
+    await ctx.db
+      .insertInto('dkim_keys')
+      .values({
+        project_id: null,
+        domain,
+        selector: SHARED_SELECTOR,
+        private_key: ctx.secrets.encrypt(pair.privatePem),
+        public_key: pair.publicBase64,
+      })
+      .onConflict((oc) => oc.columns(['domain', 'selector']).doNothing())
+      .execute();
+    row = await ctx.db
+      .selectFrom('dkim_keys')
+      .selectAll()
+      .where('domain', '=', domain)
+      .where('selector', '=', SHARED_SELECTOR)
+      .executeTakeFirstOrThrow();
+  }
+  return {
+    ...dkimKey(row.domain, row.selector, ctx.secrets.decrypt(row.private_key).toString('utf8')),
+    publicBase64: row.public_key,
+  };
+}

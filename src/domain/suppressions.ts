@@ -1,0 +1,132 @@
+import { sql } from 'kysely';
+import type { Db, Tx } from '../db/database.ts';
+import { normalizeEmail } from './addresses.ts';
+import type { DomainContext } from './context.ts';
+import { NotFoundError, ValidationError } from './errors.ts';
+import type { Stream } from './status.ts';
+
+export type SuppressionReason = 'hard_bounce' | 'complaint' | 'unsubscribe' | 'manual';
+
+/** Hard bounces, complaints and manual entries block every stream; unsubscribes only marketing and automation. */
+export function reasonsBlocking(stream: Stream): SuppressionReason[] {
+  return stream === 'transactional'
+    ? ['hard_bounce', 'complaint', 'manual']
+    : ['hard_bounce', 'complaint', 'manual', 'unsubscribe'];
+}
+
+/** The subset of `emails` (lower-cased) suppressed for this stream. */
+export async function suppressedAmong(
+  db: Db | Tx,
+  projectId: string,
+  emails: string[],
+  stream: Stream,
+): Promise<Set<string>> {
+  if (emails.length === 0) return new Set();
+  const rows = await db
+    .selectFrom('suppressions')
+    .select('email')
+    .where('project_id', '=', projectId)
+    .where('email', 'in', [...new Set(emails.map((e) => e.toLowerCase()))])
+    .where('reason', 'in', reasonsBlocking(stream))
+    .execute();
+  return new Set(rows.map((r) => r.email));
+}
+
+/** Adds addresses to the suppression list (first reason wins; a complaint upgrades a weaker reason). */
+export async function suppress(
+  db: Db | Tx,
+  entries: {
+    projectId: string;
+    email: string;
+    reason: SuppressionReason;
+    sourceEmailId?: string | null;
+    detail?: string | null;
+  }[],
+): Promise<void> {
+  if (entries.length === 0) return;
+  await db
+    .insertInto('suppressions')
+    .values(
+      entries.map((e) => ({
+        project_id: e.projectId,
+        email: e.email.toLowerCase(),
+        reason: e.reason,
+        source_email_id: e.sourceEmailId ?? null,
+        detail: e.detail ?? null,
+      })),
+    )
+    .onConflict((oc) =>
+      oc.columns(['project_id', 'email']).doUpdateSet({
+        reason: sql`case when excluded.reason in ('hard_bounce', 'complaint') then excluded.reason else suppressions.reason end`,
+      }),
+    )
+    .execute();
+}
+
+function present(row: {
+  email: string;
+  reason: string;
+  source_email_id: string | null;
+  detail: string | null;
+  created_at: Date;
+}) {
+  return {
+    object: 'suppression' as const,
+    email: row.email,
+    reason: row.reason,
+    source_email_id: row.source_email_id,
+    detail: row.detail,
+    created_at: row.created_at.toISOString(),
+  };
+}
+
+export async function listSuppressions(
+  ctx: DomainContext,
+  projectId: string,
+  page: { limit: number; offset: number; reason?: string },
+) {
+  let query = ctx.db.selectFrom('suppressions').where('project_id', '=', projectId);
+  if (page.reason) query = query.where('reason', '=', page.reason as SuppressionReason);
+  const [rows, total] = await Promise.all([
+    query
+      .selectAll()
+      .orderBy('created_at', 'desc')
+      .orderBy('email')
+      .limit(page.limit)
+      .offset(page.offset)
+      .execute(),
+    query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { data: rows.map(present), total: Number(total.n), limit: page.limit, offset: page.offset };
+}
+
+export async function addSuppression(
+  ctx: DomainContext,
+  projectId: string,
+  input: { email: unknown; reason?: unknown },
+) {
+  const email = normalizeEmail(input.email).toLowerCase();
+  const reason = (input.reason ?? 'manual') as SuppressionReason;
+  if (!['manual', 'unsubscribe'].includes(reason)) {
+    throw new ValidationError(
+      '`reason` must be "manual" (blocks every stream) or "unsubscribe" (blocks marketing and automation)',
+    );
+  }
+  await suppress(ctx.db, [{ projectId, email, reason }]);
+  const row = await ctx.db
+    .selectFrom('suppressions')
+    .selectAll()
+    .where('project_id', '=', projectId)
+    .where('email', '=', email)
+    .executeTakeFirstOrThrow();
+  return present(row);
+}
+
+export async function removeSuppression(ctx: DomainContext, projectId: string, email: string) {
+  const result = await ctx.db
+    .deleteFrom('suppressions')
+    .where('project_id', '=', projectId)
+    .where('email', '=', email.trim().toLowerCase())
+    .executeTakeFirst();
+  if (Number(result.numDeletedRows) === 0) throw new NotFoundError('Suppression');
+}

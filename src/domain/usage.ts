@@ -1,0 +1,65 @@
+import { sql } from 'kysely';
+import type { Tx } from '../db/database.ts';
+import type { DomainContext } from './context.ts';
+import { PlanFeatureError, RateLimitError } from './errors.ts';
+import { PLANS, planOrDefault } from './plans.ts';
+import type { ProjectFacts } from './status.ts';
+
+const SHARDS = 16;
+
+/** Counts accepted messages in the accept transaction, on one of a few rows so sends do not queue on a lock. */
+export async function countSent(
+  tx: Tx,
+  projectId: string,
+  total: number,
+  onSharedDomain: number,
+): Promise<void> {
+  await sql`insert into sending_usage (project_id, day, shard, sent, shared_domain_sent)
+            values (${projectId}, current_date, ${Math.floor(Math.random() * SHARDS)}, ${total}, ${onSharedDomain})
+            on conflict (project_id, day, shard) do update
+              set sent = sending_usage.sent + excluded.sent,
+                  shared_domain_sent = sending_usage.shared_domain_sent + excluded.shared_domain_sent`.execute(
+    tx,
+  );
+}
+
+/**
+ * Refuses a send that would pass the plan's monthly allowance (402 on plans without overage) or the
+ * shared domain's daily cap per project (429). Counts are read before the insert, so concurrent
+ * sends can pass a limit by at most their own number.
+ */
+export async function checkSendingLimits(
+  ctx: DomainContext,
+  facts: ProjectFacts,
+  count: number,
+  onSharedDomain: number,
+) {
+  const plan = planOrDefault(facts.plan);
+  const needMonthly = plan.includedPerMonth !== null && !plan.allowsOverage;
+  if (!needMonthly && onSharedDomain === 0) return;
+  const { rows } = await sql<{ month: number; shared_today: number }>`
+    select coalesce((select sum(u.sent) from sending_usage u join projects p on p.id = u.project_id
+                      where p.workspace_id = ${facts.workspace_id} and u.day >= date_trunc('month', now())::date), 0) as month,
+           coalesce((select sum(shared_domain_sent) from sending_usage
+                      where project_id = ${facts.id} and day = current_date), 0) as shared_today`.execute(
+    ctx.db,
+  );
+  const month = Number(rows[0].month);
+  const sharedToday = Number(rows[0].shared_today);
+  if (needMonthly && month + count > (plan.includedPerMonth as number)) {
+    const upgrade = PLANS.find((p) => p.allowsOverage && p.id !== plan.id) ?? null;
+    throw new PlanFeatureError(
+      'sending_overage',
+      upgrade?.id ?? null,
+      `The ${plan.name} plan includes ${plan.includedPerMonth} messages a month and ${month} were sent; upgrade to ${upgrade?.name ?? 'a larger plan'} to send more this month`,
+    );
+  }
+  if (onSharedDomain > 0 && sharedToday + onSharedDomain > plan.sharedDomainDailyCap) {
+    const tomorrow = new Date();
+    tomorrow.setUTCHours(24, 0, 0, 0);
+    throw new RateLimitError(
+      `The shared domain allows ${plan.sharedDomainDailyCap} messages a day per project on the ${plan.name} plan and ${sharedToday} were sent today; verify your own domain (POST /v1/domains) to send more`,
+      Math.ceil((tomorrow.getTime() - Date.now()) / 1000),
+    );
+  }
+}

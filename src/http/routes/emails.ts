@@ -1,0 +1,238 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import type { DomainContext } from '../../domain/context.ts';
+import {
+  type AcceptedEmail,
+  acceptEmails,
+  type Idempotency,
+  requestHash,
+  type Sender,
+} from '../../domain/emails/accept.ts';
+import { cancelEmail, getEmail, listEmails } from '../../domain/emails/read.ts';
+import type { EmailInput } from '../../domain/emails/validate.ts';
+import { ValidationError } from '../../domain/errors.ts';
+import { SIMULATOR_DOMAIN } from '../../mail/simulator.ts';
+import { authOf, projectFactsOf, projectOf } from '../auth.ts';
+import { bearerSecurity, errors, IdParams, Nullable, PageQuery, page } from '../schemas.ts';
+
+const Recipients = Type.Union([Type.String(), Type.Array(Type.String(), { maxItems: 50 })], {
+  description: 'an address, "Name <address>", or an array of them',
+});
+
+export const EmailInputSchema = Type.Object({
+  from: Type.String({
+    description: 'sender: `address` or `Name <address>`, on a verified domain of the project',
+  }),
+  to: Recipients,
+  cc: Type.Optional(Recipients),
+  bcc: Type.Optional(Recipients),
+  reply_to: Type.Optional(Recipients),
+  subject: Type.String({ maxLength: 998 }),
+  html: Type.Optional(Type.String()),
+  text: Type.Optional(Type.String({ description: 'derived from `html` when absent' })),
+  headers: Type.Optional(
+    Type.Record(Type.String(), Type.String(), {
+      description: 'custom headers; no line breaks, no protected names',
+    }),
+  ),
+  attachments: Type.Optional(
+    Type.Array(
+      Type.Object({
+        filename: Type.Optional(Type.String()),
+        content: Type.String({ description: 'base64' }),
+        content_type: Type.Optional(Type.String()),
+        content_id: Type.Optional(
+          Type.String({ description: 'for inline images: reference as cid:<content_id>' }),
+        ),
+      }),
+      { maxItems: 100 },
+    ),
+  ),
+  tags: Type.Optional(
+    Type.Array(Type.Object({ name: Type.String(), value: Type.String() }), { maxItems: 50 }),
+  ),
+  scheduled_at: Type.Optional(Type.String({ description: 'ISO 8601, up to 30 days ahead' })),
+});
+
+const Accepted = Type.Object({
+  id: Type.String(),
+  object: Type.Literal('email'),
+  status: Type.String(),
+  warnings: Type.Optional(
+    Type.Array(Type.String(), { description: 'names of unknown fields that were ignored' }),
+  ),
+});
+
+const EmailEvent = Type.Object({
+  object: Type.Literal('email_event'),
+  type: Type.String(),
+  recipient: Nullable(Type.String()),
+  detail: Type.Record(Type.String(), Type.Unknown()),
+  created_at: Type.String(),
+});
+
+const EmailSchema = Type.Object({
+  id: Type.String(),
+  object: Type.Literal('email'),
+  stream: Type.String(),
+  status: Type.String(),
+  message_id: Type.String(),
+  from: Type.String(),
+  to: Type.Array(Type.String()),
+  cc: Type.Array(Type.String()),
+  bcc: Type.Array(Type.String()),
+  reply_to: Type.Array(Type.String()),
+  subject: Type.String(),
+  tags: Type.Array(Type.Object({ name: Type.String(), value: Type.String() })),
+  headers: Type.Record(Type.String(), Type.String()),
+  attachments: Type.Array(
+    Type.Object({
+      filename: Nullable(Type.String()),
+      content_type: Nullable(Type.String()),
+      content_id: Nullable(Type.String()),
+      size: Type.Integer(),
+    }),
+  ),
+  size_bytes: Type.Integer(),
+  attempts: Type.Integer(),
+  last_response: Nullable(Type.String()),
+  scheduled_at: Nullable(Type.String()),
+  next_attempt_at: Nullable(Type.String()),
+  sent_at: Nullable(Type.String()),
+  created_at: Type.String(),
+  updated_at: Type.String(),
+});
+
+const MAX_BODY = 45 * 1024 * 1024;
+
+function idempotencyOf(request: FastifyRequest): Idempotency | undefined {
+  const header = request.headers['idempotency-key'];
+  if (header === undefined) return undefined;
+  const key = Array.isArray(header) ? header[0] : header;
+  if (key.length < 1 || key.length > 256)
+    throw new ValidationError('Header `Idempotency-Key` must be 1 to 256 characters');
+  return { key, requestHash: requestHash(`${request.method} ${request.routeOptions.url}`, request.body) };
+}
+
+async function senderOf(request: FastifyRequest, ctx: DomainContext): Promise<Sender> {
+  return {
+    facts: await projectFactsOf(request, ctx),
+    apiKeyId: authOf(request).key?.id ?? null,
+    stream: 'transactional',
+  };
+}
+
+/** Transactional email: send (one or a batch), read, list, cancel. */
+export async function emailRoutes(app: FastifyInstance, { ctx }: { ctx: DomainContext }) {
+  const project = { auth: 'project' as const };
+
+  app.post(
+    '/emails',
+    {
+      config: project,
+      bodyLimit: MAX_BODY,
+      schema: {
+        tags: ['emails'],
+        summary: 'Send an email',
+        description: `Answered after the message and its delivery job are committed. Unknown fields are ignored and named in \`warnings\`. Send an \`Idempotency-Key\` header to make retries safe (24 h). Test addresses at ${SIMULATOR_DOMAIN} (delivered@, bounced@, complained@, deferred@) never leave the machine.`,
+        security: bearerSecurity,
+        body: EmailInputSchema,
+        response: { 200: Accepted, ...errors(400, 401, 402, 404, 409, 413, 429) },
+      },
+    },
+    async (request) => {
+      const result = await acceptEmails(ctx, await senderOf(request, ctx), [request.body as EmailInput], {
+        batch: false,
+        idempotency: idempotencyOf(request),
+      });
+      return 'replay' in result ? result.replay : (result as AcceptedEmail[])[0];
+    },
+  );
+
+  app.post(
+    '/emails/batch',
+    {
+      config: project,
+      bodyLimit: MAX_BODY,
+      schema: {
+        tags: ['emails'],
+        summary: 'Send up to 100 emails in one call',
+        description:
+          'All or nothing: when any message is invalid the whole batch is refused, the error naming the first bad message by its index, and nothing is stored. Suppressed recipients are not errors.',
+        security: bearerSecurity,
+        body: Type.Array(EmailInputSchema, { minItems: 1, maxItems: 100 }),
+        response: {
+          200: Type.Object({ data: Type.Array(Accepted) }),
+          ...errors(400, 401, 402, 404, 409, 413, 429),
+        },
+      },
+    },
+    async (request) => {
+      const result = await acceptEmails(ctx, await senderOf(request, ctx), request.body as EmailInput[], {
+        batch: true,
+        idempotency: idempotencyOf(request),
+      });
+      return 'replay' in result ? result.replay : { data: result };
+    },
+  );
+
+  app.get(
+    '/emails',
+    {
+      config: project,
+      schema: {
+        tags: ['emails'],
+        summary: 'List emails, newest first',
+        security: bearerSecurity,
+        querystring: Type.Object({
+          ...PageQuery.properties,
+          status: Type.Optional(Type.String()),
+          to: Type.Optional(Type.String({ description: 'a recipient address' })),
+          tag: Type.Optional(Type.String({ description: '`name` or `name:value`' })),
+          created_after: Type.Optional(Type.String({ description: 'ISO 8601' })),
+          created_before: Type.Optional(Type.String({ description: 'ISO 8601' })),
+        }),
+        response: { 200: page(EmailSchema), ...errors(400, 401) },
+      },
+    },
+    async (request) => listEmails(ctx, projectOf(request), request.query as never),
+  );
+
+  app.get(
+    '/emails/:id',
+    {
+      config: project,
+      schema: {
+        tags: ['emails'],
+        summary: 'What became of one email: the message and its event timeline',
+        security: bearerSecurity,
+        params: IdParams,
+        response: {
+          200: Type.Object({
+            ...EmailSchema.properties,
+            html: Nullable(Type.String()),
+            text: Nullable(Type.String()),
+            events: Type.Array(EmailEvent),
+          }),
+          ...errors(401, 404),
+        },
+      },
+    },
+    async (request) => getEmail(ctx, projectOf(request), (request.params as { id: string }).id),
+  );
+
+  app.post(
+    '/emails/:id/cancel',
+    {
+      config: project,
+      schema: {
+        tags: ['emails'],
+        summary: 'Cancel a scheduled email',
+        security: bearerSecurity,
+        params: IdParams,
+        response: { 200: EmailSchema, ...errors(401, 404, 409) },
+      },
+    },
+    async (request) => cancelEmail(ctx, projectOf(request), (request.params as { id: string }).id),
+  );
+}
