@@ -41,8 +41,15 @@ export async function finishLogin(ctx: DomainContext, input: { email: unknown; c
     .select(['id', 'email_confirmed_at'])
     .where(sql<string>`lower(email)`, '=', email.toLowerCase())
     .executeTakeFirst();
-  if (!account) throw new ValidationError('The code is incorrect or has expired; request a new one');
-  await consumeCode(ctx, account.id, 'login', input.code);
+  // one answer for every failure, so the endpoint tells nothing about which emails have accounts
+  const refusal = 'The code is incorrect, expired or locked; request a new one';
+  if (!account) throw new ValidationError(refusal);
+  try {
+    await consumeCode(ctx, account.id, 'login', input.code);
+  } catch (err) {
+    if (err instanceof ValidationError) throw new ValidationError(refusal);
+    throw err;
+  }
   const token = SESSION_PREFIX + randomBase62(40);
   const expiresAt = new Date(Date.now() + SESSION_DAYS * 86_400_000);
   await ctx.db.transaction().execute(async (tx) => {

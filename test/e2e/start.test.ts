@@ -59,7 +59,10 @@ async function stopProgram(): Promise<number | null> {
 async function api(method: string, p: string, key?: string, body?: unknown) {
   const res = await fetch(`http://127.0.0.1:${port}${p}`, {
     method,
-    headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...(body ? { 'content-type': 'application/json' } : {}) },
+    headers: {
+      ...(key ? { authorization: `Bearer ${key}` } : {}),
+      ...(body ? { 'content-type': 'application/json' } : {}),
+    },
     body: body ? JSON.stringify(body) : undefined,
   });
   return { status: res.status, body: (await res.json()) as any };
@@ -81,7 +84,11 @@ describe('npm start on a fresh data dir', () => {
   it('signs up, confirms with the emailed code, restarts and still has the account', async () => {
     await startProgram();
     const email = 'first.user@example.com';
-    const signup = await api('POST', '/v1/signup', undefined, { email, name: 'First User', accept_terms: true });
+    const signup = await api('POST', '/v1/signup', undefined, {
+      email,
+      name: 'First User',
+      accept_terms: true,
+    });
     expect(signup.status).toBe(200);
     const key = signup.body.project_key.key as string;
 
@@ -100,7 +107,11 @@ describe('npm start on a fresh data dir', () => {
     expect(me.status).toBe(200);
     expect(me.body.project.id).toBe(signup.body.project.id);
     expect(me.body.sending.email_confirmed).toBe(true);
-    const again = await api('POST', '/v1/signup', undefined, { email, name: 'First User', accept_terms: true });
+    const again = await api('POST', '/v1/signup', undefined, {
+      email,
+      name: 'First User',
+      accept_terms: true,
+    });
     expect(again.status).toBe(409);
     expect(await stopProgram()).toBe(0);
   }, 180_000);

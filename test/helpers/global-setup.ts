@@ -42,7 +42,8 @@ export default async function setup(project: TestProject) {
       `select datname from pg_database where datname like $1`,
       [`t_${process.pid}_%`],
     );
-    for (const r of rows) await admin.pool.query(`drop database if exists ${r.datname} with (force)`).catch(() => {});
+    for (const r of rows)
+      await admin.pool.query(`drop database if exists ${r.datname} with (force)`).catch(() => {});
     await admin.pool.query(`drop database if exists ${template} with (force)`);
     await admin.close();
     await embedded?.stop();

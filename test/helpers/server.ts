@@ -3,17 +3,23 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig } from '../../src/config.ts';
-import { type Runtime, startRuntime } from '../../src/runtime.ts';
+import { type RoleName, type Runtime, startRuntime } from '../../src/runtime.ts';
 import { createTestDatabase } from './database.ts';
 import { codeIn, type SmtpSink, startSmtpSink } from './smtp-sink.ts';
 
 export interface TestServer {
   runtime: Runtime;
+  /** The database this server uses (for a second process on the same data). */
+  databaseUrl: string;
   app: FastifyInstance;
   sink: SmtpSink;
   url: string;
   /** Calls the API through the listening socket; JSON in, JSON out. */
-  call(method: string, path: string, opts?: { key?: string; body?: unknown; headers?: Record<string, string> }): Promise<{ status: number; body: any; headers: Headers }>;
+  call(
+    method: string,
+    path: string,
+    opts?: { key?: string; body?: unknown; headers?: Record<string, string> },
+  ): Promise<{ status: number; body: any; headers: Headers }>;
   /** Signs up a fresh account (unique email) and returns the signup response. */
   signup(overrides?: { email?: string; name?: string }): Promise<SignupResult>;
   /** Signs up and confirms the email with the code read from the SMTP sink. */
@@ -34,7 +40,10 @@ export interface SignupResult {
 let counter = 0;
 
 /** The real program wired as `posthorn start` does it (API + worker), on a fresh database and an SMTP sink. */
-export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
+export async function startTestServer(
+  env: Record<string, string> = {},
+  roles: RoleName[] = ['api', 'worker'],
+): Promise<TestServer> {
   const database = await createTestDatabase();
   const sink = await startSmtpSink();
   const dataDir = mkdtempSync(path.join(tmpdir(), 'posthorn-test-'));
@@ -49,10 +58,11 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     LOG_LEVEL: 'warn',
     ...env,
   });
-  const runtime = await startRuntime(config, ['api', 'worker']);
+  const runtime = await startRuntime(config, roles);
   const url = runtime.url as string;
   const server: TestServer = {
     runtime,
+    databaseUrl: database.url,
     app: runtime.app as FastifyInstance,
     sink,
     url,
@@ -91,7 +101,10 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     async signupConfirmed(overrides = {}) {
       const result = await server.signup(overrides);
       const code = await server.codeFor(result.account.email);
-      const res = await server.call('POST', '/v1/auth/verify-email/code', { key: result.project_key.key, body: { code } });
+      const res = await server.call('POST', '/v1/auth/verify-email/code', {
+        key: result.project_key.key,
+        body: { code },
+      });
       if (res.status !== 200) throw new Error(`verify failed: ${res.status} ${JSON.stringify(res.body)}`);
       return result;
     },

@@ -14,13 +14,15 @@ export interface SmtpSink {
   messages: SinkMessage[];
   /** Called per RCPT TO: return an SMTP error to refuse (e.g. `{ code: 451, message: 'try later' }`). */
   onRecipient?: (address: string) => { code: number; message: string } | undefined;
+  /** Milliseconds to wait before accepting each message (to keep messages in flight). */
+  delayMs: number;
   waitFor(predicate: (m: SinkMessage) => boolean, timeoutMs?: number): Promise<SinkMessage>;
   close(): Promise<void>;
 }
 
 /** A real SMTP server on 127.0.0.1 (nodemailer's smtp-server) that keeps and parses what it receives. */
 export async function startSmtpSink(): Promise<SmtpSink> {
-  const sink = { messages: [] as SinkMessage[] } as SmtpSink;
+  const sink = { messages: [] as SinkMessage[], delayMs: 0 } as SmtpSink;
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS'],
@@ -35,6 +37,7 @@ export async function startSmtpSink(): Promise<SmtpSink> {
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('end', async () => {
         const raw = Buffer.concat(chunks);
+        if (sink.delayMs > 0) await new Promise((r) => setTimeout(r, sink.delayMs));
         sink.messages.push({
           from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
           to: session.envelope.rcptTo.map((r) => r.address),
@@ -56,7 +59,9 @@ export async function startSmtpSink(): Promise<SmtpSink> {
       if (found) return found;
       await new Promise((r) => setTimeout(r, 25));
     }
-    throw new Error(`no matching message reached the SMTP sink within ${timeoutMs} ms (${sink.messages.length} received)`);
+    throw new Error(
+      `no matching message reached the SMTP sink within ${timeoutMs} ms (${sink.messages.length} received)`,
+    );
   };
   sink.close = () => new Promise((resolve) => server.close(() => resolve()));
   return sink;

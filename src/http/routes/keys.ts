@@ -83,7 +83,12 @@ export async function keyRoutes(app: FastifyInstance, { ctx }: { ctx: DomainCont
     },
     async (request) => {
       const { project_id } = request.params as { project_id: string };
-      return createKeyInProject(ctx, authOf(request).accountId, project_id, request.body as { name: string });
+      const body = request.body as { name: string; expires_in_days?: number };
+      // the account API creates project keys only: a `scope` field here is unknown and ignored
+      return createKeyInProject(ctx, authOf(request).accountId, project_id, {
+        name: body.name,
+        expires_in_days: body.expires_in_days,
+      });
     },
   );
 
