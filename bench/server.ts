@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort } from '../src/db/embedded.ts';
@@ -8,6 +8,8 @@ const root = path.resolve(import.meta.dirname, '..');
 
 export interface BenchServer {
   url: string;
+  /** The database the server uses (the embedded one's URL when no BENCH_DATABASE_URL). */
+  databaseUrl(): string;
   stop(): Promise<void>;
 }
 
@@ -51,6 +53,13 @@ export async function startBenchServer(
   }
   return {
     url,
+    databaseUrl() {
+      if (process.env.BENCH_DATABASE_URL) return process.env.BENCH_DATABASE_URL;
+      const owner = JSON.parse(readFileSync(path.join(dataDir, 'embedded-pg.json'), 'utf8')) as {
+        url: string;
+      };
+      return owner.url.replace(/\/postgres$/, '/posthorn');
+    },
     async stop() {
       const exited = new Promise((resolve) => child.on('exit', resolve));
       child.kill('SIGTERM');

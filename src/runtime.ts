@@ -8,6 +8,7 @@ import { migrate } from './db/migrate.ts';
 import { createTransport } from './delivery/index.ts';
 import type { Transport } from './delivery/transport.ts';
 import type { DomainContext } from './domain/context.ts';
+import { EmailWriter } from './domain/emails/email-writer.ts';
 import { RateLimiter } from './domain/rate-limit.ts';
 import { RequestLogWriter } from './domain/request-log.ts';
 import { createSecrets } from './domain/secrets.ts';
@@ -52,6 +53,7 @@ export async function startRuntime(
     pool: database.pool,
     secrets: createSecrets(config.secret),
     config,
+    emailWriter: new EmailWriter(database.db),
   };
   const transport = createTransport(config, database.db, (line) => log.info(line));
   const requestLog = new RequestLogWriter(database.pool);

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
+import type { EmailWriter } from './emails/email-writer.ts';
 import type { Secrets } from './secrets.ts';
 
 /** What domain services need: the database, the server secrets and the configuration. */
@@ -9,4 +10,6 @@ export interface DomainContext {
   pool: pg.Pool;
   secrets: Secrets;
   config: Config;
+  /** Merges concurrent accepts into shared transactions (group commit); absent = one transaction each. */
+  emailWriter?: EmailWriter;
 }

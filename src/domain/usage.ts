@@ -1,27 +1,8 @@
 import { sql } from 'kysely';
-import type { Tx } from '../db/database.ts';
 import type { DomainContext } from './context.ts';
 import { PlanFeatureError, RateLimitError } from './errors.ts';
 import { PLANS, planOrDefault } from './plans.ts';
 import type { ProjectFacts } from './status.ts';
-
-const SHARDS = 16;
-
-/** Counts accepted messages in the accept transaction, on one of a few rows so sends do not queue on a lock. */
-export async function countSent(
-  tx: Tx,
-  projectId: string,
-  total: number,
-  onSharedDomain: number,
-): Promise<void> {
-  await sql`insert into sending_usage (project_id, day, shard, sent, shared_domain_sent)
-            values (${projectId}, current_date, ${Math.floor(Math.random() * SHARDS)}, ${total}, ${onSharedDomain})
-            on conflict (project_id, day, shard) do update
-              set sent = sending_usage.sent + excluded.sent,
-                  shared_domain_sent = sending_usage.shared_domain_sent + excluded.shared_domain_sent`.execute(
-    tx,
-  );
-}
 
 /**
  * Refuses a send that would pass the plan's monthly allowance (402 on plans without overage) or the

@@ -15,9 +15,14 @@ export interface JobSpec {
  */
 export async function enqueue(tx: Tx, jobs: JobSpec[]): Promise<void> {
   if (jobs.length === 0) return;
-  await sql`select graphile_worker.add_jobs(array(
+  await sql`select count(*) from graphile_worker.add_jobs(${jobSpecs(jobs)})`.execute(tx);
+}
+
+/** The `job_spec[]` expression for `graphile_worker.add_jobs`, for use inside a larger statement. */
+export function jobSpecs(jobs: JobSpec[]) {
+  return sql`array(
       select row(t, p::json, null, r, m, k, null, null)::graphile_worker.job_spec
         from unnest(${jobs.map((j) => j.task)}::text[], ${jobs.map((j) => JSON.stringify(j.payload))}::text[],
                     ${jobs.map((j) => j.runAt ?? null)}::timestamptz[], ${jobs.map((j) => j.maxAttempts ?? 25)}::int[],
-                    ${jobs.map((j) => j.jobKey ?? null)}::text[]) as x(t, p, r, m, k)))`.execute(tx);
+                    ${jobs.map((j) => j.jobKey ?? null)}::text[]) as x(t, p, r, m, k))`;
 }

@@ -1,5 +1,6 @@
 import MailComposer from 'nodemailer/lib/mail-composer';
 import { type DkimKey, signDkim } from './dkim.ts';
+import { canComposeFast, composeFast } from './fast-compose.ts';
 import { htmlToText } from './html-to-text.ts';
 
 export interface ComposeInput {
@@ -30,6 +31,10 @@ export interface ComposeInput {
  * carries, then signs it with DKIM. Bcc recipients are never written into the headers.
  */
 export async function composeMessage(input: ComposeInput, dkim: DkimKey | null): Promise<Buffer> {
+  if (canComposeFast(input)) {
+    const raw = composeFast(input);
+    return dkim ? signDkim(raw, dkim) : raw;
+  }
   const composer = new MailComposer({
     messageId: input.messageId,
     date: input.date ?? new Date(),

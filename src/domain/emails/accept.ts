@@ -1,14 +1,15 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
-import type { Tx } from '../../db/database.ts';
+import type { Db, Tx } from '../../db/database.ts';
 import type { EmailStatus } from '../../db/schema.ts';
-import { enqueue, type JobSpec } from '../../jobs/enqueue.ts';
+import { type JobSpec, jobSpecs } from '../../jobs/enqueue.ts';
 import { formatMailbox } from '../../mail/address.ts';
 import type { DomainContext } from '../context.ts';
 import { ConflictError, SendRefusedError, ValidationError } from '../errors.ts';
 import { type ProjectFacts, type Stream, sendBlockers, sharedDefaultFrom } from '../status.ts';
 import { suppressedAmong } from '../suppressions.ts';
-import { checkSendingLimits, countSent } from '../usage.ts';
+import { checkSendingLimits } from '../usage.ts';
+import { write as writeNow } from './email-writer.ts';
 import { type EmailInput, type ValidEmail, validateEmail } from './validate.ts';
 
 /** Who sends: the project (with its facts, read at authentication), the key, and the stream. */
@@ -115,118 +116,191 @@ export async function acceptEmails(
       .execute();
   }
 
+  const { results, write } = prepareWrite(ctx, sender, messages, suppressed);
+  if (!opts.idempotency) {
+    await (ctx.emailWriter ? ctx.emailWriter.submit(write) : writeNow(ctx.db, write));
+    return results;
+  }
+  const idempotency = opts.idempotency;
   return ctx.db.transaction().execute(async (tx) => {
-    if (opts.idempotency) {
-      const replay = await claimIdempotencyKey(tx, projectId, opts.idempotency);
-      if (replay) return replay;
-    }
-    const results: AcceptedEmail[] = [];
-    const jobs: JobSpec[] = [];
-    const immediate: string[] = [];
-    const rows = messages.map((m) => {
-      const id = randomUUID();
-      const recipients = [...m.to, ...m.cc, ...m.bcc].map((r) => r.address);
-      const blocked = recipients.filter((r) => suppressed.has(r.toLowerCase()));
-      const status: EmailStatus =
-        blocked.length === recipients.length ? 'suppressed' : m.scheduledAt ? 'scheduled' : 'queued';
-      if (status === 'scheduled')
-        jobs.push({
-          task: 'deliver_email',
-          payload: { ids: [id] },
-          runAt: m.scheduledAt,
-          jobKey: `email:${id}`,
-        });
-      if (status === 'queued') immediate.push(id);
-      results.push({ id, object: 'email', status, ...(m.warnings.length ? { warnings: m.warnings } : {}) });
-      return { id, m, status, blocked };
-    });
-    for (let i = 0; i < immediate.length; i += JOB_CHUNK) {
-      jobs.push({ task: 'deliver_email', payload: { ids: immediate.slice(i, i + JOB_CHUNK) } });
-    }
-
+    const replay = await claimIdempotencyKey(tx, projectId, idempotency);
+    if (replay) return replay;
+    await applyWrite(tx, write);
     await tx
-      .insertInto('emails')
-      .values(
-        rows.map(({ id, m, status }) => ({
-          id,
-          project_id: projectId,
-          api_key_id: sender.apiKeyId,
-          stream: sender.stream,
-          status,
-          message_id: `<${id}@${domainOf(m.from.address)}>`,
-          from_header: formatMailbox(m.from),
-          from_address: m.from.address,
-          to_addresses: m.to.map(formatMailbox),
-          cc_addresses: m.cc.map(formatMailbox),
-          bcc_addresses: m.bcc.map(formatMailbox),
-          reply_to: m.replyTo.map(formatMailbox),
-          subject: m.subject,
-          html: m.html,
-          text_body: m.text,
-          headers: JSON.stringify(m.headers),
-          tags: JSON.stringify(m.tags),
-          attachments: JSON.stringify(
-            m.attachments.map((a) => ({
-              filename: a.filename,
-              content_type: a.contentType,
-              content_id: a.contentId,
-              size: a.content.length,
-            })),
-          ),
-          scheduled_at: m.scheduledAt,
-          size_bytes: m.sizeEstimate,
-        })),
-      )
+      .updateTable('idempotency_keys')
+      .set({ status_code: 200, response: JSON.stringify(opts.batch ? { data: results } : results[0]) })
+      .where('project_id', '=', projectId)
+      .where('key', '=', idempotency.key)
       .execute();
-    const attachments = rows.flatMap(({ id, m }) =>
-      m.attachments.map((a, position) => ({ email_id: id, position, content: a.content })),
-    );
-    if (attachments.length > 0) await tx.insertInto('email_attachments').values(attachments).execute();
-    await tx
-      .insertInto('email_events')
-      .values(
-        rows.flatMap(({ id, status, blocked, m }) => [
-          {
-            email_id: id,
-            project_id: projectId,
-            type: status,
-            recipient: null,
-            detail: JSON.stringify(m.scheduledAt ? { scheduled_at: m.scheduledAt } : {}),
-          },
-          ...(status === 'suppressed'
-            ? []
-            : blocked.map((r) => ({
-                email_id: id,
-                project_id: projectId,
-                type: 'suppressed',
-                recipient: r,
-                detail: '{"reason":"recipient is on the suppression list"}',
-              }))),
-        ]),
-      )
-      .execute();
-    const sending = rows.filter((r) => r.status !== 'suppressed');
-    if (sending.length > 0) {
-      const sharedFrom = sharedDefaultFrom(ctx);
-      await countSent(
-        tx,
-        projectId,
-        sending.length,
-        sending.filter((r) => r.m.from.address === sharedFrom).length,
-      );
-    }
-    await enqueue(tx, jobs);
-    if (opts.idempotency) {
-      const response = opts.batch ? { data: results } : results[0];
-      await tx
-        .updateTable('idempotency_keys')
-        .set({ status_code: 200, response: JSON.stringify(response) })
-        .where('project_id', '=', projectId)
-        .where('key', '=', opts.idempotency.key)
-        .execute();
-    }
     return results;
   });
+}
+
+/** Everything one accept writes: rows, attachments, events, usage and jobs, ready to merge with others. */
+export interface EmailRowInput {
+  id: string;
+  project_id: string;
+  api_key_id: string | null;
+  stream: Stream;
+  status: EmailStatus;
+  message_id: string;
+  from_header: string;
+  from_address: string;
+  to_addresses: string[];
+  cc_addresses: string[];
+  bcc_addresses: string[];
+  reply_to: string[];
+  subject: string;
+  html: string | null;
+  text_body: string | null;
+  headers: Record<string, string>;
+  tags: { name: string; value: string }[];
+  attachments: {
+    filename: string | null;
+    content_type: string | null;
+    content_id: string | null;
+    size: number;
+  }[];
+  scheduled_at: Date | null;
+  size_bytes: number;
+}
+
+export interface EmailEventInput {
+  email_id: string;
+  project_id: string;
+  type: string;
+  recipient: string | null;
+  detail: Record<string, unknown>;
+}
+
+export interface EmailWrite {
+  emails: EmailRowInput[];
+  attachments: { email_id: string; position: number; content: Buffer }[];
+  events: EmailEventInput[];
+  usage: { projectId: string; total: number; onSharedDomain: number }[];
+  /** Jobs with their own schedule (scheduled sends). */
+  jobs: JobSpec[];
+  /** Ids to deliver now; merged writes share delivery jobs of JOB_CHUNK ids. */
+  immediate: string[];
+}
+
+function prepareWrite(ctx: DomainContext, sender: Sender, messages: ValidEmail[], suppressed: Set<string>) {
+  const projectId = sender.facts.id;
+  const sharedFrom = sharedDefaultFrom(ctx);
+  const write: EmailWrite = { emails: [], attachments: [], events: [], usage: [], jobs: [], immediate: [] };
+  const results: AcceptedEmail[] = [];
+  let total = 0;
+  let onShared = 0;
+  for (const m of messages) {
+    const id = randomUUID();
+    const recipients = [...m.to, ...m.cc, ...m.bcc].map((r) => r.address);
+    const blocked = recipients.filter((r) => suppressed.has(r.toLowerCase()));
+    const status: EmailStatus =
+      blocked.length === recipients.length ? 'suppressed' : m.scheduledAt ? 'scheduled' : 'queued';
+    if (status === 'scheduled') {
+      write.jobs.push({
+        task: 'deliver_email',
+        payload: { ids: [id] },
+        runAt: m.scheduledAt,
+        jobKey: `email:${id}`,
+      });
+    }
+    if (status === 'queued') write.immediate.push(id);
+    if (status !== 'suppressed') {
+      total++;
+      if (m.from.address === sharedFrom) onShared++;
+    }
+    results.push({ id, object: 'email', status, ...(m.warnings.length ? { warnings: m.warnings } : {}) });
+    write.emails.push({
+      id,
+      project_id: projectId,
+      api_key_id: sender.apiKeyId,
+      stream: sender.stream,
+      status,
+      message_id: `<${id}@${domainOf(m.from.address)}>`,
+      from_header: formatMailbox(m.from),
+      from_address: m.from.address,
+      to_addresses: m.to.map(formatMailbox),
+      cc_addresses: m.cc.map(formatMailbox),
+      bcc_addresses: m.bcc.map(formatMailbox),
+      reply_to: m.replyTo.map(formatMailbox),
+      subject: m.subject,
+      html: m.html,
+      text_body: m.text,
+      headers: m.headers,
+      tags: m.tags,
+      attachments: m.attachments.map((a) => ({
+        filename: a.filename,
+        content_type: a.contentType,
+        content_id: a.contentId,
+        size: a.content.length,
+      })),
+      scheduled_at: m.scheduledAt,
+      size_bytes: m.sizeEstimate,
+    });
+    m.attachments.forEach((a, position) => {
+      write.attachments.push({ email_id: id, position, content: a.content });
+    });
+    write.events.push({
+      email_id: id,
+      project_id: projectId,
+      type: status,
+      recipient: null,
+      detail: m.scheduledAt ? { scheduled_at: m.scheduledAt } : {},
+    });
+    if (status !== 'suppressed') {
+      for (const r of blocked) {
+        write.events.push({
+          email_id: id,
+          project_id: projectId,
+          type: 'suppressed',
+          recipient: r,
+          detail: { reason: 'recipient is on the suppression list' },
+        });
+      }
+    }
+  }
+  if (total > 0) write.usage.push({ projectId, total, onSharedDomain: onShared });
+  return { results, write };
+}
+
+const EMAIL_COLUMNS = sql.raw(
+  'id, project_id, api_key_id, stream, status, message_id, from_header, from_address, to_addresses, cc_addresses, bcc_addresses, reply_to, subject, html, text_body, headers, tags, attachments, scheduled_at, size_bytes',
+);
+const USAGE_SHARDS = 16;
+
+/**
+ * Writes one (or several merged) accepts: rows, events, usage and delivery jobs in ONE statement
+ * (atomic on its own, one round trip); attachments, when there are any, go first in the same
+ * transaction, so `db` must then be a transaction.
+ */
+export async function applyWrite(db: Db | Tx, write: EmailWrite): Promise<void> {
+  if (write.attachments.length > 0)
+    await db.insertInto('email_attachments').values(write.attachments).execute();
+  const jobs: JobSpec[] = [...write.jobs];
+  for (let i = 0; i < write.immediate.length; i += JOB_CHUNK) {
+    jobs.push({ task: 'deliver_email', payload: { ids: write.immediate.slice(i, i + JOB_CHUNK) } });
+  }
+  const usage = write.usage;
+  await sql`
+    with inserted_emails as (
+      insert into emails (${EMAIL_COLUMNS})
+      select ${EMAIL_COLUMNS} from json_populate_recordset(null::emails, ${JSON.stringify(write.emails)}::json)
+    ), inserted_events as (
+      insert into email_events (email_id, project_id, type, recipient, detail)
+      select email_id, project_id, type, recipient, detail
+        from json_populate_recordset(null::email_events, ${JSON.stringify(write.events)}::json)
+    ), counted as (
+      insert into sending_usage as s (project_id, day, shard, sent, shared_domain_sent)
+      select p, current_date, sh, t, o
+        from unnest(${usage.map((u) => u.projectId)}::uuid[], ${usage.map(() => Math.floor(Math.random() * USAGE_SHARDS))}::int[],
+                    ${usage.map((u) => u.total)}::int[], ${usage.map((u) => u.onSharedDomain)}::int[]) as x(p, sh, t, o)
+      on conflict (project_id, day, shard) do update
+        set sent = s.sent + excluded.sent, shared_domain_sent = s.shared_domain_sent + excluded.shared_domain_sent
+    )
+    ${jobs.length > 0 ? sql`select count(*) from graphile_worker.add_jobs(${jobSpecs(jobs)})` : sql`select 1`}`.execute(
+    db,
+  );
 }
 
 /**
