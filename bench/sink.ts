@@ -46,7 +46,13 @@ export async function startBenchSink() {
       return new Promise<boolean>((resolve) => {
         if (count >= n) return resolve(true);
         const timer = setTimeout(() => resolve(false), timeoutMs);
-        waiters.push({ n, resolve: () => (clearTimeout(timer), resolve(true)) });
+        waiters.push({
+          n,
+          resolve: () => {
+            clearTimeout(timer);
+            resolve(true);
+          },
+        });
       });
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
