@@ -16,7 +16,10 @@ const e2eMessages = Number(process.env.BENCH_E2E_MESSAGES ?? 20_000);
 const DOMAIN = 'bench.example';
 
 const sink = await startBenchSink();
-const server = await startBenchServer({ POSTHORN_SMTP_RELAY: sink.url, POSTHORN_WORKER_CONCURRENCY: '8' });
+// BENCH_ROLES=start runs every role in one process (npm start); the default runs API and worker as
+// two processes on the same database, as a deployment scales
+const roles = (process.env.BENCH_ROLES ?? 'api,worker').split(',');
+const server = await startBenchServer({ POSTHORN_SMTP_RELAY: sink.url, POSTHORN_WORKER_CONCURRENCY: '8' }, roles);
 let failed = false;
 try {
   const signup = await json(`${server.url}/v1/signup`, 'POST', undefined, {
@@ -135,7 +138,7 @@ try {
   const e2eRate = e2eMessages / e2eSeconds;
   const directRate = e2eMessages / directSeconds;
   const batchRate = batch.requests.average * 100;
-  console.log(`Sending benchmark, ${machine()}`);
+  console.log(`Sending benchmark, ${machine()}, processes: ${roles.join(' + ')}`);
   console.log(`(1) POST /v1/emails, ${connections} connections, ${seconds} s:`);
   console.log(
     `    accepted/s avg ${single.requests.average.toFixed(0)}; latency ms p50 ${single.latency.p50} p90 ${single.latency.p90} p99 ${single.latency.p99}; errors ${singleErrors}`,

@@ -14,57 +14,67 @@ export interface BenchServer {
 }
 
 /**
- * Starts Posthorn as a separate process (as `npm start` does), on a fresh embedded PostgreSQL
- * unless BENCH_DATABASE_URL is set, so the load generator does not share its event loop.
+ * Starts Posthorn as separate processes, so the load generator does not share their event loop:
+ * `roles` ['start'] is what `npm start` runs (every role in one process); ['api', 'worker'] runs
+ * the roles in two processes on the same database, as a deployment scales. The database is a
+ * fresh embedded PostgreSQL (started by the first process, joined by the others) unless
+ * BENCH_DATABASE_URL is set.
  */
-export async function startBenchServer(
-  env: Record<string, string> = {},
-  role = 'start',
-): Promise<BenchServer> {
+export async function startBenchServer(env: Record<string, string> = {}, roles = ['start']): Promise<BenchServer> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'posthorn-bench-'));
   const port = await freePort();
   let output = '';
-  const child: ChildProcess = spawn(process.execPath, ['src/main.ts', role], {
-    cwd: root,
-    env: {
-      ...process.env,
-      DATABASE_URL: process.env.BENCH_DATABASE_URL ?? '',
-      POSTHORN_DATA_DIR: dataDir,
-      PORT: String(port),
-      POSTHORN_RATE_LIMIT: '0',
-      LOG_LEVEL: 'warn',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stdout?.on('data', (d) => (output += d));
-  child.stderr?.on('data', (d) => (output += d));
+  const children: ChildProcess[] = [];
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 90_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`server exited early:\n${output}`);
-    if (Date.now() > deadline) throw new Error(`server did not start:\n${output}`);
-    try {
-      if ((await fetch(`${url}/v1/`)).ok) break;
-    } catch {
-      // not yet listening
+  for (const role of roles) {
+    const child = spawn(process.execPath, ['src/main.ts', role], {
+      cwd: root,
+      env: {
+        ...process.env,
+        DATABASE_URL: process.env.BENCH_DATABASE_URL ?? '',
+        POSTHORN_DATA_DIR: dataDir,
+        PORT: String(port),
+        POSTHORN_RATE_LIMIT: '0',
+        LOG_LEVEL: 'warn',
+        ...env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout?.on('data', (d) => (output += d));
+    child.stderr?.on('data', (d) => (output += d));
+    children.push(child);
+    // the first process owns the embedded database: wait until it answers before starting the next
+    const deadline = Date.now() + 90_000;
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`posthorn ${role} exited early:\n${output}`);
+      if (Date.now() > deadline) throw new Error(`posthorn ${role} did not start:\n${output}`);
+      if (role === 'worker') {
+        await new Promise((r) => setTimeout(r, 3000)); // no port to poll: give it time to connect
+        break;
+      }
+      try {
+        if ((await fetch(`${url}/v1/`)).ok) break;
+      } catch {
+        // not yet listening
+      }
+      await new Promise((r) => setTimeout(r, 200));
     }
-    await new Promise((r) => setTimeout(r, 200));
   }
   return {
     url,
     databaseUrl() {
       if (process.env.BENCH_DATABASE_URL) return process.env.BENCH_DATABASE_URL;
-      const owner = JSON.parse(readFileSync(path.join(dataDir, 'embedded-pg.json'), 'utf8')) as {
-        url: string;
-      };
+      const owner = JSON.parse(readFileSync(path.join(dataDir, 'embedded-pg.json'), 'utf8')) as { url: string };
       return owner.url.replace(/\/postgres$/, '/posthorn');
     },
     async stop() {
-      const exited = new Promise((resolve) => child.on('exit', resolve));
-      child.kill('SIGTERM');
-      await Promise.race([exited, new Promise((r) => setTimeout(r, 20_000))]);
-      if (child.exitCode === null) child.kill('SIGKILL');
+      // the database owner last, so the others can finish their work
+      for (const child of [...children].reverse()) {
+        const exited = new Promise((resolve) => child.on('exit', resolve));
+        child.kill('SIGTERM');
+        await Promise.race([exited, new Promise((r) => setTimeout(r, 20_000))]);
+        if (child.exitCode === null) child.kill('SIGKILL');
+      }
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
@@ -73,10 +83,7 @@ export async function startBenchServer(
 export async function json(url: string, method: string, key?: string, body?: unknown) {
   const res = await fetch(url, {
     method,
-    headers: {
-      ...(key ? { authorization: `Bearer ${key}` } : {}),
-      ...(body ? { 'content-type': 'application/json' } : {}),
-    },
+    headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...(body ? { 'content-type': 'application/json' } : {}) },
     body: body ? JSON.stringify(body) : undefined,
   });
   const text = await res.text();

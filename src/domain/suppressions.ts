@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import pg from 'pg';
 import type { Db, Tx } from '../db/database.ts';
 import { normalizeEmail } from './addresses.ts';
 import type { DomainContext } from './context.ts';
@@ -16,17 +17,27 @@ export function reasonsBlocking(stream: Stream): SuppressionReason[] {
 
 /** The subset of `emails` (lower-cased) suppressed for this stream. */
 export async function suppressedAmong(
-  db: Db | Tx,
+  db: Db | Tx | pg.Pool,
   projectId: string,
   emails: string[],
   stream: Stream,
 ): Promise<Set<string>> {
   if (emails.length === 0) return new Set();
+  const lower = [...new Set(emails.map((e) => e.toLowerCase()))];
+  if (db instanceof pg.Pool) {
+    // the accept path: a prepared statement, planned once per connection
+    const { rows } = await db.query<{ email: string }>({
+      name: 'posthorn_suppressed_among',
+      text: 'select email from suppressions where project_id = $1 and email = any($2::text[]) and reason = any($3::text[])',
+      values: [projectId, lower, reasonsBlocking(stream)],
+    });
+    return new Set(rows.map((r) => r.email));
+  }
   const rows = await db
     .selectFrom('suppressions')
     .select('email')
     .where('project_id', '=', projectId)
-    .where('email', 'in', [...new Set(emails.map((e) => e.toLowerCase()))])
+    .where('email', 'in', lower)
     .where('reason', 'in', reasonsBlocking(stream))
     .execute();
   return new Set(rows.map((r) => r.email));

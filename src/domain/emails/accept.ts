@@ -105,7 +105,7 @@ export async function acceptEmails(
   await checkSendingLimits(ctx, sender.facts, messages.length, onShared);
   const projectId = sender.facts.id;
   const allRecipients = messages.flatMap((m) => [...m.to, ...m.cc, ...m.bcc].map((r) => r.address));
-  const suppressed = await suppressedAmong(ctx.db, projectId, allRecipients, sender.stream);
+  const suppressed = await suppressedAmong(ctx.pool, projectId, allRecipients, sender.stream);
 
   if (opts.idempotency) {
     await ctx.db
