@@ -15,7 +15,11 @@ describe('POST /v1/signup', () => {
     expect(res.body.account).toMatchObject({ object: 'account', email, name: 'Ann', email_confirmed: false });
     expect(res.body.workspace).toMatchObject({ object: 'workspace', plan: 'free' });
     expect(res.body.project).toMatchObject({ object: 'project', workspace_id: res.body.workspace.id });
-    expect(res.body.project_key).toMatchObject({ scope: 'project', project_id: res.body.project.id, status: 'active' });
+    expect(res.body.project_key).toMatchObject({
+      scope: 'project',
+      project_id: res.body.project.id,
+      status: 'active',
+    });
     expect(res.body.account_key).toMatchObject({ scope: 'all_access', project_id: null });
     expect(res.body.project_key.key).toMatch(/^ph_[0-9A-Za-z]{50}$/);
     expect(res.body.account_key.key).toMatch(/^ph_[0-9A-Za-z]{50}$/);
@@ -25,7 +29,8 @@ describe('POST /v1/signup', () => {
 
     // the secrets are not stored in clear
     const stored = await server.runtime.ctx.db.selectFrom('api_keys').select('secret_hash').execute();
-    for (const row of stored) expect(row.secret_hash.toString('utf8')).not.toContain(res.body.project_key.key.slice(15, 47));
+    for (const row of stored)
+      expect(row.secret_hash.toString('utf8')).not.toContain(res.body.project_key.key.slice(15, 47));
   });
 
   it.each([
@@ -36,18 +41,28 @@ describe('POST /v1/signup', () => {
     [{ name: 'X', accept_terms: true }, /email.*required/],
     [{ email: 'x@example.com', name: '', accept_terms: true }, /name/],
   ])('refuses %j with 400 and writes nothing', async (body, message) => {
-    const before = await server.runtime.ctx.db.selectFrom('accounts').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const before = await server.runtime.ctx.db
+      .selectFrom('accounts')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     const res = await server.call('POST', '/v1/signup', { body });
     expect(res.status).toBe(400);
     expect(res.body.error).toMatch(message);
-    const after = await server.runtime.ctx.db.selectFrom('accounts').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const after = await server.runtime.ctx.db
+      .selectFrom('accounts')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     expect(Number(after.n)).toBe(Number(before.n));
   });
 
   it('refuses a second signup with the same email (any case) with 409', async () => {
     const { account } = await server.signup();
     const res = await server.call('POST', '/v1/signup', {
-      body: { email: account.email.toUpperCase().replace('EXAMPLE.COM', 'example.com'), name: 'Again', accept_terms: true },
+      body: {
+        email: account.email.toUpperCase().replace('EXAMPLE.COM', 'example.com'),
+        name: 'Again',
+        accept_terms: true,
+      },
     });
     expect(res.status).toBe(409);
     expect(res.body).toEqual({ error: expect.stringMatching(/already exists/) });
@@ -76,11 +91,17 @@ describe('POST /v1/auth/verify-email/code', () => {
     const code = await server.codeFor(result.account.email);
     const wrong = code === 'AAAAAA' ? 'BBBBBB' : 'AAAAAA';
     for (let i = 0; i < 5; i++) {
-      const res = await server.call('POST', '/v1/auth/verify-email/code', { key: result.project_key.key, body: { code: wrong } });
+      const res = await server.call('POST', '/v1/auth/verify-email/code', {
+        key: result.project_key.key,
+        body: { code: wrong },
+      });
       expect(res.status).toBe(400);
       expect(res.body.error).toMatch(/incorrect/);
     }
-    const locked = await server.call('POST', '/v1/auth/verify-email/code', { key: result.project_key.key, body: { code } });
+    const locked = await server.call('POST', '/v1/auth/verify-email/code', {
+      key: result.project_key.key,
+      body: { code },
+    });
     expect(locked.status).toBe(400);
     expect(locked.body.error).toMatch(/locked/);
   });
@@ -93,14 +114,20 @@ describe('POST /v1/auth/verify-email/code', () => {
       .set({ expires_at: new Date(Date.now() - 1000) })
       .where('account_id', '=', result.account.id)
       .execute();
-    const res = await server.call('POST', '/v1/auth/verify-email/code', { key: result.project_key.key, body: { code } });
+    const res = await server.call('POST', '/v1/auth/verify-email/code', {
+      key: result.project_key.key,
+      body: { code },
+    });
     expect(res.status).toBe(400);
     expect(res.body.error).toMatch(/expired/);
   });
 
   it('answers 400 for a malformed code and 401 without a key', async () => {
     const result = await server.signup();
-    const bad = await server.call('POST', '/v1/auth/verify-email/code', { key: result.project_key.key, body: { code: '12' } });
+    const bad = await server.call('POST', '/v1/auth/verify-email/code', {
+      key: result.project_key.key,
+      body: { code: '12' },
+    });
     expect(bad.status).toBe(400);
     expect(bad.body.error).toMatch(/six-character/);
     const anonymous = await server.call('POST', '/v1/auth/verify-email/code', { body: { code: 'ABCDEF' } });
@@ -111,7 +138,9 @@ describe('POST /v1/auth/verify-email/code', () => {
   it('resends a new code that works, once a minute at most', async () => {
     const result = await server.signup();
     await server.codeFor(result.account.email);
-    const tooSoon = await server.call('POST', '/v1/auth/verify-email/resend', { key: result.project_key.key });
+    const tooSoon = await server.call('POST', '/v1/auth/verify-email/resend', {
+      key: result.project_key.key,
+    });
     expect(tooSoon.status).toBe(429);
     expect(tooSoon.body.error).toMatch(/minute/);
     await server.runtime.ctx.db
@@ -123,7 +152,10 @@ describe('POST /v1/auth/verify-email/code', () => {
     const res = await server.call('POST', '/v1/auth/verify-email/resend', { key: result.project_key.key });
     expect(res.status).toBe(200);
     const code = await server.codeFor(result.account.email, count);
-    const ok = await server.call('POST', '/v1/auth/verify-email/code', { key: result.project_key.key, body: { code } });
+    const ok = await server.call('POST', '/v1/auth/verify-email/code', {
+      key: result.project_key.key,
+      body: { code },
+    });
     expect(ok.status).toBe(200);
   });
 });
