@@ -19,7 +19,10 @@ const sink = await startBenchSink();
 // BENCH_ROLES=start runs every role in one process (npm start); the default runs API and worker as
 // two processes on the same database, as a deployment scales
 const roles = (process.env.BENCH_ROLES ?? 'api,worker').split(',');
-const server = await startBenchServer({ POSTHORN_SMTP_RELAY: sink.url, POSTHORN_WORKER_CONCURRENCY: '8' }, roles);
+const server = await startBenchServer(
+  { POSTHORN_SMTP_RELAY: sink.url, POSTHORN_WORKER_CONCURRENCY: '8' },
+  roles,
+);
 let failed = false;
 try {
   const signup = await json(`${server.url}/v1/signup`, 'POST', undefined, {

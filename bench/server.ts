@@ -20,7 +20,10 @@ export interface BenchServer {
  * fresh embedded PostgreSQL (started by the first process, joined by the others) unless
  * BENCH_DATABASE_URL is set.
  */
-export async function startBenchServer(env: Record<string, string> = {}, roles = ['start']): Promise<BenchServer> {
+export async function startBenchServer(
+  env: Record<string, string> = {},
+  roles = ['start'],
+): Promise<BenchServer> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'posthorn-bench-'));
   const port = await freePort();
   let output = '';
@@ -64,7 +67,9 @@ export async function startBenchServer(env: Record<string, string> = {}, roles =
     url,
     databaseUrl() {
       if (process.env.BENCH_DATABASE_URL) return process.env.BENCH_DATABASE_URL;
-      const owner = JSON.parse(readFileSync(path.join(dataDir, 'embedded-pg.json'), 'utf8')) as { url: string };
+      const owner = JSON.parse(readFileSync(path.join(dataDir, 'embedded-pg.json'), 'utf8')) as {
+        url: string;
+      };
       return owner.url.replace(/\/postgres$/, '/posthorn');
     },
     async stop() {
@@ -83,7 +88,10 @@ export async function startBenchServer(env: Record<string, string> = {}, roles =
 export async function json(url: string, method: string, key?: string, body?: unknown) {
   const res = await fetch(url, {
     method,
-    headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...(body ? { 'content-type': 'application/json' } : {}) },
+    headers: {
+      ...(key ? { authorization: `Bearer ${key}` } : {}),
+      ...(body ? { 'content-type': 'application/json' } : {}),
+    },
     body: body ? JSON.stringify(body) : undefined,
   });
   const text = await res.text();

@@ -75,14 +75,16 @@ describe('workspaces', () => {
     expect(me.status).toBe(200);
   });
 
-  it.each([[{}], [{ name: '' }], [{ name: '   ' }], [{ name: 42 }]])(
-    'POST /v1/workspaces %j is 400 {error}',
-    async (body) => {
-      const before = (await as(eve).get('/v1/workspaces')).body.data.length;
-      expectError(await as(eve).post('/v1/workspaces', body), 400, /name/);
-      expect((await as(eve).get('/v1/workspaces')).body.data.length).toBe(before);
-    },
-  );
+  it.each([
+    [{}],
+    [{ name: '' }],
+    [{ name: '   ' }],
+    [{ name: 42 }],
+  ])('POST /v1/workspaces %j is 400 {error}', async (body) => {
+    const before = (await as(eve).get('/v1/workspaces')).body.data.length;
+    expectError(await as(eve).post('/v1/workspaces', body), 400, /name/);
+    expect((await as(eve).get('/v1/workspaces')).body.data.length).toBe(before);
+  });
 });
 
 describe('projects', () => {
@@ -142,48 +144,51 @@ describe('projects', () => {
 });
 
 describe('project API keys', () => {
-  it.each([30, 90, 365, undefined, null])(
-    'creates a key with expires_in_days=%s; the secret is shown once and works',
-    async (days) => {
-      const body =
-        days === undefined
-          ? { name: `k${days}`, extra: 'x', expires_at: '2000-01-01T00:00:00Z' }
-          : { name: `k${days}`, expires_in_days: days, extra: 'x' };
-      const res = await as(ann).post(`/v1/projects/${ann.project.id}/api-keys`, body);
-      expect(res.status).toBe(200);
-      expect(res.body).toMatchObject({
-        object: 'api_key',
-        name: `k${days}`,
-        scope: 'project',
-        project_id: ann.project.id,
-        status: 'active',
-      });
-      expect(res.body).not.toHaveProperty('extra');
-      expect(res.body.key).toMatch(/^ph_[0-9A-Za-z]{50}$/);
-      expectExpiry(res.body, days);
-      const me = await server.call('GET', '/v1/me', { key: res.body.key });
-      expect(me.status).toBe(200);
-      expect(me.body.project.id).toBe(ann.project.id);
-      const list = await as(ann).get(`/v1/projects/${ann.project.id}/api-keys`);
-      const listed = list.body.data.find((k: { id: string }) => k.id === res.body.id);
-      expect(listed).toMatchObject({ name: `k${days}`, status: 'active' });
-      for (const k of list.body.data) expect(k).not.toHaveProperty('key');
-      expect(JSON.stringify(list.body)).not.toContain(res.body.key);
-    },
-  );
+  it.each([
+    30,
+    90,
+    365,
+    undefined,
+    null,
+  ])('creates a key with expires_in_days=%s; the secret is shown once and works', async (days) => {
+    const body =
+      days === undefined
+        ? { name: `k${days}`, extra: 'x', expires_at: '2000-01-01T00:00:00Z' }
+        : { name: `k${days}`, expires_in_days: days, extra: 'x' };
+    const res = await as(ann).post(`/v1/projects/${ann.project.id}/api-keys`, body);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      object: 'api_key',
+      name: `k${days}`,
+      scope: 'project',
+      project_id: ann.project.id,
+      status: 'active',
+    });
+    expect(res.body).not.toHaveProperty('extra');
+    expect(res.body.key).toMatch(/^ph_[0-9A-Za-z]{50}$/);
+    expectExpiry(res.body, days);
+    const me = await server.call('GET', '/v1/me', { key: res.body.key });
+    expect(me.status).toBe(200);
+    expect(me.body.project.id).toBe(ann.project.id);
+    const list = await as(ann).get(`/v1/projects/${ann.project.id}/api-keys`);
+    const listed = list.body.data.find((k: { id: string }) => k.id === res.body.id);
+    expect(listed).toMatchObject({ name: `k${days}`, status: 'active' });
+    for (const k of list.body.data) expect(k).not.toHaveProperty('key');
+    expect(JSON.stringify(list.body)).not.toContain(res.body.key);
+  });
 
-  it.each(['all_access', 'bogus'])(
-    'ignores an unknown `scope: %j`: the account API creates a project key',
-    async (scope) => {
-      const res = await as(ann).post(`/v1/projects/${ann.project.id}/api-keys`, {
-        name: `scoped ${scope}`,
-        scope,
-      });
-      expect(res.status, JSON.stringify(res.body)).toBe(200);
-      expect(res.body).toMatchObject({ scope: 'project', project_id: ann.project.id });
-      expectError(await server.call('GET', '/v1/workspaces', { key: res.body.key }), 401, /all-access/);
-    },
-  );
+  it.each([
+    'all_access',
+    'bogus',
+  ])('ignores an unknown `scope: %j`: the account API creates a project key', async (scope) => {
+    const res = await as(ann).post(`/v1/projects/${ann.project.id}/api-keys`, {
+      name: `scoped ${scope}`,
+      scope,
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body).toMatchObject({ scope: 'project', project_id: ann.project.id });
+    expectError(await server.call('GET', '/v1/workspaces', { key: res.body.key }), 401, /all-access/);
+  });
 
   it.each([
     [{ name: 'k', expires_in_days: 7 }, /expires_in_days/],
@@ -309,16 +314,19 @@ describe('request history', () => {
     expect(project.body.data[0].project_id).toBe(solo.project.id);
   });
 
-  it.each(['limit=0', 'limit=101', 'offset=-1', 'limit=abc', 'offset=xyz'])(
-    'GET /requests?%s is 400 {error}',
-    async (query) => {
-      expectError(
-        await as(ann).get(`/v1/api-keys/${ann.project_key.id}/requests?${query}`),
-        400,
-        /limit|offset/,
-      );
-    },
-  );
+  it.each([
+    'limit=0',
+    'limit=101',
+    'offset=-1',
+    'limit=abc',
+    'offset=xyz',
+  ])('GET /requests?%s is 400 {error}', async (query) => {
+    expectError(
+      await as(ann).get(`/v1/api-keys/${ann.project_key.id}/requests?${query}`),
+      400,
+      /limit|offset/,
+    );
+  });
 });
 
 describe('dashboard API (/api)', () => {
@@ -377,25 +385,27 @@ describe('dashboard API (/api)', () => {
     expectError(await verify({ email: dan.account.email, code }), 400);
   });
 
-  it.each([30, 90, 365, undefined])(
-    'creates a team key with expires_in_days=%s that works on GET /v1/me',
-    async (days) => {
-      const extra = days ? { expires_in_days: days } : {};
-      const res = await team(dan.project.id, token, { name: `dash ${days}`, ...extra, junk: true });
-      expect(res.status, JSON.stringify(res.body)).toBe(200);
-      expect(res.body).toMatchObject({
-        name: `dash ${days}`,
-        scope: 'project',
-        project_id: dan.project.id,
-        status: 'active',
-      });
-      expect(res.body).not.toHaveProperty('junk');
-      expectExpiry(res.body, days);
-      const me = await server.call('GET', '/v1/me', { key: res.body.key });
-      expect(me.status).toBe(200);
-      expect(me.body.project.id).toBe(dan.project.id);
-    },
-  );
+  it.each([
+    30,
+    90,
+    365,
+    undefined,
+  ])('creates a team key with expires_in_days=%s that works on GET /v1/me', async (days) => {
+    const extra = days ? { expires_in_days: days } : {};
+    const res = await team(dan.project.id, token, { name: `dash ${days}`, ...extra, junk: true });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body).toMatchObject({
+      name: `dash ${days}`,
+      scope: 'project',
+      project_id: dan.project.id,
+      status: 'active',
+    });
+    expect(res.body).not.toHaveProperty('junk');
+    expectExpiry(res.body, days);
+    const me = await server.call('GET', '/v1/me', { key: res.body.key });
+    expect(me.status).toBe(200);
+    expect(me.body.project.id).toBe(dan.project.id);
+  });
 
   it('team key creation refuses expires_in_days 7 (400), an API key as session (401), no auth (401), another team (404)', async () => {
     const id = dan.project.id;

@@ -47,12 +47,14 @@ describe('API key authentication', () => {
     expectError(await me(), 401, /Missing API key/);
   });
 
-  it.each([['Basic dXNlcjpwYXNz'], ['Bearer'], ['Bearer two tokens'], ['Token ph_abc']])(
-    'answers 401 {error} for the malformed Authorization header %j',
-    async (header) => {
-      expectError(await me(undefined, { authorization: header }), 401, /Malformed Authorization header/);
-    },
-  );
+  it.each([
+    ['Basic dXNlcjpwYXNz'],
+    ['Bearer'],
+    ['Bearer two tokens'],
+    ['Token ph_abc'],
+  ])('answers 401 {error} for the malformed Authorization header %j', async (header) => {
+    expectError(await me(undefined, { authorization: header }), 401, /Malformed Authorization header/);
+  });
 
   it('accepts the Bearer scheme case-insensitively (so the header check is not simply refusing all)', async () => {
     const res = await me(undefined, { authorization: `bearer ${owner.project_key.key}` });
@@ -146,13 +148,13 @@ describe('API key authentication', () => {
     expect(ok.body.project.id).toBe(owner.project.id);
   });
 
-  it.each(['/v1/workspaces', '/v1/projects'])(
-    'a project key on GET %s is 401 {error} naming the all-access scope',
-    async (path) => {
-      expectError(await server.call('GET', path, { key: owner.project_key.key }), 401, /all-access/);
-      expect((await server.call('GET', path, { key: owner.account_key.key })).status).toBe(200);
-    },
-  );
+  it.each([
+    '/v1/workspaces',
+    '/v1/projects',
+  ])('a project key on GET %s is 401 {error} naming the all-access scope', async (path) => {
+    expectError(await server.call('GET', path, { key: owner.project_key.key }), 401, /all-access/);
+    expect((await server.call('GET', path, { key: owner.account_key.key })).status).toBe(200);
+  });
 
   it('a project key cannot create, rotate or revoke keys (401 {error} naming the all-access scope)', async () => {
     const key = owner.project_key.key;
