@@ -7,7 +7,7 @@ import { json, machine, startBenchServer } from './server.ts';
 const seconds = Number(process.env.BENCH_SECONDS ?? 15);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
 
-const server = await startBenchServer();
+const server = await startBenchServer({}, (process.env.BENCH_ROLES ?? 'start').split(','));
 let failed = false;
 try {
   const signup = await json(`${server.url}/v1/signup`, 'POST', undefined, {

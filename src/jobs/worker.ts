@@ -5,6 +5,7 @@ import type { Transport } from '../delivery/transport.ts';
 import type { DomainContext } from '../domain/context.ts';
 import { deliverEmailTask } from './deliver-email.ts';
 import { watchWorkerLiveness } from './liveness.ts';
+import { maintenanceTask } from './maintenance.ts';
 import { sendSystemEmailTask } from './send-system-email.ts';
 
 export interface WorkerDeps {
@@ -23,6 +24,7 @@ export function taskList(deps: WorkerDeps) {
       systemFrom: deps.ctx.config.systemFrom,
     }),
     deliver_email: deliverEmailTask(deps),
+    maintenance: maintenanceTask({ db: deps.ctx.db }),
   };
 }
 
@@ -38,6 +40,7 @@ export async function startWorker(deps: WorkerDeps): Promise<Runner> {
     noHandleSignals: true,
     pollInterval: 1000,
     events,
+    crontab: '7 * * * * maintenance',
     logger: new Logger((scope) => (level, message, meta) => {
       if (level === 'error' || level === 'warning') deps.log.warn({ scope, meta }, message);
     }),
