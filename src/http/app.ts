@@ -36,6 +36,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     logController: new LogController({ disableRequestLogging: true }),
   });
   app.setValidatorCompiler(validatorCompiler);
+  // the API speaks JSON only: anything else is a clear 415, not a confusing validation error
+  app.removeContentTypeParser('text/plain');
   installErrorHandling(app);
 
   const endpoints: { method: string; path: string; summary: string; auth: string }[] = [];
