@@ -30,9 +30,10 @@ export function describeValidationError(errors: ErrorObject[], part: string | un
   const last = errors[errors.length - 1];
   if (last.keyword === 'anyOf' || last.keyword === 'oneOf') {
     // a union: say which shapes are accepted instead of the first branch's complaint
-    const types = errors
-      .filter((x) => x.instancePath === last.instancePath && x.keyword === 'type')
-      .map((x) => String(x.params.type));
+    const here = errors.filter((x) => x.instancePath === last.instancePath && x !== last);
+    const other = here.find((x) => x.keyword !== 'type');
+    if (other) return describeValidationError([other], part);
+    const types = here.map((x) => String(x.params.type));
     if (types.length > 0) {
       return describeValidationError([{ ...last, keyword: 'type', params: { type: types.join(',') } }], part);
     }

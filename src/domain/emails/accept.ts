@@ -271,12 +271,10 @@ const USAGE_SHARDS = 16;
 
 /**
  * Writes one (or several merged) accepts: rows, events, usage and delivery jobs in ONE statement
- * (atomic on its own, one round trip); attachments, when there are any, go first in the same
+ * (atomic on its own, one round trip); attachments, when there are any, follow in the same
  * transaction, so `db` must then be a transaction.
  */
 export async function applyWrite(db: Db | Tx, write: EmailWrite): Promise<void> {
-  if (write.attachments.length > 0)
-    await db.insertInto('email_attachments').values(write.attachments).execute();
   const jobs: JobSpec[] = [...write.jobs];
   for (let i = 0; i < write.immediate.length; i += JOB_CHUNK) {
     jobs.push({ task: 'deliver_email', payload: { ids: write.immediate.slice(i, i + JOB_CHUNK) } });
@@ -301,6 +299,8 @@ export async function applyWrite(db: Db | Tx, write: EmailWrite): Promise<void> 
     ${jobs.length > 0 ? sql`select count(*) from graphile_worker.add_jobs(${jobSpecs(jobs)})` : sql`select 1`}`.execute(
     db,
   );
+  if (write.attachments.length > 0)
+    await db.insertInto('email_attachments').values(write.attachments).execute();
 }
 
 /**

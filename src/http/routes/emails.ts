@@ -15,8 +15,9 @@ import { SIMULATOR_DOMAIN } from '../../mail/simulator.ts';
 import { authOf, projectFactsOf, projectOf } from '../auth.ts';
 import { bearerSecurity, errors, IdParams, Nullable, PageQuery, page } from '../schemas.ts';
 
-const Recipients = Type.Union([Type.String(), Type.Array(Type.String(), { maxItems: 50 })], {
-  description: 'an address, "Name <address>", or an array of them',
+const Recipients = Type.Union([Type.String(), Type.Array(Type.String())], {
+  description:
+    'an address, "Name <address>", or an array of them (50 recipients at most over to, cc and bcc)',
 });
 
 export const EmailInputSchema = Type.Object({

@@ -1,0 +1,39 @@
+import { expect } from 'vitest';
+import type { TestServer } from './server.ts';
+
+export const FROM = 'Posthorn Tests <onboarding@posthorn.localhost>';
+
+export function expectError(res: { status: number; body: any }, status: number, message?: RegExp) {
+  expect(res.status).toBe(status);
+  expect(Object.keys(res.body)).toEqual(['error']);
+  expect(typeof res.body.error).toBe('string');
+  if (message) expect(res.body.error).toMatch(message);
+}
+
+/** Polls GET /v1/emails/{id} until the status is reached (or fails with the last state seen). */
+export async function waitForStatus(
+  server: TestServer,
+  key: string,
+  id: string,
+  status: string,
+  timeoutMs = 20_000,
+) {
+  const deadline = Date.now() + timeoutMs;
+  let last: any;
+  while (Date.now() < deadline) {
+    last = (await server.call('GET', `/v1/emails/${id}`, { key })).body;
+    if (last.status === status) return last;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(
+    `email ${id} never reached ${status}; last: ${JSON.stringify(last?.status)} ${JSON.stringify(last?.events)}`,
+  );
+}
+
+export async function countEmails(server: TestServer): Promise<number> {
+  const row = await server.runtime.ctx.db
+    .selectFrom('emails')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
