@@ -1,14 +1,8 @@
-import { expect } from 'vitest';
 import type { TestServer } from './server.ts';
 
-export const FROM = 'Posthorn Tests <onboarding@posthorn.localhost>';
+export { expectError } from './assertions.ts';
 
-export function expectError(res: { status: number; body: any }, status: number, message?: RegExp) {
-  expect(res.status).toBe(status);
-  expect(Object.keys(res.body)).toEqual(['error']);
-  expect(typeof res.body.error).toBe('string');
-  if (message) expect(res.body.error).toMatch(message);
-}
+export const FROM = 'Posthorn Tests <onboarding@posthorn.localhost>';
 
 /** Polls GET /v1/emails/{id} until the status is reached (or fails with the last state seen). */
 export async function waitForStatus(

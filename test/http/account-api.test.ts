@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectError } from '../helpers/assertions.ts';
 import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
 import { codeIn } from '../helpers/smtp-sink.ts';
 
@@ -10,15 +11,6 @@ beforeAll(async () => {
   [ann, eve] = await Promise.all([server.signup(), server.signup()]);
 });
 afterAll(() => server?.close());
-
-type Res = Awaited<ReturnType<TestServer['call']>>;
-
-function expectError(res: Res, status: number, message?: RegExp) {
-  expect(res.status, JSON.stringify(res.body)).toBe(status);
-  expect(Object.keys(res.body ?? {})).toEqual(['error']);
-  expect(typeof res.body.error).toBe('string');
-  if (message) expect(res.body.error).toMatch(message);
-}
 
 const as = (who: SignupResult) => ({
   get: (path: string, headers?: Record<string, string>) =>

@@ -1,6 +1,7 @@
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setWorkspacePlan } from '../../src/domain/workspaces.ts';
+import { expectError } from '../helpers/assertions.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 let server: TestServer;
@@ -8,13 +9,6 @@ beforeAll(async () => {
   server = await startTestServer();
 });
 afterAll(() => server?.close());
-
-function expectError(res: { status: number; body: any }, status: number, message?: RegExp) {
-  expect(res.status).toBe(status);
-  expect(Object.keys(res.body)).toEqual(['error']);
-  expect(typeof res.body.error).toBe('string');
-  if (message) expect(res.body.error).toMatch(message);
-}
 
 describe('common rules', () => {
   it('GET /v1/ lists the endpoints without a key', async () => {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatKey, newKeyId, newSecret } from '../../src/domain/keys/token.ts';
+import { expectError } from '../helpers/assertions.ts';
 import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
 
 let server: TestServer;
@@ -9,17 +10,6 @@ beforeAll(async () => {
   owner = await server.signup();
 });
 afterAll(() => server?.close());
-
-type Res = Awaited<ReturnType<TestServer['call']>>;
-
-/** A failure: the status, and a body that is exactly {error: string} (optionally matching). */
-function expectError(res: Res, status: number, message?: RegExp) {
-  expect(res.status, JSON.stringify(res.body)).toBe(status);
-  expect(Object.keys(res.body ?? {})).toEqual(['error']);
-  expect(typeof res.body.error).toBe('string');
-  expect(res.body.error.length).toBeGreaterThan(0);
-  if (message) expect(res.body.error).toMatch(message);
-}
 
 /** Creates a project key in a project through the account API (with the account's all-access key). */
 async function createKey(account: SignupResult, projectId: string, body: Record<string, unknown> = {}) {
