@@ -30,7 +30,7 @@ async function poll<T>(fn: () => Promise<T>, done: (v: T) => boolean, timeoutMs 
 
 const DAY = 86_400_000;
 const NIL = '00000000-0000-4000-8000-000000000000';
-const ids = (r: Res) => r.body.data.map((x: { id: string }) => x.id);
+const ids = (r: { body: any }) => r.body.data.map((x: { id: string }) => x.id);
 
 function expectExpiry(key: { expires_at: string | null }, days?: number | null) {
   if (!days) return expect(key.expires_at).toBeNull();
