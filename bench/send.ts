@@ -4,9 +4,9 @@
 //   (3) end to end: DKIM-signed messages delivered to the sink per second, next to nodemailer
 //       sending straight to the same sink (the ceiling), and the ratio.
 // Run: node bench/send.ts   (BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_E2E_MESSAGES to change the load)
-import autocannon from 'autocannon';
 import nodemailer from 'nodemailer';
 import pg from 'pg';
+import { load } from './load.ts';
 import { json, machine, startBenchServer } from './server.ts';
 import { startBenchSink } from './sink.ts';
 
@@ -51,35 +51,16 @@ try {
   const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
 
   // (1) single messages
-  await autocannon({
-    url: `${server.url}/v1/emails`,
-    method: 'POST',
-    headers,
-    body: JSON.stringify(message('warm')),
-    connections,
-    duration: 2,
-  });
-  const single = await autocannon({
-    url: `${server.url}/v1/emails`,
-    method: 'POST',
-    headers,
-    body: JSON.stringify(message('single')),
-    connections,
-    duration: seconds,
-  });
-  const singleErrors = single.non2xx + single.errors + single.timeouts;
+  const post = (path: string, body: string, conns: number, secs: number) =>
+    load({ url: `${server.url}${path}`, method: 'POST', headers, body, connections: conns, seconds: secs });
+  await post('/v1/emails', JSON.stringify(message('warm')), connections, 2);
+  const single = await post('/v1/emails', JSON.stringify(message('single')), connections, seconds);
+  const singleErrors = single.errors;
 
   // (2) batches of 100
   const batchBody = JSON.stringify(Array.from({ length: 100 }, (_, i) => message(i)));
-  const batch = await autocannon({
-    url: `${server.url}/v1/emails/batch`,
-    method: 'POST',
-    headers,
-    body: batchBody,
-    connections: 8,
-    duration: seconds,
-  });
-  const batchErrors = batch.non2xx + batch.errors + batch.timeouts;
+  const batch = await post('/v1/emails/batch', batchBody, 8, seconds);
+  const batchErrors = batch.errors;
 
   // let the worker drain what (1) and (2) queued before measuring delivery alone
   const backlog = async () =>
@@ -140,18 +121,18 @@ try {
 
   const e2eRate = e2eMessages / e2eSeconds;
   const directRate = e2eMessages / directSeconds;
-  const batchRate = batch.requests.average * 100;
+  const batchRate = batch.rps * 100;
   console.log(`Sending benchmark, ${machine()}, processes: ${roles.join(' + ')}`);
-  console.log(`(1) POST /v1/emails, ${connections} connections, ${seconds} s:`);
+  console.log(`(1) POST /v1/emails, ${connections} connections, ${seconds} s, load from ${single.tool}:`);
   console.log(
-    `    accepted/s avg ${single.requests.average.toFixed(0)}; latency ms p50 ${single.latency.p50} p90 ${single.latency.p90} p99 ${single.latency.p99}; errors ${singleErrors}`,
+    `    accepted/s ${single.rps.toFixed(0)}; latency ms p50 ${single.p50} p90 ${single.p90} p99 ${single.p99}; errors ${singleErrors}`,
   );
   console.log(`(2) POST /v1/emails/batch (100 messages), 8 connections, ${seconds} s:`);
   console.log(
-    `    messages accepted/s avg ${batchRate.toFixed(0)}; request latency ms p50 ${batch.latency.p50} p99 ${batch.latency.p99}; errors ${batchErrors}`,
+    `    messages accepted/s ${batchRate.toFixed(0)}; request latency ms p50 ${batch.p50} p99 ${batch.p99}; errors ${batchErrors}`,
   );
   console.log(
-    `    (backlog of ${(single.requests.total + batch.requests.total * 100).toLocaleString()} messages drained in ${drainedIn.toFixed(1)} s)`,
+    `    (backlog of ${(single.total + batch.total * 100).toLocaleString()} messages drained in ${drainedIn.toFixed(1)} s)`,
   );
   console.log(
     `(3) end to end, ${e2eMessages} DKIM-signed messages: accepted in ${acceptedIn.toFixed(1)} s, all in the sink after ${e2eSeconds.toFixed(1)} s${complete ? '' : ' (INCOMPLETE)'}`,
@@ -163,7 +144,7 @@ try {
     `    distinct Message-IDs received ${sink.messageIds.size}; messages marked sent ${dkimSigned}`,
   );
   console.log(
-    `targets: single >= 1500/s ${single.requests.average >= 1500 ? 'met' : 'NOT met'}, p99 < 100 ms ${single.latency.p99 < 100 ? 'met' : 'NOT met'}, batch >= 10000/s ${batchRate >= 10_000 ? 'met' : 'NOT met'}, end to end >= 1000/s ${e2eRate >= 1000 ? 'met' : 'NOT met'}`,
+    `targets: single >= 1500/s ${single.rps >= 1500 ? 'met' : 'NOT met'}, p99 < 100 ms ${single.p99 < 100 ? 'met' : 'NOT met'}, batch >= 10000/s ${batchRate >= 10_000 ? 'met' : 'NOT met'}, end to end >= 1000/s ${e2eRate >= 1000 ? 'met' : 'NOT met'}`,
   );
   failed = !complete || singleErrors > 0 || batchErrors > 0;
 } finally {

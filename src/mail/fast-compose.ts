@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import addressparser from 'nodemailer/lib/addressparser';
 import { encodeWords, foldLines, isPlainText, quoteString } from 'nodemailer/lib/mime-funcs';
 import { encode as qpEncode, wrap as qpWrap } from 'nodemailer/lib/qp';
@@ -72,7 +71,8 @@ export function composeFast(input: ComposeInput): Buffer {
       qp(parts[0].body),
     );
   } else {
-    const boundary = `--_posthorn_${randomBytes(12).toString('hex')}`;
+    // unique per message without a call into the random source: the Message-ID is already unique
+    const boundary = `--_posthorn_${input.messageId.replace(/[^A-Za-z0-9]/g, '')}`;
     lines.push(`Content-Type: multipart/alternative; boundary="${boundary}"`, '');
     for (const part of parts) {
       lines.push(
