@@ -2,7 +2,7 @@
 // machine, then proof that revocation takes effect on the very next request.
 // Run: npm run bench:api   (BENCH_SECONDS, BENCH_CONNECTIONS; BENCH_LOADGEN=autocannon to skip wrk)
 import { load } from './load.ts';
-import { json, machine, startBenchServer } from './server.ts';
+import { json, machine, signupBench, startBenchServer } from './server.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 15);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
@@ -10,14 +10,7 @@ const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const server = await startBenchServer({}, (process.env.BENCH_ROLES ?? 'start').split(','));
 let failed = false;
 try {
-  const signup = await json(`${server.url}/v1/signup`, 'POST', undefined, {
-    email: 'bench@example.com',
-    name: 'Bench',
-    accept_terms: true,
-  });
-  const key: string = signup.body.project_key.key;
-  const accountKey: string = signup.body.account_key.key;
-  const projectId: string = signup.body.project.id;
+  const { key, accountKey, projectId } = await signupBench(server);
   const run = (s: number) =>
     load({
       url: `${server.url}/v1/me`,

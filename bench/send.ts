@@ -7,7 +7,7 @@
 import nodemailer from 'nodemailer';
 import pg from 'pg';
 import { load } from './load.ts';
-import { json, machine, startBenchServer } from './server.ts';
+import { json, machine, signupBench, startBenchServer } from './server.ts';
 import { startBenchSink } from './sink.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
@@ -25,12 +25,7 @@ const server = await startBenchServer(
 );
 let failed = false;
 try {
-  const signup = await json(`${server.url}/v1/signup`, 'POST', undefined, {
-    email: 'bench@example.com',
-    name: 'Bench',
-    accept_terms: true,
-  });
-  const key: string = signup.body.project_key.key;
+  const { key, projectId } = await signupBench(server);
   // set-up the API has no door for yet: a confirmed account on the unlimited plan with a verified domain
   const db = new pg.Client({ connectionString: server.databaseUrl() });
   await db.connect();
@@ -38,7 +33,7 @@ try {
   await db.query(`update workspaces set plan = 'unlimited'`);
   await db.query(
     `insert into domains (project_id, name, status, verified_at) values ($1, $2, 'verified', now())`,
-    [signup.body.project.id, DOMAIN],
+    [projectId, DOMAIN],
   );
 
   const message = (i: number | string) => ({

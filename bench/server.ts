@@ -101,3 +101,24 @@ export async function json(url: string, method: string, key?: string, body?: unk
 export function machine(): string {
   return `${process.platform} ${process.arch}, ${(globalThis as { navigator?: { hardwareConcurrency?: number } }).navigator?.hardwareConcurrency ?? '?'} cores, Node ${process.version}`;
 }
+
+export interface BenchAccount {
+  key: string;
+  accountKey: string;
+  projectId: string;
+}
+
+/** Signs up the benchmark's account through the API. */
+export async function signupBench(server: BenchServer): Promise<BenchAccount> {
+  const res = await json(`${server.url}/v1/signup`, 'POST', undefined, {
+    email: 'bench@example.com',
+    name: 'Bench',
+    accept_terms: true,
+  });
+  if (res.status !== 200) throw new Error(`signup failed: ${JSON.stringify(res.body)}`);
+  return {
+    key: res.body.project_key.key,
+    accountKey: res.body.account_key.key,
+    projectId: res.body.project.id,
+  };
+}
