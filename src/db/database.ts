@@ -26,6 +26,8 @@ export function connectDatabase(url: string, max = 20): DatabaseHandle {
     db,
     async close() {
       await db.destroy();
+      // Kysely ends the pool only if it ever ran a query through it
+      if (!pool.ended) await pool.end();
     },
   };
 }

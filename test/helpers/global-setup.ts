@@ -38,15 +38,18 @@ export default async function setup(project: TestProject) {
   project.provide('pgTemplate', template);
 
   return async () => {
-    const { rows } = await admin.pool.query<{ datname: string }>(
-      `select datname from pg_database where datname like $1`,
-      [`t_${process.pid}_%`],
-    );
-    for (const r of rows)
-      await admin.pool.query(`drop database if exists ${r.datname} with (force)`).catch(() => {});
-    await admin.pool.query(`drop database if exists ${template} with (force)`);
-    await admin.close();
-    await embedded?.stop();
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    try {
+      const { rows } = await admin.pool.query<{ datname: string }>(
+        'select datname from pg_database where datname like $1',
+        [`t_${process.pid}_%`],
+      );
+      for (const r of rows)
+        await admin.pool.query(`drop database if exists ${r.datname} with (force)`).catch(() => {});
+      await admin.pool.query(`drop database if exists ${template} with (force)`);
+    } finally {
+      await admin.close();
+      await embedded?.stop();
+      if (dir) rmSync(dir, { recursive: true, force: true });
+    }
   };
 }

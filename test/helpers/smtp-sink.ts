@@ -48,6 +48,8 @@ export async function startSmtpSink(): Promise<SmtpSink> {
       });
     },
   });
+  // a client that dies mid-session (a killed worker) resets its connection: not the sink's problem
+  server.on('error', () => {});
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.server.address() as { port: number }).port;
   sink.port = port;
