@@ -15,6 +15,10 @@ export interface Config {
   mxPort: number;
   dnsServers: string[];
   sharedDomain: string;
+  /** The SPF record customers include (`include:` this host). */
+  spfInclude: string;
+  /** The MX host of return-path subdomains (where bounces come back). */
+  inboundHost: string;
   systemFrom: string;
   secret: string;
   rateLimitPerSecond: number;
@@ -111,6 +115,8 @@ export function loadConfig(env: Env = process.env): Config {
       .map((s) => s.trim())
       .filter(Boolean),
     sharedDomain,
+    spfInclude: (env.POSTHORN_SPF_INCLUDE || `_spf.${sharedDomain}`).toLowerCase(),
+    inboundHost: (env.POSTHORN_INBOUND_HOST || `mx.${sharedDomain}`).toLowerCase(),
     systemFrom: env.POSTHORN_SYSTEM_FROM || `Posthorn <no-reply@${sharedDomain}>`,
     secret: loadSecret(env, dataDir),
     rateLimitPerSecond: integer(env, 'POSTHORN_RATE_LIMIT', 100, 0, 1_000_000),

@@ -114,12 +114,28 @@ export interface MailboxMessagesTable {
   created_at: Generated<Date>;
 }
 
+export interface DomainRecord {
+  type: 'TXT' | 'MX';
+  name: string;
+  value: string;
+  priority?: number;
+  purpose: string;
+  required: boolean;
+  status: 'pending' | 'verified' | 'mismatch' | 'missing';
+  found?: string[];
+}
+
 export interface DomainsTable {
   id: Generated<string>;
   project_id: string;
   name: string;
-  status: Generated<string>;
+  status: Generated<'pending' | 'verified' | 'failed'>;
   verified_at: NullableTimestamp;
+  dkim_selector: string | null;
+  return_path: Generated<string>;
+  records: ColumnType<DomainRecord[], string | undefined, string>;
+  last_checked_at: NullableTimestamp;
+  failed_at: NullableTimestamp;
   created_at: Generated<Date>;
 }
 

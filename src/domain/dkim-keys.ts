@@ -55,3 +55,32 @@ export async function sharedDomainKey(ctx: DomainContext): Promise<DkimKey & { p
     publicBase64: row.public_key,
   };
 }
+
+/**
+ * The key to sign a project's mail from `domain`: the domain's own newest key when it is one of the
+ * project's domains, else the shared domain's key. Cached per process for a minute.
+ */
+export function createSigningKeys(ctx: DomainContext) {
+  const cache = new Map<string, { key: DkimKey; at: number }>();
+  return async (projectId: string, domain: string): Promise<DkimKey> => {
+    const id = `${projectId}:${domain}`;
+    const hit = cache.get(id);
+    if (hit && Date.now() - hit.at < 60_000) return hit.key;
+    const row = await ctx.db
+      .selectFrom('dkim_keys as k')
+      .innerJoin('domains as d', (join) =>
+        join.onRef('d.project_id', '=', 'k.project_id').onRef('d.name', '=', 'k.domain'),
+      )
+      .select(['k.domain', 'k.selector', 'k.private_key'])
+      .where('k.project_id', '=', projectId)
+      .where('k.domain', '=', domain)
+      .where('d.status', '=', 'verified')
+      .orderBy('k.created_at', 'desc')
+      .executeTakeFirst();
+    const key = row
+      ? dkimKey(row.domain, row.selector, ctx.secrets.decrypt(row.private_key).toString('utf8'))
+      : await sharedDomainKey(ctx);
+    cache.set(id, { key, at: Date.now() });
+    return key;
+  };
+}

@@ -8,6 +8,7 @@ import { authPlugin } from './auth.ts';
 import { installErrorHandling } from './errors.ts';
 import { accountRoutes } from './routes/accounts.ts';
 import { dashboardRoutes } from './routes/dashboard.ts';
+import { domainRoutes } from './routes/domains.ts';
 import { emailRoutes } from './routes/emails.ts';
 import { keyRoutes } from './routes/keys.ts';
 import { statusRoutes } from './routes/status.ts';
@@ -92,6 +93,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await v1.register(keyRoutes, deps);
       await v1.register(emailRoutes, deps);
       await v1.register(suppressionRoutes, deps);
+      await v1.register(domainRoutes, deps);
     },
     { prefix: '/v1' },
   );

@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import { DnsUnavailableError } from '../domain/dns-lookup.ts';
 import {
   AuthenticationError,
   ConflictError,
@@ -56,6 +57,7 @@ export function installErrorHandling(app: FastifyInstance) {
       }
       return reply.code(status).send({ error: error.message });
     }
+    if (error instanceof DnsUnavailableError) return reply.code(503).send({ error: error.message });
     const err = error as FastifyError;
     if (err.validation) {
       return reply

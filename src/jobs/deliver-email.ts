@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { EmailStatus, EmailsTable } from '../db/schema.ts';
 import { DeliveryError, type Transport } from '../delivery/transport.ts';
 import type { DomainContext } from '../domain/context.ts';
-import { sharedDomainKey } from '../domain/dkim-keys.ts';
+import { createSigningKeys } from '../domain/dkim-keys.ts';
 import { type SuppressionReason, suppress, suppressedAmong } from '../domain/suppressions.ts';
 import { addressOf } from '../mail/address.ts';
 import { composeMessage } from '../mail/compose.ts';
@@ -38,6 +38,10 @@ interface Outcome {
 const CLAIMABLE: EmailStatus[] = ['queued', 'scheduled', 'deferred', 'sending'];
 const SEVERITY: SimulatedOutcome[] = ['delivered', 'complained', 'deferred', 'bounced'];
 
+function domainOf(address: string): string {
+  return address.slice(address.lastIndexOf('@') + 1);
+}
+
 function bareRecipients(row: EmailRow): string[] {
   return [...row.to_addresses, ...row.cc_addresses, ...row.bcc_addresses].map(addressOf);
 }
@@ -49,12 +53,7 @@ function bareRecipients(row: EmailRow): string[] {
  * (at-least-once). Results are written back in one transaction, set-based.
  */
 export function deliverEmailTask(deps: DeliveryDeps) {
-  let keyCache: { key: DkimKey; at: number } | undefined;
-  const signingKey = async () => {
-    if (!keyCache || Date.now() - keyCache.at > 60_000)
-      keyCache = { key: await sharedDomainKey(deps.ctx), at: Date.now() };
-    return keyCache.key;
-  };
+  const signingKey = createSigningKeys(deps.ctx);
   return async (payload: unknown) => {
     const ids = (payload as { ids?: string[] }).ids ?? [];
     if (ids.length === 0) return;
@@ -87,11 +86,10 @@ export function deliverEmailTask(deps: DeliveryDeps) {
         await suppressedAmong(ctx.db, projectId, mine.flatMap(bareRecipients), mine[0].stream),
       );
     }
-    const key = await signingKey();
     const outcomes = await Promise.all(
-      rows.map((row) =>
+      rows.map(async (row) =>
         deliverOne(deps, row, {
-          key,
+          key: await signingKey(row.project_id, domainOf(row.from_address)),
           attachments: attachmentRows.filter((a) => a.email_id === row.id),
           suppressed: suppressed.get(row.project_id) as Set<string>,
         }),
@@ -156,7 +154,11 @@ async function deliverOne(
   if (real.length > 0) {
     try {
       const result = await deps.transport.send({
-        from: `bounces+${row.id}@${deps.ctx.config.sharedDomain}`,
+        // the return path aligns with the signing domain: its bounce subdomain, or the shared domain
+        from:
+          extra.key.domain === deps.ctx.config.sharedDomain
+            ? `bounces+${row.id}@${deps.ctx.config.sharedDomain}`
+            : `bounces+${row.id}@bounces.${extra.key.domain}`,
         to: real,
         raw,
         messageId: row.message_id,

@@ -1,0 +1,257 @@
+import { isIP } from 'node:net';
+import type { Selectable } from 'kysely';
+import type { DomainRecord, DomainsTable } from '../db/schema.ts';
+import { normalizeHostname } from './addresses.ts';
+import type { DomainContext } from './context.ts';
+import { dkimRecordValue, newRsaKeyPair } from './dkim-keys.ts';
+import type { DnsLookup } from './dns-lookup.ts';
+import { ConflictError, NotFoundError, ValidationError } from './errors.ts';
+import { isUuid } from './ids.ts';
+import { requireFeature } from './plans.ts';
+import { randomBase62 } from './secrets.ts';
+
+type DomainRow = Selectable<DomainsTable>;
+
+/** Validates and normalises a sending domain: lower case, IDNA to punycode, no trailing dot. */
+export function normalizeSendingDomain(input: unknown, sharedDomain: string): string {
+  if (input === undefined || input === null)
+    throw new ValidationError('`domain` is required: the domain you send from, like example.com');
+  if (typeof input !== 'string') throw new ValidationError('`domain` must be a string, like example.com');
+  const raw = input.trim().replace(/\.$/, '');
+  if (raw === '') throw new ValidationError('`domain` must not be empty');
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(raw) || raw.includes('/')) {
+    throw new ValidationError('`domain` must be a bare domain like example.com, without a scheme or path');
+  }
+  if (/\s/.test(raw)) throw new ValidationError('`domain` must not contain spaces');
+  if (raw.length > 253) throw new ValidationError('`domain` must be at most 253 characters');
+  if (isIP(raw.replace(/^\[|\]$/g, '')) !== 0)
+    throw new ValidationError('`domain` must be a domain name, not an IP address');
+  const name = normalizeHostname(raw);
+  if (!name)
+    throw new ValidationError(
+      `\`domain\` "${raw.slice(0, 100)}" is not a valid domain name (it needs at least two labels, like example.com)`,
+    );
+  if (name === 'localhost' || name.endsWith('.localhost') || name.endsWith('.local')) {
+    throw new ValidationError('`domain` must be a public domain, not a local name');
+  }
+  if (name === sharedDomain || name.endsWith(`.${sharedDomain}`)) {
+    throw new ValidationError(
+      `\`domain\` ${name} is the shared domain (or under it); add a domain of your own`,
+    );
+  }
+  return name;
+}
+
+/** The records a domain must publish: DKIM key, return-path SPF and MX (required), DMARC (recommended). */
+export function expectedRecords(
+  ctx: DomainContext,
+  row: DomainRow,
+  publicKey: string,
+): Omit<DomainRecord, 'status'>[] {
+  const returnPath = `${row.return_path}.${row.name}`;
+  return [
+    {
+      type: 'TXT',
+      name: `${row.dkim_selector}._domainkey.${row.name}`,
+      value: dkimRecordValue(publicKey),
+      purpose: 'DKIM: the public key that verifies the signature on your mail',
+      required: true,
+    },
+    {
+      type: 'TXT',
+      name: returnPath,
+      value: `v=spf1 include:${ctx.config.spfInclude} ~all`,
+      purpose: 'SPF for the return-path (bounce) domain, so SPF aligns with your From domain',
+      required: true,
+    },
+    {
+      type: 'MX',
+      name: returnPath,
+      value: ctx.config.inboundHost,
+      priority: 10,
+      purpose: 'Return path: bounces and complaints come back to Posthorn',
+      required: true,
+    },
+    {
+      type: 'TXT',
+      name: `_dmarc.${row.name}`,
+      value: `v=DMARC1; p=none; rua=mailto:dmarc@${row.name}`,
+      purpose: 'DMARC (recommended): tells receivers what to do with mail that fails; start with p=none',
+      required: false,
+    },
+  ];
+}
+
+async function publicKeyOf(ctx: DomainContext, row: DomainRow): Promise<string> {
+  const key = await ctx.db
+    .selectFrom('dkim_keys')
+    .select('public_key')
+    .where('project_id', '=', row.project_id)
+    .where('domain', '=', row.name)
+    .where('selector', '=', row.dkim_selector as string)
+    .executeTakeFirstOrThrow();
+  return key.public_key;
+}
+
+export async function presentDomain(ctx: DomainContext, row: DomainRow) {
+  const checked = new Map(row.records.map((r) => [`${r.type} ${r.name}`, r]));
+  const records = expectedRecords(ctx, row, await publicKeyOf(ctx, row)).map((r) => {
+    const last = checked.get(`${r.type} ${r.name}`);
+    return { ...r, status: last?.status ?? 'pending', ...(last?.found ? { found: last.found } : {}) };
+  });
+  return {
+    id: row.id,
+    object: 'domain' as const,
+    name: row.name,
+    status: row.status,
+    records,
+    created_at: row.created_at.toISOString(),
+    verified_at: row.verified_at?.toISOString() ?? null,
+    last_checked_at: row.last_checked_at?.toISOString() ?? null,
+  };
+}
+
+/** Adds a sending domain to a project with a new DKIM key (private half encrypted at rest). */
+export async function addDomain(
+  ctx: DomainContext,
+  project: { id: string; plan: string },
+  input: { domain?: unknown },
+) {
+  const name = normalizeSendingDomain(input.domain, ctx.config.sharedDomain);
+  requireFeature(project.plan, 'custom_domains');
+  const pair = newRsaKeyPair();
+  const selector = `ph${randomBase62(8).toLowerCase()}`;
+  try {
+    const row = await ctx.db.transaction().execute(async (tx) => {
+      const domain = await tx
+        .insertInto('domains')
+        .values({ project_id: project.id, name, dkim_selector: selector })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      await tx
+        .insertInto('dkim_keys')
+        .values({
+          project_id: project.id,
+          domain: name,
+          selector,
+          private_key: ctx.secrets.encrypt(pair.privatePem),
+          public_key: pair.publicBase64,
+        })
+        .execute();
+      return domain;
+    });
+    return presentDomain(ctx, row);
+  } catch (err) {
+    if ((err as { code?: string }).code === '23505')
+      throw new ConflictError(`${name} is already a domain of this project`);
+    throw err;
+  }
+}
+
+export async function findDomain(ctx: DomainContext, projectId: string, id: string): Promise<DomainRow> {
+  if (!isUuid(id)) throw new NotFoundError('Domain');
+  const row = await ctx.db
+    .selectFrom('domains')
+    .selectAll()
+    .where('id', '=', id)
+    .where('project_id', '=', projectId)
+    .executeTakeFirst();
+  if (!row) throw new NotFoundError('Domain');
+  return row;
+}
+
+export async function listDomains(ctx: DomainContext, projectId: string) {
+  const rows = await ctx.db
+    .selectFrom('domains')
+    .selectAll()
+    .where('project_id', '=', projectId)
+    .orderBy('created_at')
+    .execute();
+  return Promise.all(rows.map((r) => presentDomain(ctx, r)));
+}
+
+export async function deleteDomain(ctx: DomainContext, projectId: string, id: string) {
+  const row = await findDomain(ctx, projectId, id);
+  await ctx.db.transaction().execute(async (tx) => {
+    await tx
+      .deleteFrom('dkim_keys')
+      .where('project_id', '=', projectId)
+      .where('domain', '=', row.name)
+      .execute();
+    await tx.deleteFrom('domains').where('id', '=', row.id).execute();
+  });
+}
+
+const compact = (v: string) => v.replace(/\s+/g, '').toLowerCase();
+
+/** Compares one expected record with what DNS answers. */
+async function checkRecord(dns: DnsLookup, r: Omit<DomainRecord, 'status'>): Promise<DomainRecord> {
+  if (r.type === 'MX') {
+    const found = await dns.mx(r.name);
+    if (found.length === 0) return { ...r, status: 'missing' };
+    const ok = found.some((m) => m.exchange.toLowerCase().replace(/\.$/, '') === r.value);
+    return {
+      ...r,
+      status: ok ? 'verified' : 'mismatch',
+      found: found.map((m) => `${m.priority} ${m.exchange}`),
+    };
+  }
+  const txt = await dns.txt(r.name);
+  const cnames = txt.length === 0 ? [] : await dns.cname(r.name);
+  if (r.name.includes('._domainkey.')) {
+    const keys = txt.filter((t) => /(^|;)\s*p=/.test(t.joined) || t.joined.startsWith('v=DKIM1'));
+    if (keys.length === 0)
+      return { ...r, status: 'missing', ...(txt.length ? { found: txt.map((t) => t.joined) } : {}) };
+    const ok = keys.some((t) => compact(t.joined) === compact(r.value));
+    return { ...r, status: ok ? 'verified' : 'mismatch', found: keys.map((t) => t.joined) };
+  }
+  const prefix = r.value.startsWith('v=spf1') ? 'v=spf1' : 'v=DMARC1';
+  const matching = txt.filter((t) => t.joined.toLowerCase().startsWith(prefix.toLowerCase()));
+  const found = [...matching.map((t) => t.joined), ...cnames.map((c) => `CNAME ${c}`)];
+  if (matching.length === 0) return { ...r, status: 'missing', ...(found.length ? { found } : {}) };
+  if (prefix === 'v=spf1') {
+    if (matching.length > 1)
+      return {
+        ...r,
+        status: 'mismatch',
+        found: [
+          ...found,
+          `${matching.length} v=spf1 records: receivers treat that as an error; merge them into one`,
+        ],
+      };
+    const include = r.value.split(' ').find((t) => t.startsWith('include:')) as string;
+    const includes = matching[0].joined.toLowerCase().split(/\s+/).includes(include);
+    return { ...r, status: includes ? 'verified' : 'mismatch', found };
+  }
+  return { ...r, status: 'verified', found };
+}
+
+/**
+ * Looks every record up now and stores the result. The domain is verified when the required
+ * records (DKIM, return-path SPF and MX) match; a verified domain whose records stop matching is
+ * `failed`. A DNS failure (SERVFAIL, timeout) changes nothing and says so.
+ */
+export async function checkDomain(ctx: DomainContext, dns: DnsLookup, row: DomainRow) {
+  const expected = expectedRecords(ctx, row, await publicKeyOf(ctx, row));
+  const records = await Promise.all(expected.map((r) => checkRecord(dns, r)));
+  const ok = records.filter((r) => r.required).every((r) => r.status === 'verified');
+  const status = ok
+    ? 'verified'
+    : row.status === 'verified' || row.status === 'failed'
+      ? 'failed'
+      : 'pending';
+  const now = new Date();
+  const updated = await ctx.db
+    .updateTable('domains')
+    .set({
+      status,
+      records: JSON.stringify(records),
+      last_checked_at: now,
+      verified_at: ok ? (row.verified_at ?? now) : row.verified_at,
+      failed_at: status === 'failed' && row.status !== 'failed' ? now : row.failed_at,
+    })
+    .where('id', '=', row.id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return presentDomain(ctx, updated);
+}

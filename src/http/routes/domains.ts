@@ -1,0 +1,194 @@
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import type { DomainContext } from '../../domain/context.ts';
+import { createDnsLookup } from '../../domain/dns-lookup.ts';
+import {
+  addDomain,
+  checkDomain,
+  deleteDomain,
+  findDomain,
+  listDomains,
+  presentDomain,
+} from '../../domain/domains.ts';
+import { requireProjectAdmin } from '../../domain/projects.ts';
+import { projectFacts } from '../../domain/status.ts';
+import { authOf, projectFactsOf, projectOf } from '../auth.ts';
+import { bearerSecurity, errors, list, Nullable, ProjectParams } from '../schemas.ts';
+
+const RecordSchema = Type.Object({
+  type: Type.String({ enum: ['TXT', 'MX'] }),
+  name: Type.String(),
+  value: Type.String(),
+  priority: Type.Optional(Type.Integer()),
+  purpose: Type.String(),
+  required: Type.Boolean(),
+  status: Type.String({ enum: ['pending', 'verified', 'mismatch', 'missing'] }),
+  found: Type.Optional(Type.Array(Type.String(), { description: 'what DNS answered, when it differs' })),
+});
+const DomainSchema = Type.Object({
+  id: Type.String(),
+  object: Type.Literal('domain'),
+  name: Type.String(),
+  status: Type.String({ enum: ['pending', 'verified', 'failed'] }),
+  records: Type.Array(RecordSchema),
+  created_at: Type.String(),
+  verified_at: Nullable(Type.String()),
+  last_checked_at: Nullable(Type.String()),
+});
+const AddBody = Type.Object({
+  domain: Type.Unknown({ description: 'the domain you send from, like example.com' }),
+});
+const DomainParams = Type.Object({ id: Type.String() });
+
+/** Sending domains: a project key at /domains, an all-access key at /projects/{project_id}/domains. */
+export async function domainRoutes(app: FastifyInstance, { ctx }: { ctx: DomainContext }) {
+  const dns = createDnsLookup(ctx.config.dnsServers);
+  const project = { auth: 'project' as const };
+  const account = { auth: 'account' as const };
+  const tags = ['domains'];
+
+  app.get(
+    '/domains',
+    {
+      config: project,
+      schema: {
+        tags,
+        summary: "List this project's sending domains",
+        security: bearerSecurity,
+        response: { 200: list(DomainSchema), ...errors(401) },
+      },
+    },
+    async (request) => ({
+      data: await listDomains(ctx, projectOf(request)),
+    }),
+  );
+  app.post(
+    '/domains',
+    {
+      config: project,
+      schema: {
+        tags,
+        summary: 'Add a sending domain; the response lists the DNS records to publish',
+        security: bearerSecurity,
+        body: AddBody,
+        response: { 200: DomainSchema, ...errors(400, 401, 402, 409) },
+      },
+    },
+    async (request) => {
+      const facts = await projectFactsOf(request, ctx);
+      return addDomain(ctx, { id: facts.id, plan: facts.plan }, request.body as { domain?: unknown });
+    },
+  );
+  app.get(
+    '/domains/:id',
+    {
+      config: project,
+      schema: {
+        tags,
+        summary: 'A sending domain with its records',
+        security: bearerSecurity,
+        params: DomainParams,
+        response: { 200: DomainSchema, ...errors(401, 404) },
+      },
+    },
+    async (request) =>
+      presentDomain(ctx, await findDomain(ctx, projectOf(request), (request.params as { id: string }).id)),
+  );
+  app.post(
+    '/domains/:id/check',
+    {
+      config: project,
+      schema: {
+        tags,
+        summary: 'Look the records up in DNS now and update the status',
+        security: bearerSecurity,
+        params: DomainParams,
+        response: { 200: DomainSchema, ...errors(401, 404, 503) },
+      },
+    },
+    async (request) =>
+      checkDomain(ctx, dns, await findDomain(ctx, projectOf(request), (request.params as { id: string }).id)),
+  );
+  app.delete(
+    '/domains/:id',
+    {
+      config: project,
+      schema: {
+        tags,
+        summary: 'Remove a sending domain and its DKIM key',
+        security: bearerSecurity,
+        params: DomainParams,
+        response: { 204: Type.Null(), ...errors(401, 404) },
+      },
+    },
+    async (request, reply) => {
+      await deleteDomain(ctx, projectOf(request), (request.params as { id: string }).id);
+      return reply.code(204).send();
+    },
+  );
+
+  // the account API counterparts name the project in the path
+  const adminProject = async (accountId: string, projectId: string) => {
+    await requireProjectAdmin(ctx.db, accountId, projectId);
+    return projectFacts(ctx, projectId);
+  };
+  app.get(
+    '/projects/:project_id/domains',
+    {
+      config: account,
+      schema: {
+        tags: ['account API'],
+        summary: "List a project's sending domains",
+        security: bearerSecurity,
+        params: ProjectParams,
+        response: { 200: list(DomainSchema), ...errors(401, 404) },
+      },
+    },
+    async (request) => {
+      const facts = await adminProject(
+        authOf(request).accountId,
+        (request.params as { project_id: string }).project_id,
+      );
+      return { data: await listDomains(ctx, facts.id) };
+    },
+  );
+  app.post(
+    '/projects/:project_id/domains',
+    {
+      config: account,
+      schema: {
+        tags: ['account API'],
+        summary: 'Add a sending domain to a project; returns the DNS records to publish',
+        security: bearerSecurity,
+        params: ProjectParams,
+        body: AddBody,
+        response: { 200: DomainSchema, ...errors(400, 401, 402, 404, 409) },
+      },
+    },
+    async (request) => {
+      const facts = await adminProject(
+        authOf(request).accountId,
+        (request.params as { project_id: string }).project_id,
+      );
+      return addDomain(ctx, { id: facts.id, plan: facts.plan }, request.body as { domain?: unknown });
+    },
+  );
+  app.post(
+    '/projects/:project_id/domains/:id/check',
+    {
+      config: account,
+      schema: {
+        tags: ['account API'],
+        summary: "Check a project's sending domain in DNS now",
+        security: bearerSecurity,
+        params: Type.Object({ project_id: Type.String(), id: Type.String() }),
+        response: { 200: DomainSchema, ...errors(401, 404, 503) },
+      },
+    },
+    async (request) => {
+      const params = request.params as { project_id: string; id: string };
+      const facts = await adminProject(authOf(request).accountId, params.project_id);
+      return checkDomain(ctx, dns, await findDomain(ctx, facts.id, params.id));
+    },
+  );
+}

@@ -1,0 +1,205 @@
+import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectError } from '../helpers/assertions.ts';
+import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.ts';
+import { waitForStatus } from '../helpers/emails.ts';
+import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
+
+let dns: TestDnsServer;
+let server: TestServer;
+let account: SignupResult;
+let key: string;
+
+beforeAll(async () => {
+  dns = await startDnsServer();
+  server = await startTestServer({ POSTHORN_DNS_SERVERS: dns.address });
+  account = await server.signupConfirmed();
+  key = account.project_key.key;
+});
+afterAll(async () => {
+  await server?.close();
+  await dns?.close();
+});
+
+type Rec = {
+  type: string;
+  name: string;
+  value: string;
+  priority?: number;
+  status: string;
+  found?: string[];
+  required: boolean;
+};
+
+/** Publishes the records Posthorn asked for in the test DNS zone. */
+function publish(records: Rec[]) {
+  for (const r of records) {
+    const list = dns.zone.get(r.name) ?? [];
+    if (r.type === 'TXT')
+      list.push({
+        type: 'TXT',
+        data: r.value.length > 255 ? [r.value.slice(0, 255), r.value.slice(255)] : r.value,
+      });
+    else list.push({ type: 'MX', exchange: r.value, priority: r.priority ?? 10 });
+    dns.zone.set(r.name, list);
+  }
+}
+
+
+describe('adding a domain', () => {
+  it('returns the DNS records to publish, each pending', async () => {
+    const res = await server.call('POST', '/v1/domains', { key, body: { domain: 'Mail.Example.COM.' } });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ object: 'domain', name: 'mail.example.com', status: 'pending' });
+    const types = res.body.records.map((r: Rec) => `${r.type} ${r.name} ${r.required}`);
+    expect(types).toEqual([
+      expect.stringMatching(/^TXT ph[a-z0-9]+\._domainkey\.mail\.example\.com true$/),
+      'TXT bounces.mail.example.com true',
+      'MX bounces.mail.example.com true',
+      'TXT _dmarc.mail.example.com false',
+    ]);
+    expect(res.body.records[0].value).toMatch(/^v=DKIM1; k=rsa; p=[A-Za-z0-9+/=]{300,}$/);
+    for (const r of res.body.records) expect(r.status).toBe('pending');
+    expectError(
+      await server.call('POST', '/v1/domains', { key, body: { domain: 'mail.example.com' } }),
+      409,
+      /already/,
+    );
+    const stored = await server.runtime.ctx.db
+      .selectFrom('dkim_keys')
+      .select('private_key')
+      .where('domain', '=', 'mail.example.com')
+      .executeTakeFirstOrThrow();
+    expect(stored.private_key.toString('latin1')).not.toContain('PRIVATE KEY');
+  });
+
+  it.each([
+    [{}, /required/],
+    [{ domain: 42 }, /string/],
+    [{ domain: '192.168.1.1' }, /IP address/],
+    [{ domain: `${'a'.repeat(290)}.com` }, /253/],
+    [{ domain: 'localhost' }, /valid domain|local/],
+    [{ domain: 'exa mple.com' }, /spaces/],
+    [{ domain: 'https://example.com' }, /scheme/],
+    [{ domain: 'news.posthorn.localhost' }, /shared domain|local/],
+  ])('refuses %j with 400', async (body, message) => {
+    expectError(await server.call('POST', '/v1/domains', { key, body }), 400, message);
+  });
+
+  it("is 401 for a project key on the account API and 404 for another project's domain", async () => {
+    expectError(
+      await server.call('POST', `/v1/projects/${account.project.id}/domains`, {
+        key,
+        body: { domain: 'x.example.net' },
+      }),
+      401,
+      /all-access/,
+    );
+    const mine = await server.call('POST', `/v1/projects/${account.project.id}/domains`, {
+      key: account.account_key.key,
+      body: { domain: 'acct.example.net' },
+    });
+    expect(mine.status).toBe(200);
+    const other = await server.signup();
+    expectError(await server.call('GET', `/v1/domains/${mine.body.id}`, { key: other.project_key.key }), 404);
+    expectError(
+      await server.call('POST', `/v1/domains/${mine.body.id}/check`, { key: other.project_key.key }),
+      404,
+    );
+  });
+});
+
+describe('checking a domain against a real DNS server', () => {
+  it('goes pending → verified once published, reports mismatch and missing, survives SERVFAIL, then fails when records go', async () => {
+    const added = await server.call('POST', '/v1/domains', { key, body: { domain: 'verify.example.org' } });
+    const id = added.body.id;
+    const records: Rec[] = added.body.records;
+
+    const nothing = await server.call('POST', `/v1/domains/${id}/check`, { key });
+    expect(nothing.status).toBe(200);
+    expect(nothing.body.status).toBe('pending');
+    expect(nothing.body.records.map((r: Rec) => r.status)).toEqual([
+      'missing',
+      'missing',
+      'missing',
+      'missing',
+    ]);
+
+    // a wrong DKIM value is a mismatch that shows what was found
+    const dkim = records[0];
+    dns.zone.set(dkim.name, [{ type: 'TXT', data: 'v=DKIM1; k=rsa; p=AAAAwrong' }]);
+    const wrong = await server.call('POST', `/v1/domains/${id}/check`, { key });
+    expect(wrong.body.records[0]).toMatchObject({
+      status: 'mismatch',
+      found: ['v=DKIM1; k=rsa; p=AAAAwrong'],
+    });
+    dns.zone.delete(dkim.name);
+
+    publish(records);
+    const verified = await server.call('POST', `/v1/domains/${id}/check`, { key });
+    expect(verified.body.status).toBe('verified');
+    expect(verified.body.records.map((r: Rec) => r.status)).toEqual([
+      'verified',
+      'verified',
+      'verified',
+      'verified',
+    ]);
+    const me = await server.call('GET', '/v1/me', { key });
+    expect(me.body.sending.verified_domains).toContain('verify.example.org');
+
+    // SERVFAIL: a clear error, nothing changed
+    dns.failing.add(dkim.name);
+    const broken = await server.call('POST', `/v1/domains/${id}/check`, { key });
+    expectError(broken, 503, /SERVFAIL|ESERVFAIL|failed/);
+    expect((await server.call('GET', `/v1/domains/${id}`, { key })).body.status).toBe('verified');
+    dns.failing.delete(dkim.name);
+
+    // two SPF records are a mismatch
+    dns.zone.set(records[1].name, [
+      { type: 'TXT', data: records[1].value },
+      { type: 'TXT', data: 'v=spf1 -all' },
+      ...(dns.zone.get(records[1].name) ?? []).filter((r) => r.type === 'MX'),
+    ]);
+    const doubled = await server.call('POST', `/v1/domains/${id}/check`, { key });
+    expect(doubled.body.records[1].status).toBe('mismatch');
+    expect(doubled.body.records[1].found.join(' ')).toMatch(/2 v=spf1 records/);
+    expect(doubled.body.status).toBe('failed');
+
+    for (const r of records) dns.zone.delete(r.name);
+    const gone = await server.call('POST', `/v1/domains/${id}/check`, { key });
+    expect(gone.body.status).toBe('failed');
+  });
+});
+
+describe('sending from a verified domain', () => {
+  it("signs with the domain's own key (d= the domain) and uses its return-path subdomain", async () => {
+    const added = await server.call('POST', '/v1/domains', { key, body: { domain: 'send.example.org' } });
+    publish(added.body.records);
+    expect((await server.call('POST', `/v1/domains/${added.body.id}/check`, { key })).body.status).toBe(
+      'verified',
+    );
+
+    const res = await server.call('POST', '/v1/emails', {
+      key,
+      body: {
+        from: 'News <news@send.example.org>',
+        to: 'reader@example.net',
+        subject: 'Aligned',
+        text: 'hello',
+      },
+    });
+    expect(res.status).toBe(200);
+    const email = await waitForStatus(server, key, res.body.id, 'sent');
+    const message = await server.sink.waitFor((m) => m.parsed.messageId === email.message_id);
+    expect(message.from).toMatch(/@bounces\.send\.example\.org$/);
+    const dkimRecord = added.body.records[0];
+    const verified = await dkimVerify(message.raw, {
+      resolver: async (name: string, type: string) => {
+        if (type === 'TXT' && name === dkimRecord.name) return [[dkimRecord.value]];
+        throw Object.assign(new Error('not found'), { code: 'ENOTFOUND' });
+      },
+    });
+    expect(verified.results[0].status.result).toBe('pass');
+    expect(verified.results[0].signingDomain).toBe('send.example.org');
+  });
+});
