@@ -45,7 +45,6 @@ function publish(records: Rec[]) {
   }
 }
 
-
 describe('adding a domain', () => {
   it('returns the DNS records to publish, each pending', async () => {
     const res = await server.call('POST', '/v1/domains', { key, body: { domain: 'Mail.Example.COM.' } });
