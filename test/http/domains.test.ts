@@ -1,3 +1,5 @@
+import { Resolver } from 'node:dns/promises';
+import { authenticate } from 'mailauth';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectError } from '../helpers/assertions.ts';
@@ -200,5 +202,24 @@ describe('sending from a verified domain', () => {
     });
     expect(verified.results[0].status.result).toBe('pass');
     expect(verified.results[0].signingDomain).toBe('send.example.org');
+
+    // the whole check a receiver makes, with every lookup going to the test DNS server:
+    // the service's SPF host allows 127.0.0.1, where the sink saw the message come from
+    dns.zone.set('_spf.posthorn.localhost', [{ type: 'TXT', data: 'v=spf1 ip4:127.0.0.1 -all' }]);
+    const resolver = new Resolver();
+    resolver.setServers([dns.address]);
+    const auth = await authenticate(message.raw, {
+      ip: '127.0.0.1',
+      helo: 'posthorn.test',
+      sender: message.from,
+      mta: 'sink.test',
+      resolver: (name: string, type: string) => resolver.resolve(name, type as 'TXT'),
+    });
+    expect(auth.dkim.results[0].status.result).toBe('pass');
+    const spf = auth.spf as { status: { result: string }; domain: string };
+    const dmarc = auth.dmarc as { status: { result: string } };
+    expect(spf.status.result).toBe('pass');
+    expect(spf.domain).toBe('bounces.send.example.org');
+    expect(dmarc.status.result).toBe('pass');
   });
 });
