@@ -250,7 +250,17 @@ export interface WorkerHeartbeatsTable {
   seen_at: Generated<Date>;
 }
 
+export interface DomainEventsTable {
+  id: Generated<number>;
+  domain_id: string;
+  project_id: string;
+  type: string;
+  detail: ColumnType<Record<string, unknown>, string, string>;
+  created_at: Generated<Date>;
+}
+
 export interface Database {
+  domain_events: DomainEventsTable;
   emails: EmailsTable;
   email_attachments: EmailAttachmentsTable;
   email_events: EmailEventsTable;

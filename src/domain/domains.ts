@@ -4,7 +4,7 @@ import type { DomainRecord, DomainsTable } from '../db/schema.ts';
 import { normalizeHostname } from './addresses.ts';
 import type { DomainContext } from './context.ts';
 import { dkimRecordValue, newRsaKeyPair } from './dkim-keys.ts';
-import type { DnsLookup } from './dns-lookup.ts';
+import { type DnsLookup, DnsUnavailableError } from './dns-lookup.ts';
 import { ConflictError, NotFoundError, ValidationError } from './errors.ts';
 import { isUuid } from './ids.ts';
 import { requireFeature } from './plans.ts';
@@ -241,17 +241,69 @@ export async function checkDomain(ctx: DomainContext, dns: DnsLookup, row: Domai
       ? 'failed'
       : 'pending';
   const now = new Date();
-  const updated = await ctx.db
-    .updateTable('domains')
-    .set({
-      status,
-      records: JSON.stringify(records),
-      last_checked_at: now,
-      verified_at: ok ? (row.verified_at ?? now) : row.verified_at,
-      failed_at: status === 'failed' && row.status !== 'failed' ? now : row.failed_at,
-    })
-    .where('id', '=', row.id)
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  const updated = await ctx.db.transaction().execute(async (tx) => {
+    const row2 = await tx
+      .updateTable('domains')
+      .set({
+        status,
+        records: JSON.stringify(records),
+        last_checked_at: now,
+        verified_at: ok ? (row.verified_at ?? now) : row.verified_at,
+        failed_at: status === 'failed' && row.status !== 'failed' ? now : row.failed_at,
+      })
+      .where('id', '=', row.id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    if (status !== row.status && status !== 'pending') {
+      const failing = records
+        .filter((r) => r.required && r.status !== 'verified')
+        .map((r) => `${r.type} ${r.name}: ${r.status}`);
+      await tx
+        .insertInto('domain_events')
+        .values({
+          domain_id: row.id,
+          project_id: row.project_id,
+          type: `domain.${status}`,
+          detail: JSON.stringify(failing.length ? { failing } : {}),
+        })
+        .execute();
+    }
+    return row2;
+  });
   return presentDomain(ctx, updated);
+}
+
+/**
+ * The periodic re-check (hourly cron): pending domains every hour for their first 72 hours, then
+ * daily; verified and failed domains daily. A DNS outage skips a domain until the next run.
+ */
+export async function recheckDomains(
+  ctx: DomainContext,
+  dns: DnsLookup,
+  now = new Date(),
+): Promise<{ checked: number; skipped: number }> {
+  const hour = 3_600_000;
+  const due = await ctx.db
+    .selectFrom('domains')
+    .selectAll()
+    .where((eb) =>
+      eb.or([
+        eb.and([eb('status', '=', 'pending'), eb('created_at', '>', new Date(now.getTime() - 72 * hour))]),
+        eb('last_checked_at', 'is', null),
+        eb('last_checked_at', '<', new Date(now.getTime() - 23 * hour)),
+      ]),
+    )
+    .orderBy('last_checked_at', 'asc')
+    .limit(1000)
+    .execute();
+  let skipped = 0;
+  for (const row of due) {
+    try {
+      await checkDomain(ctx, dns, row);
+    } catch (err) {
+      if (!(err instanceof DnsUnavailableError)) throw err;
+      skipped++;
+    }
+  }
+  return { checked: due.length - skipped, skipped };
 }

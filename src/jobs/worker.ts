@@ -3,6 +3,8 @@ import { Logger, type Runner, run, type WorkerEvents } from 'graphile-worker';
 import type { Logger as PinoLogger } from 'pino';
 import type { Transport } from '../delivery/transport.ts';
 import type { DomainContext } from '../domain/context.ts';
+import { createDnsLookup } from '../domain/dns-lookup.ts';
+import { recheckDomains } from '../domain/domains.ts';
 import { deliverEmailTask } from './deliver-email.ts';
 import { watchWorkerLiveness } from './liveness.ts';
 import { maintenanceTask } from './maintenance.ts';
@@ -25,6 +27,10 @@ export function taskList(deps: WorkerDeps) {
     }),
     deliver_email: deliverEmailTask(deps),
     maintenance: maintenanceTask({ db: deps.ctx.db }),
+    recheck_domains: async () => {
+      const result = await recheckDomains(deps.ctx, createDnsLookup(deps.ctx.config.dnsServers));
+      deps.log.info(result, 'domains re-checked');
+    },
   };
 }
 
@@ -40,7 +46,7 @@ export async function startWorker(deps: WorkerDeps): Promise<Runner> {
     noHandleSignals: true,
     pollInterval: 1000,
     events,
-    crontab: '7 * * * * maintenance',
+    crontab: '7 * * * * maintenance\n17 * * * * recheck_domains',
     logger: new Logger((scope) => (level, message, meta) => {
       if (level === 'error' || level === 'warning') deps.log.warn({ scope, meta }, message);
     }),

@@ -2,6 +2,8 @@ import { Resolver } from 'node:dns/promises';
 import { authenticate } from 'mailauth';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDnsLookup } from '../../src/domain/dns-lookup.ts';
+import { recheckDomains } from '../../src/domain/domains.ts';
 import { expectError } from '../helpers/assertions.ts';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.ts';
 import { waitForStatus } from '../helpers/emails.ts';
@@ -166,9 +168,29 @@ describe('checking a domain against a real DNS server', () => {
     expect(doubled.body.records[1].found.join(' ')).toMatch(/2 v=spf1 records/);
     expect(doubled.body.status).toBe('failed');
 
+    // the records come back, then disappear: the periodic re-check (the cron job's function) notices
+    dns.zone.delete(records[1].name);
+    dns.zone.delete(records[2].name);
+    publish(records.slice(1, 3));
+    expect((await server.call('POST', `/v1/domains/${id}/check`, { key })).body.status).toBe('verified');
     for (const r of records) dns.zone.delete(r.name);
-    const gone = await server.call('POST', `/v1/domains/${id}/check`, { key });
+    const tomorrow = new Date(Date.now() + 25 * 3_600_000);
+    const run = await recheckDomains(server.runtime.ctx, createDnsLookup([dns.address]), tomorrow);
+    expect(run.checked).toBeGreaterThan(0);
+    const gone = await server.call('GET', `/v1/domains/${id}`, { key });
     expect(gone.body.status).toBe('failed');
+    const events = await server.runtime.ctx.db
+      .selectFrom('domain_events')
+      .select('type')
+      .where('domain_id', '=', id)
+      .orderBy('id')
+      .execute();
+    expect(events.map((e) => e.type)).toEqual([
+      'domain.verified',
+      'domain.failed',
+      'domain.verified',
+      'domain.failed',
+    ]);
   });
 });
 
