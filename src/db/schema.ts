@@ -132,6 +132,7 @@ export interface DomainsTable {
   status: Generated<'pending' | 'verified' | 'failed'>;
   verified_at: NullableTimestamp;
   dkim_selector: string | null;
+  next_dkim_selector: string | null;
   return_path: Generated<string>;
   records: ColumnType<DomainRecord[], string | undefined, string>;
   last_checked_at: NullableTimestamp;

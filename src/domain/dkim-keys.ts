@@ -58,18 +58,22 @@ export async function sharedDomainKey(ctx: DomainContext): Promise<DkimKey & { p
 
 /**
  * The key to sign a project's mail from `domain`: the domain's own newest key when it is one of the
- * project's domains, else the shared domain's key. Cached per process for a minute.
+ * project's verified domains (its current selector), else the shared domain's key. Each call of
+ * this factory has its own cache, so a caller decides how long keys are reused.
  */
 export function createSigningKeys(ctx: DomainContext) {
   const cache = new Map<string, { key: DkimKey; at: number }>();
   return async (projectId: string, domain: string): Promise<DkimKey> => {
     const id = `${projectId}:${domain}`;
     const hit = cache.get(id);
-    if (hit && Date.now() - hit.at < 60_000) return hit.key;
+    if (hit) return hit.key;
     const row = await ctx.db
       .selectFrom('dkim_keys as k')
       .innerJoin('domains as d', (join) =>
-        join.onRef('d.project_id', '=', 'k.project_id').onRef('d.name', '=', 'k.domain'),
+        join
+          .onRef('d.project_id', '=', 'k.project_id')
+          .onRef('d.name', '=', 'k.domain')
+          .onRef('d.dkim_selector', '=', 'k.selector'),
       )
       .select(['k.domain', 'k.selector', 'k.private_key'])
       .where('k.project_id', '=', projectId)

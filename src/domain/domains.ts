@@ -46,14 +46,26 @@ export function normalizeSendingDomain(input: unknown, sharedDomain: string): st
 export function expectedRecords(
   ctx: DomainContext,
   row: DomainRow,
-  publicKey: string,
+  publicKeys: Map<string, string>,
 ): Omit<DomainRecord, 'status'>[] {
   const returnPath = `${row.return_path}.${row.name}`;
+  const rotation: Omit<DomainRecord, 'status'>[] = row.next_dkim_selector
+    ? [
+        {
+          type: 'TXT',
+          name: `${row.next_dkim_selector}._domainkey.${row.name}`,
+          value: dkimRecordValue(publicKeys.get(row.next_dkim_selector) as string),
+          purpose:
+            'DKIM key rotation: publish this new key; Posthorn signs with it once a check finds it (keep the old record until then)',
+          required: false,
+        },
+      ]
+    : [];
   return [
     {
       type: 'TXT',
       name: `${row.dkim_selector}._domainkey.${row.name}`,
-      value: dkimRecordValue(publicKey),
+      value: dkimRecordValue(publicKeys.get(row.dkim_selector as string) as string),
       purpose: 'DKIM: the public key that verifies the signature on your mail',
       required: true,
     },
@@ -79,23 +91,23 @@ export function expectedRecords(
       purpose: 'DMARC (recommended): tells receivers what to do with mail that fails; start with p=none',
       required: false,
     },
+    ...rotation,
   ];
 }
 
-async function publicKeyOf(ctx: DomainContext, row: DomainRow): Promise<string> {
-  const key = await ctx.db
+async function publicKeysOf(ctx: DomainContext, row: DomainRow): Promise<Map<string, string>> {
+  const keys = await ctx.db
     .selectFrom('dkim_keys')
-    .select('public_key')
+    .select(['selector', 'public_key'])
     .where('project_id', '=', row.project_id)
     .where('domain', '=', row.name)
-    .where('selector', '=', row.dkim_selector as string)
-    .executeTakeFirstOrThrow();
-  return key.public_key;
+    .execute();
+  return new Map(keys.map((k) => [k.selector, k.public_key]));
 }
 
 export async function presentDomain(ctx: DomainContext, row: DomainRow) {
   const checked = new Map(row.records.map((r) => [`${r.type} ${r.name}`, r]));
-  const records = expectedRecords(ctx, row, await publicKeyOf(ctx, row)).map((r) => {
+  const records = expectedRecords(ctx, row, await publicKeysOf(ctx, row)).map((r) => {
     const last = checked.get(`${r.type} ${r.name}`);
     return { ...r, status: last?.status ?? 'pending', ...(last?.found ? { found: last.found } : {}) };
   });
@@ -232,9 +244,13 @@ async function checkRecord(dns: DnsLookup, r: Omit<DomainRecord, 'status'>): Pro
  * `failed`. A DNS failure (SERVFAIL, timeout) changes nothing and says so.
  */
 export async function checkDomain(ctx: DomainContext, dns: DnsLookup, row: DomainRow) {
-  const expected = expectedRecords(ctx, row, await publicKeyOf(ctx, row));
+  const expected = expectedRecords(ctx, row, await publicKeysOf(ctx, row));
   const records = await Promise.all(expected.map((r) => checkRecord(dns, r)));
   const ok = records.filter((r) => r.required).every((r) => r.status === 'verified');
+  // a rotated key takes over once its record is published
+  const rotated =
+    row.next_dkim_selector !== null &&
+    records.some((r) => r.name.startsWith(`${row.next_dkim_selector}.`) && r.status === 'verified');
   const status = ok
     ? 'verified'
     : row.status === 'verified' || row.status === 'failed'
@@ -248,6 +264,7 @@ export async function checkDomain(ctx: DomainContext, dns: DnsLookup, row: Domai
         status,
         records: JSON.stringify(records),
         last_checked_at: now,
+        ...(rotated ? { dkim_selector: row.next_dkim_selector, next_dkim_selector: null } : {}),
         verified_at: ok ? (row.verified_at ?? now) : row.verified_at,
         failed_at: status === 'failed' && row.status !== 'failed' ? now : row.failed_at,
       })
@@ -265,6 +282,17 @@ export async function checkDomain(ctx: DomainContext, dns: DnsLookup, row: Domai
           project_id: row.project_id,
           type: `domain.${status}`,
           detail: JSON.stringify(failing.length ? { failing } : {}),
+        })
+        .execute();
+    }
+    if (rotated) {
+      await tx
+        .insertInto('domain_events')
+        .values({
+          domain_id: row.id,
+          project_id: row.project_id,
+          type: 'domain.dkim_rotated',
+          detail: JSON.stringify({ selector: row.next_dkim_selector }),
         })
         .execute();
     }
@@ -306,4 +334,42 @@ export async function recheckDomains(
     }
   }
   return { checked: due.length - skipped, skipped };
+}
+
+/**
+ * Starts a DKIM key rotation: a new key under a new selector, listed among the records to publish.
+ * Mail stays signed with the current key until a check finds the new record, then switches.
+ */
+export async function rotateDkimKey(ctx: DomainContext, projectId: string, id: string) {
+  const row = await findDomain(ctx, projectId, id);
+  const pair = newRsaKeyPair();
+  const selector = `ph${randomBase62(8).toLowerCase()}`;
+  const updated = await ctx.db.transaction().execute(async (tx) => {
+    if (row.next_dkim_selector) {
+      // a rotation that was never published is replaced
+      await tx
+        .deleteFrom('dkim_keys')
+        .where('project_id', '=', projectId)
+        .where('domain', '=', row.name)
+        .where('selector', '=', row.next_dkim_selector)
+        .execute();
+    }
+    await tx
+      .insertInto('dkim_keys')
+      .values({
+        project_id: projectId,
+        domain: row.name,
+        selector,
+        private_key: ctx.secrets.encrypt(pair.privatePem),
+        public_key: pair.publicBase64,
+      })
+      .execute();
+    return tx
+      .updateTable('domains')
+      .set({ next_dkim_selector: selector })
+      .where('id', '=', row.id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+  });
+  return presentDomain(ctx, updated);
 }

@@ -53,8 +53,9 @@ function bareRecipients(row: EmailRow): string[] {
  * (at-least-once). Results are written back in one transaction, set-based.
  */
 export function deliverEmailTask(deps: DeliveryDeps) {
-  const signingKey = createSigningKeys(deps.ctx);
   return async (payload: unknown) => {
+    // keys are looked up once per job: a rotated key is used from the next job on
+    const signingKey = createSigningKeys(deps.ctx);
     const ids = (payload as { ids?: string[] }).ids ?? [];
     if (ids.length === 0) return;
     const { ctx } = deps;

@@ -245,3 +245,39 @@ describe('sending from a verified domain', () => {
     expect(dmarc.status.result).toBe('pass');
   });
 });
+
+describe('DKIM key rotation', () => {
+  it('publishes a new selector, keeps signing with the old key until the new record is found, then switches', async () => {
+    const added = await server.call('POST', '/v1/domains', { key, body: { domain: 'rotate.example.org' } });
+    publish(added.body.records);
+    await server.call('POST', `/v1/domains/${added.body.id}/check`, { key });
+    const oldSelector = added.body.records[0].name.split('.')[0];
+
+    const rotating = await server.call('POST', `/v1/domains/${added.body.id}/dkim/rotate`, { key });
+    expect(rotating.status).toBe(200);
+    expect(rotating.body.records).toHaveLength(5);
+    const next: Rec = rotating.body.records[4];
+    expect(next).toMatchObject({ type: 'TXT', status: 'pending', required: false });
+    const newSelector = next.name.split('.')[0];
+    expect(newSelector).not.toBe(oldSelector);
+
+    const sendAndSelector = async (subject: string) => {
+      const res = await server.call('POST', '/v1/emails', {
+        key,
+        body: { from: 'rot@rotate.example.org', to: 'r@example.net', subject, text: 'x' },
+      });
+      const email = await waitForStatus(server, key, res.body.id, 'sent');
+      const message = await server.sink.waitFor((m) => m.parsed.messageId === email.message_id);
+      const signature = /^DKIM-Signature:.*$/im.exec(message.raw.toString('latin1'))?.[0] ?? '';
+      return /\bs=([^;\s]+)/.exec(signature)?.[1];
+    };
+    expect(await sendAndSelector('before publishing')).toBe(oldSelector);
+
+    publish([next]);
+    const switched = await server.call('POST', `/v1/domains/${added.body.id}/check`, { key });
+    expect(switched.body.status).toBe('verified');
+    expect(switched.body.records[0].name).toBe(next.name);
+    expect(switched.body.records).toHaveLength(4);
+    expect(await sendAndSelector('after publishing')).toBe(newSelector);
+  });
+});

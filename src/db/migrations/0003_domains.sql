@@ -1,6 +1,7 @@
 -- Sending domains: DKIM selector, return-path subdomain, the last check's record statuses.
 alter table domains
   add column dkim_selector text,
+  add column next_dkim_selector text, -- a rotated key waiting for its DNS record
   add column return_path text not null default 'bounces',
   add column records jsonb not null default '[]',
   add column last_checked_at timestamptz,

@@ -9,6 +9,7 @@ import {
   findDomain,
   listDomains,
   presentDomain,
+  rotateDkimKey,
 } from '../../domain/domains.ts';
 import { requireProjectAdmin } from '../../domain/projects.ts';
 import { projectFacts } from '../../domain/status.ts';
@@ -125,6 +126,21 @@ export async function domainRoutes(app: FastifyInstance, { ctx }: { ctx: DomainC
       await deleteDomain(ctx, projectOf(request), (request.params as { id: string }).id);
       return reply.code(204).send();
     },
+  );
+
+  app.post(
+    '/domains/:id/dkim/rotate',
+    {
+      config: project,
+      schema: {
+        tags,
+        summary: 'Rotate the DKIM key: publish the new selector; mail switches to it once a check finds it',
+        security: bearerSecurity,
+        params: DomainParams,
+        response: { 200: DomainSchema, ...errors(401, 404) },
+      },
+    },
+    async (request) => rotateDkimKey(ctx, projectOf(request), (request.params as { id: string }).id),
   );
 
   // the account API counterparts name the project in the path
