@@ -209,7 +209,8 @@ async function checkRecord(dns: DnsLookup, r: Omit<DomainRecord, 'status'>): Pro
     };
   }
   const txt = await dns.txt(r.name);
-  const cnames = txt.length === 0 ? [] : await dns.cname(r.name);
+  // a CNAME at the name hides any TXT record there: say so instead of a bare "missing"
+  const cnames = (await dns.cname(r.name)).map((c) => `CNAME ${c}`);
   if (r.name.includes('._domainkey.')) {
     const keys = txt.filter((t) => /(^|;)\s*p=/.test(t.joined) || t.joined.startsWith('v=DKIM1'));
     if (keys.length === 0)
@@ -219,7 +220,7 @@ async function checkRecord(dns: DnsLookup, r: Omit<DomainRecord, 'status'>): Pro
   }
   const prefix = r.value.startsWith('v=spf1') ? 'v=spf1' : 'v=DMARC1';
   const matching = txt.filter((t) => t.joined.toLowerCase().startsWith(prefix.toLowerCase()));
-  const found = [...matching.map((t) => t.joined), ...cnames.map((c) => `CNAME ${c}`)];
+  const found = [...matching.map((t) => t.joined), ...cnames];
   if (matching.length === 0) return { ...r, status: 'missing', ...(found.length ? { found } : {}) };
   if (prefix === 'v=spf1') {
     if (matching.length > 1)

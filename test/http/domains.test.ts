@@ -194,6 +194,30 @@ describe('checking a domain against a real DNS server', () => {
   });
 });
 
+describe('what DNS answers instead', () => {
+  it('reports a CNAME in the way, and deleting a domain removes it and its key', async () => {
+    const added = await server.call('POST', '/v1/domains', { key, body: { domain: 'cname.example.org' } });
+    const dmarc: Rec = added.body.records[3];
+    dns.zone.set(dmarc.name, [{ type: 'CNAME', domain: 'elsewhere.example.net' }]);
+    const checked = await server.call('POST', `/v1/domains/${added.body.id}/check`, { key });
+    expect(checked.body.records[3]).toMatchObject({
+      status: 'missing',
+      found: ['CNAME elsewhere.example.net'],
+    });
+
+    expect((await server.call('DELETE', `/v1/domains/${added.body.id}`, { key })).status).toBe(204);
+    expectError(await server.call('GET', `/v1/domains/${added.body.id}`, { key }), 404);
+    const keys = await server.runtime.ctx.db
+      .selectFrom('dkim_keys')
+      .select('id')
+      .where('domain', '=', 'cname.example.org')
+      .execute();
+    expect(keys).toHaveLength(0);
+    const listed = await server.call('GET', '/v1/domains', { key });
+    expect(listed.body.data.map((d: { name: string }) => d.name)).not.toContain('cname.example.org');
+  });
+});
+
 describe('sending from a verified domain', () => {
   it("signs with the domain's own key (d= the domain) and uses its return-path subdomain", async () => {
     const added = await server.call('POST', '/v1/domains', { key, body: { domain: 'send.example.org' } });
