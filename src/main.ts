@@ -64,6 +64,13 @@ admin
   .description('move a workspace (id or exact name) to a plan: free, starter, pro, unlimited')
   .action((workspace: string, plan: string) => runOperatorCommand({ kind: 'plan', workspace, plan }));
 
+admin
+  .command('shared-domain')
+  .description(
+    'print the DNS records to publish for the shared domain (its DKIM key is created on first use)',
+  )
+  .action(() => runOperatorCommand({ kind: 'shared-domain' }));
+
 program
   .command('migrate')
   .description('apply database migrations and exit')

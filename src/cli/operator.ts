@@ -1,5 +1,6 @@
 import { loadConfig } from '../config.ts';
 import { listMailbox, readMailboxMessage } from '../delivery/mailbox.ts';
+import { dkimRecordValue, sharedDomainKey } from '../domain/dkim-keys.ts';
 import { DomainError } from '../domain/errors.ts';
 import { isUuid } from '../domain/ids.ts';
 import { setWorkspacePlan } from '../domain/workspaces.ts';
@@ -8,7 +9,8 @@ import { startRuntime } from '../runtime.ts';
 export type OperatorCommand =
   | { kind: 'mailbox'; id?: string; limit: number }
   | { kind: 'plan'; workspace: string; plan: string }
-  | { kind: 'migrate' };
+  | { kind: 'migrate' }
+  | { kind: 'shared-domain' };
 
 /**
  * Operator commands run against the database directly (the embedded one too, when Posthorn is not
@@ -25,6 +27,15 @@ export async function runOperatorCommand(command: OperatorCommand) {
       case 'plan': {
         const workspace = await setWorkspacePlan(runtime.ctx, command.workspace, command.plan);
         console.log(`workspace ${workspace.name} (${workspace.id}) is now on the ${workspace.plan} plan`);
+        break;
+      }
+      case 'shared-domain': {
+        const key = await sharedDomainKey(runtime.ctx);
+        const domain = runtime.ctx.config.sharedDomain;
+        console.log(`Publish these records for the shared domain ${domain}:`);
+        console.log(`  TXT  ${key.selector}._domainkey.${domain}  "${dkimRecordValue(key.publicBase64)}"`);
+        console.log(`  TXT  ${runtime.ctx.config.spfInclude}  "v=spf1 ip4:<your sending IPs> -all"`);
+        console.log(`  MX   ${domain}  10 ${runtime.ctx.config.inboundHost}`);
         break;
       }
       case 'mailbox':
@@ -55,6 +66,8 @@ export async function runOperatorCommand(command: OperatorCommand) {
   } finally {
     await runtime.stop();
   }
+  // exit with the command's outcome (the embedded database's exit hooks must not decide it)
+  process.exit(process.exitCode ?? 0);
 }
 
 const silent = {
