@@ -2,6 +2,7 @@ import swagger from '@fastify/swagger';
 import scalar from '@scalar/fastify-api-reference';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { DomainContext } from '../domain/context.ts';
+import { ValidationError } from '../domain/errors.ts';
 import type { RateLimiter } from '../domain/rate-limit.ts';
 import type { RequestLogWriter } from '../domain/request-log.ts';
 import { authPlugin } from './auth.ts';
@@ -25,6 +26,27 @@ export interface AppDeps {
 
 const VERSION = '0.1.0';
 
+/** The path of the first string (or key) holding a NUL character, or null. */
+function nulPath(value: unknown, path = ''): string | null {
+  if (typeof value === 'string') return value.includes('\u0000') ? path : null;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = nulPath(value[i], `${path}[${i}]`);
+      if (found !== null) return found;
+    }
+    return null;
+  }
+  if (value && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) {
+      const field = path ? `${path}.${k}` : k;
+      if (k.includes('\u0000')) return field;
+      const found = nulPath(v, field);
+      if (found !== null) return found;
+    }
+  }
+  return null;
+}
+
 /** Builds the HTTP door: every route, the auth hook, error mapping, OpenAPI and the docs page. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
@@ -40,6 +62,21 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // the API speaks JSON only: anything else is a clear 415, not a confusing validation error
   app.removeContentTypeParser('text/plain');
   installErrorHandling(app);
+  // PostgreSQL text cannot hold NUL: refuse it up front with the field's name instead of failing later
+  app.addHook('preValidation', async (request) => {
+    for (const [part, value] of [
+      ['Field', request.body],
+      ['Query parameter', request.query],
+      ['Path parameter', request.params],
+    ] as const) {
+      const path = nulPath(value);
+      if (path !== null) {
+        throw new ValidationError(
+          `${part} \`${path || 'body'}\` contains a NUL character (\\u0000), which cannot be stored`,
+        );
+      }
+    }
+  });
 
   const endpoints: { method: string; path: string; summary: string; auth: string }[] = [];
   app.addHook('onRoute', (route) => {

@@ -207,3 +207,40 @@ describe('rate limiting', () => {
     expect(res.headers.get('ratelimit-limit')).toBeNull();
   });
 });
+
+describe('NUL characters', () => {
+  it('are refused with 400 naming the field, in bodies, query strings and paths', async () => {
+    const { project_key } = await server.signupConfirmed();
+    const key = project_key.key;
+    const body = {
+      from: 'onboarding@posthorn.localhost',
+      to: 'a@example.org',
+      subject: 'a\u0000b',
+      text: 'x',
+    };
+    const before = await server.runtime.ctx.db
+      .selectFrom('emails')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
+    expectError(await server.call('POST', '/v1/emails', { key, body }), 400, /`subject` contains a NUL/);
+    expectError(
+      await server.call('POST', '/v1/emails', {
+        key,
+        body: { ...body, subject: 'ok', headers: { 'X-A': '\u0000' } },
+      }),
+      400,
+      /`headers.X-A`/,
+    );
+    const after = await server.runtime.ctx.db
+      .selectFrom('emails')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
+    expect(Number(after.n)).toBe(Number(before.n));
+    expectError(await server.call('GET', '/v1/emails?to=a%00b', { key }), 400, /Query parameter `to`/);
+    expectError(
+      await server.call('DELETE', '/v1/suppressions/a%00b@example.org', { key }),
+      400,
+      /Path parameter `email`/,
+    );
+  });
+});
