@@ -62,11 +62,9 @@ export async function sharedDomainKey(ctx: DomainContext): Promise<DkimKey & { p
  * this factory has its own cache, so a caller decides how long keys are reused.
  */
 export function createSigningKeys(ctx: DomainContext) {
-  const cache = new Map<string, { key: DkimKey; at: number }>();
-  return async (projectId: string, domain: string): Promise<DkimKey> => {
-    const id = `${projectId}:${domain}`;
-    const hit = cache.get(id);
-    if (hit) return hit.key;
+  // promises are cached, so the rows of one job signing in parallel share one lookup
+  const cache = new Map<string, Promise<DkimKey>>();
+  const lookup = async (projectId: string, domain: string): Promise<DkimKey> => {
     const row = await ctx.db
       .selectFrom('dkim_keys as k')
       .innerJoin('domains as d', (join) =>
@@ -79,12 +77,30 @@ export function createSigningKeys(ctx: DomainContext) {
       .where('k.project_id', '=', projectId)
       .where('k.domain', '=', domain)
       .where('d.status', '=', 'verified')
-      .orderBy('k.created_at', 'desc')
       .executeTakeFirst();
-    const key = row
+    return row
       ? dkimKey(row.domain, row.selector, ctx.secrets.decrypt(row.private_key).toString('utf8'))
-      : await sharedDomainKey(ctx);
-    cache.set(id, { key, at: Date.now() });
+      : cachedSharedKey(ctx);
+  };
+  return (projectId: string, domain: string): Promise<DkimKey> => {
+    const id = `${projectId}:${domain}`;
+    let key = cache.get(id);
+    if (!key) {
+      key = lookup(projectId, domain);
+      cache.set(id, key);
+    }
     return key;
   };
+}
+
+// The shared domain's key never changes while the process runs: parse it once.
+const sharedKeys = new WeakMap<DomainContext, Promise<DkimKey>>();
+function cachedSharedKey(ctx: DomainContext): Promise<DkimKey> {
+  let key = sharedKeys.get(ctx);
+  if (!key) {
+    key = sharedDomainKey(ctx);
+    key.catch(() => sharedKeys.delete(ctx));
+    sharedKeys.set(ctx, key);
+  }
+  return key;
 }

@@ -23,13 +23,16 @@ export interface ProjectFacts {
   footer_address: string | null;
   email_confirmed: boolean;
   verified_domains: string[];
+  /** Whether the project has any suppressed address (most sends can then skip the lookup). */
+  has_suppressions: boolean;
 }
 
 /** The facts' select list over `projects p`, `workspaces w` and `accounts a` (the workspace owner). */
 export const FACTS_COLUMNS = `p.id as project_id, p.name as project_name, p.workspace_id, p.footer_address, w.plan,
   a.email_confirmed_at is not null as email_confirmed,
   coalesce((select array_agg(d.name order by d.name) from domains d
-             where d.project_id = p.id and d.status = 'verified'), '{}') as verified_domains`;
+             where d.project_id = p.id and d.status = 'verified'), '{}') as verified_domains,
+  exists (select 1 from suppressions s where s.project_id = p.id) as has_suppressions`;
 export const FACTS_JOINS = `join workspaces w on w.id = p.workspace_id join accounts a on a.id = w.owner_account_id`;
 
 export function factsFromRow(row: Record<string, unknown>): ProjectFacts {
@@ -41,6 +44,7 @@ export function factsFromRow(row: Record<string, unknown>): ProjectFacts {
     footer_address: row.footer_address as string | null,
     email_confirmed: row.email_confirmed as boolean,
     verified_domains: row.verified_domains as string[],
+    has_suppressions: row.has_suppressions as boolean,
   };
 }
 

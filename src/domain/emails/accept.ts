@@ -105,7 +105,10 @@ export async function acceptEmails(
   await checkSendingLimits(ctx, sender.facts, messages.length, onShared);
   const projectId = sender.facts.id;
   const allRecipients = messages.flatMap((m) => [...m.to, ...m.cc, ...m.bcc].map((r) => r.address));
-  const suppressed = await suppressedAmong(ctx.pool, projectId, allRecipients, sender.stream);
+  // the worker checks again just before sending, so a suppression added meanwhile still holds
+  const suppressed = sender.facts.has_suppressions
+    ? await suppressedAmong(ctx.pool, projectId, allRecipients, sender.stream)
+    : new Set<string>();
 
   if (opts.idempotency) {
     await ctx.db
