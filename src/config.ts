@@ -12,7 +12,18 @@ export interface Config {
   appUrl: string;
   smtpRelay: string | undefined;
   smtpPort: number;
+  /** Implicit-TLS submission port (465 in production); null = not opened. */
+  smtpTlsPort: number | null;
+  /** PEM files for STARTTLS and implicit TLS; a self-signed pair is made in the data dir when unset. */
+  tlsKeyFile: string | undefined;
+  tlsCertFile: string | undefined;
+  /** Allow AUTH without TLS (loopback testing only). */
+  smtpAllowInsecureAuth: boolean;
   mxPort: number;
+  /** Largest message the inbound MX takes, in bytes. */
+  mxMaxBytes: number;
+  /** Projects receive at <anything>@<project slug>.<inboundDomain>. */
+  inboundDomain: string;
   dnsServers: string[];
   sharedDomain: string;
   /** The SPF record customers include (`include:` this host). */
@@ -46,6 +57,13 @@ function integer(env: Env, name: string, fallback: number, min = 0, max = 65535 
   if (value < min || value > max)
     throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
   return value;
+}
+
+function flag(env: Env, name: string): boolean {
+  const raw = (env[name] ?? '').trim().toLowerCase();
+  if (raw === '' || raw === '0' || raw === 'false' || raw === 'no') return false;
+  if (raw === '1' || raw === 'true' || raw === 'yes') return true;
+  throw new ConfigError(`${name} must be 1 or 0 (true or false), got "${env[name]}"`);
 }
 
 function url(env: Env, name: string, fallback: string): string {
@@ -109,7 +127,13 @@ export function loadConfig(env: Env = process.env): Config {
     appUrl: url(env, 'POSTHORN_APP_URL', publicUrl),
     smtpRelay: env.POSTHORN_SMTP_RELAY || undefined,
     smtpPort: integer(env, 'POSTHORN_SMTP_PORT', 2587, 0, 65535),
+    smtpTlsPort: env.POSTHORN_SMTP_TLS_PORT ? integer(env, 'POSTHORN_SMTP_TLS_PORT', 0, 0, 65535) : null,
+    tlsKeyFile: env.POSTHORN_TLS_KEY || undefined,
+    tlsCertFile: env.POSTHORN_TLS_CERT || undefined,
+    smtpAllowInsecureAuth: flag(env, 'POSTHORN_SMTP_ALLOW_INSECURE_AUTH'),
     mxPort: integer(env, 'POSTHORN_MX_PORT', 2525, 0, 65535),
+    mxMaxBytes: integer(env, 'POSTHORN_MX_MAX_BYTES', 50 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    inboundDomain: (env.POSTHORN_INBOUND_DOMAIN || `inbound.${sharedDomain}`).toLowerCase(),
     dnsServers: (env.POSTHORN_DNS_SERVERS || '')
       .split(',')
       .map((s) => s.trim())

@@ -37,12 +37,20 @@ const program = new Command('posthorn')
 
 program
   .command('start')
-  .description('run every role in one process (API, worker; embedded PostgreSQL unless DATABASE_URL is set)')
-  .action(() => serve(['api', 'worker']));
+  .description(
+    'run every role in one process (API, SMTP submission and inbound MX, worker; embedded PostgreSQL unless DATABASE_URL is set)',
+  )
+  .action(() => serve(['api', 'smtp', 'worker']));
 program
   .command('api')
   .description('run the HTTP API role only')
   .action(() => serve(['api']));
+program
+  .command('smtp')
+  .description(
+    'run the SMTP roles only: submission (POSTHORN_SMTP_PORT) and the inbound MX (POSTHORN_MX_PORT)',
+  )
+  .action(() => serve(['smtp']));
 program
   .command('worker')
   .description('run the job worker role only (delivery, retries, schedules)')

@@ -14,8 +14,9 @@ import { RequestLogWriter } from './domain/request-log.ts';
 import { createSecrets } from './domain/secrets.ts';
 import { buildApp } from './http/app.ts';
 import { startWorker } from './jobs/worker.ts';
+import { listenSmtp, type SmtpDoors } from './smtp/listen.ts';
 
-export type RoleName = 'api' | 'worker';
+export type RoleName = 'api' | 'worker' | 'smtp';
 
 /** A running Posthorn: the roles asked for, on one database, and how to stop them cleanly. */
 export interface Runtime {
@@ -25,6 +26,8 @@ export interface Runtime {
   worker?: Runner;
   transport: Transport;
   url?: string;
+  /** The SMTP doors' ports, when the smtp role runs. */
+  smtp?: SmtpDoors;
   stop(): Promise<void>;
 }
 
@@ -66,6 +69,10 @@ export async function startRuntime(
     url = await app.listen({ port: config.port, host: config.host });
     log.info(`API listening on ${url}/v1 (docs at ${url}/v1/docs)`);
   }
+  let smtp: SmtpDoors | undefined;
+  if (roles.includes('smtp')) {
+    smtp = await listenSmtp({ ctx, log: log.child({ role: 'smtp' }), requestLog });
+  }
   let worker: Runner | undefined;
   if (roles.includes('worker')) {
     worker = await startWorker({
@@ -85,9 +92,10 @@ export async function startRuntime(
     worker,
     transport,
     url,
+    smtp,
     stop() {
       stopping ??= (async () => {
-        await app?.close(); // finishes in-flight requests
+        await Promise.all([app?.close(), smtp?.close()]); // finish in-flight requests and messages
         await worker?.stop();
         await requestLog.close();
         await transport.close();

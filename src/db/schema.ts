@@ -36,6 +36,7 @@ export interface ProjectsTable {
   workspace_id: string;
   name: string;
   footer_address: string | null;
+  inbound_slug: Generated<string>;
   created_at: Generated<Date>;
 }
 
@@ -137,6 +138,7 @@ export interface DomainsTable {
   records: ColumnType<DomainRecord[], string | undefined, string>;
   last_checked_at: NullableTimestamp;
   failed_at: NullableTimestamp;
+  inbound_enabled: Generated<boolean>;
   created_at: Generated<Date>;
 }
 
@@ -260,7 +262,61 @@ export interface DomainEventsTable {
   created_at: Generated<Date>;
 }
 
+export interface InboundAttachmentMeta {
+  position: number;
+  filename: string | null;
+  content_type: string;
+  content_id: string | null;
+  disposition: string | null;
+  size: number;
+  checksum: string;
+}
+
+export interface InboundMessagesTable {
+  id: Generated<string>;
+  project_id: string;
+  mail_from: string | null;
+  rcpt_to: string[];
+  remote_ip: string | null;
+  helo: string | null;
+  from_header: string | null;
+  from_address: string | null;
+  to_addresses: string[];
+  cc_addresses: string[];
+  reply_to: string[];
+  subject: string | null;
+  message_id: string | null;
+  sent_at: Date | null;
+  text_body: string | null;
+  html: string | null;
+  headers: ColumnType<[string, string][], string, string>;
+  auth: ColumnType<Record<string, unknown>, string, string>;
+  spam: ColumnType<{ flagged: boolean; reasons: string[] }, string, string>;
+  attachments: ColumnType<InboundAttachmentMeta[], string, string>;
+  size_bytes: number;
+  raw: Buffer;
+  created_at: Generated<Date>;
+}
+
+export interface InboundAttachmentsTable {
+  inbound_id: string;
+  position: number;
+  content: Buffer;
+}
+
+export interface MailReportsTable {
+  id: Generated<string>;
+  project_id: string | null;
+  email_id: string | null;
+  kind: 'bounce' | 'complaint';
+  detail: ColumnType<Record<string, unknown>, string, string>;
+  created_at: Generated<Date>;
+}
+
 export interface Database {
+  inbound_messages: InboundMessagesTable;
+  inbound_attachments: InboundAttachmentsTable;
+  mail_reports: MailReportsTable;
   domain_events: DomainEventsTable;
   emails: EmailsTable;
   email_attachments: EmailAttachmentsTable;

@@ -41,3 +41,13 @@ export function createDnsLookup(servers: string[], timeoutMs = 2000): DnsLookup 
     cname: (name) => guard(name, () => resolver.resolveCname(name)),
   };
 }
+
+/**
+ * A `dns.promises.resolve`-shaped function on the same resolvers, for libraries that take one
+ * (mailauth's SPF, DKIM, DMARC and ARC checks).
+ */
+export function createDnsResolve(servers: string[], timeoutMs = 2000) {
+  const resolver = new Resolver({ timeout: timeoutMs, tries: 2 });
+  if (servers.length > 0) resolver.setServers(servers);
+  return (name: string, rrtype: string) => resolver.resolve(name, rrtype) as Promise<string[][] | string[]>;
+}

@@ -92,6 +92,18 @@ export function expectedRecords(
       required: false,
     },
     ...rotation,
+    ...(row.inbound_enabled
+      ? [
+          {
+            type: 'MX' as const,
+            name: row.name,
+            value: ctx.config.inboundHost,
+            priority: 10,
+            purpose: 'Inbound: mail to any address at this domain is received by Posthorn (GET /v1/inbound)',
+            required: false,
+          },
+        ]
+      : []),
   ];
 }
 
@@ -120,7 +132,32 @@ export async function presentDomain(ctx: DomainContext, row: DomainRow) {
     created_at: row.created_at.toISOString(),
     verified_at: row.verified_at?.toISOString() ?? null,
     last_checked_at: row.last_checked_at?.toISOString() ?? null,
+    inbound_enabled: row.inbound_enabled,
   };
+}
+
+/**
+ * Turns receiving on or off for a domain: when on (a plan with inbound), mail to any address at
+ * the verified domain is stored as inbound mail; the domain's MX record must point to Posthorn.
+ */
+export async function setDomainInbound(
+  ctx: DomainContext,
+  project: { id: string; plan: string },
+  id: string,
+  input: { inbound_enabled?: unknown },
+) {
+  const row = await findDomain(ctx, project.id, id);
+  if (input.inbound_enabled === undefined) return presentDomain(ctx, row);
+  if (typeof input.inbound_enabled !== 'boolean')
+    throw new ValidationError('`inbound_enabled` must be true or false');
+  if (input.inbound_enabled) requireFeature(project.plan, 'inbound');
+  const updated = await ctx.db
+    .updateTable('domains')
+    .set({ inbound_enabled: input.inbound_enabled })
+    .where('id', '=', row.id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return presentDomain(ctx, updated);
 }
 
 /** Adds a sending domain to a project with a new DKIM key (private half encrypted at rest). */

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { DomainContext } from './context.ts';
 import { NotFoundError, ValidationError } from './errors.ts';
+import { inboundAddressOf } from './inbound/recipients.ts';
 import { planOrDefault } from './plans.ts';
 
 export type Stream = 'transactional' | 'marketing' | 'automation';
@@ -25,10 +26,12 @@ export interface ProjectFacts {
   verified_domains: string[];
   /** Whether the project has any suppressed address (most sends can then skip the lookup). */
   has_suppressions: boolean;
+  /** The project's inbound address is <anything>@<inbound_slug>.<POSTHORN_INBOUND_DOMAIN>. */
+  inbound_slug: string;
 }
 
 /** The facts' select list over `projects p`, `workspaces w` and `accounts a` (the workspace owner). */
-export const FACTS_COLUMNS = `p.id as project_id, p.name as project_name, p.workspace_id, p.footer_address, w.plan,
+export const FACTS_COLUMNS = `p.id as project_id, p.name as project_name, p.workspace_id, p.footer_address, p.inbound_slug, w.plan,
   a.email_confirmed_at is not null as email_confirmed,
   coalesce((select array_agg(d.name order by d.name) from domains d
              where d.project_id = p.id and d.status = 'verified'), '{}') as verified_domains,
@@ -45,6 +48,7 @@ export function factsFromRow(row: Record<string, unknown>): ProjectFacts {
     email_confirmed: row.email_confirmed as boolean,
     verified_domains: row.verified_domains as string[],
     has_suppressions: row.has_suppressions as boolean,
+    inbound_slug: row.inbound_slug as string,
   };
 }
 
@@ -116,6 +120,7 @@ export function accountStatus(ctx: DomainContext, facts: ProjectFacts) {
       note,
     },
     footer: { address, is_your_own_address: address !== PLACEHOLDER_ADDRESS },
+    inbound: inboundAddressOf(ctx, facts.inbound_slug),
   };
 }
 

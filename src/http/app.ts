@@ -11,6 +11,7 @@ import { accountRoutes } from './routes/accounts.ts';
 import { dashboardRoutes } from './routes/dashboard.ts';
 import { domainRoutes } from './routes/domains.ts';
 import { emailRoutes } from './routes/emails.ts';
+import { inboundRoutes } from './routes/inbound.ts';
 import { keyRoutes } from './routes/keys.ts';
 import { statusRoutes } from './routes/status.ts';
 import { suppressionRoutes } from './routes/suppressions.ts';
@@ -131,6 +132,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await v1.register(emailRoutes, deps);
       await v1.register(suppressionRoutes, deps);
       await v1.register(domainRoutes, deps);
+      await v1.register(inboundRoutes, deps);
     },
     { prefix: '/v1' },
   );

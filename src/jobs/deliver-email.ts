@@ -15,6 +15,7 @@ import {
   type SimulatedOutcome,
   simulatedOutcome,
 } from '../mail/simulator.ts';
+import { bounceAddress } from '../mail/verp.ts';
 import { enqueue, type JobSpec } from './enqueue.ts';
 
 type EmailRow = Selectable<EmailsTable>;
@@ -156,10 +157,13 @@ async function deliverOne(
     try {
       const result = await deps.transport.send({
         // the return path aligns with the signing domain: its bounce subdomain, or the shared domain
-        from:
+        from: bounceAddress(
+          deps.ctx.secrets.hash,
+          row.id,
           extra.key.domain === deps.ctx.config.sharedDomain
-            ? `bounces+${row.id}@${deps.ctx.config.sharedDomain}`
-            : `bounces+${row.id}@bounces.${extra.key.domain}`,
+            ? deps.ctx.config.sharedDomain
+            : `bounces.${extra.key.domain}`,
+        ),
         to: real,
         raw,
         messageId: row.message_id,

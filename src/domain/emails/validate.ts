@@ -21,7 +21,7 @@ export const KNOWN_FIELDS = new Set([
 ]);
 
 // headers Posthorn sets itself, or that would change routing or authentication
-const PROTECTED_HEADERS = new Set([
+export const PROTECTED_HEADERS = new Set([
   'from',
   'to',
   'cc',

@@ -10,6 +10,7 @@ import {
   listDomains,
   presentDomain,
   rotateDkimKey,
+  setDomainInbound,
 } from '../../domain/domains.ts';
 import { requireProjectAdmin } from '../../domain/projects.ts';
 import { projectFacts } from '../../domain/status.ts';
@@ -35,6 +36,7 @@ const DomainSchema = Type.Object({
   created_at: Type.String(),
   verified_at: Nullable(Type.String()),
   last_checked_at: Nullable(Type.String()),
+  inbound_enabled: Type.Boolean({ description: 'whether mail to this domain is received as inbound mail' }),
 });
 const AddBody = Type.Object({
   domain: Type.Unknown({ description: 'the domain you send from, like example.com' }),
@@ -94,6 +96,31 @@ export async function domainRoutes(app: FastifyInstance, { ctx }: { ctx: DomainC
     },
     async (request) =>
       presentDomain(ctx, await findDomain(ctx, projectOf(request), (request.params as { id: string }).id)),
+  );
+  app.patch(
+    '/domains/:id',
+    {
+      config: project,
+      schema: {
+        tags,
+        summary: 'Turn inbound mail on or off for a verified domain (a plan with inbound)',
+        description:
+          'With `inbound_enabled: true`, mail to any address at the domain is received and listed at GET /v1/inbound once the domain is verified and its MX record points to Posthorn.',
+        security: bearerSecurity,
+        params: DomainParams,
+        body: Type.Object({ inbound_enabled: Type.Optional(Type.Unknown()) }),
+        response: { 200: DomainSchema, ...errors(400, 401, 402, 404) },
+      },
+    },
+    async (request) => {
+      const facts = await projectFactsOf(request, ctx);
+      return setDomainInbound(
+        ctx,
+        { id: facts.id, plan: facts.plan },
+        (request.params as { id: string }).id,
+        request.body as { inbound_enabled?: unknown },
+      );
+    },
   );
   app.post(
     '/domains/:id/check',

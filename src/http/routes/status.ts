@@ -28,6 +28,10 @@ export async function statusRoutes(app: FastifyInstance, { ctx }: { ctx: DomainC
               note: Type.String(),
             }),
             footer: FooterSchema,
+            inbound: Type.Object(
+              { domain: Type.String(), address: Type.String() },
+              { description: 'where to send mail to this project: any address at `domain` works' },
+            ),
           }),
           ...errors(400, 401, 404, 429),
         },

@@ -1,0 +1,232 @@
+import { createHash } from 'node:crypto';
+import type { Selectable } from 'kysely';
+import type { AddressObject, ParsedMail } from 'mailparser';
+import type { InboundAttachmentMeta, InboundMessagesTable } from '../../db/schema.ts';
+import type { DomainContext } from '../context.ts';
+import { NotFoundError, ValidationError } from '../errors.ts';
+import { isUuid } from '../ids.ts';
+
+type InboundRow = Selectable<InboundMessagesTable>;
+
+/** Authentication results of a received message (mailauth), in the shape the API returns. */
+export interface InboundAuth {
+  spf: string;
+  dkim: { domain: string | null; selector: string | null; result: string }[];
+  dmarc: string;
+  dmarc_policy: string | null;
+  arc: string;
+  authentication_results: string;
+}
+
+export interface ReceivedMessage {
+  projectId: string;
+  raw: Buffer;
+  parsed: ParsedMail;
+  envelope: { mailFrom: string | null; rcptTo: string[]; remoteIp: string | null; helo: string | null };
+  auth: InboundAuth;
+}
+
+function addressList(field: AddressObject | AddressObject[] | undefined): string[] {
+  const objects = field === undefined ? [] : Array.isArray(field) ? field : [field];
+  return objects
+    .flatMap((o) => o.value.flatMap((v) => (v.group ?? [v]).map((m) => m.address ?? '')))
+    .filter(Boolean);
+}
+
+/**
+ * Spam flags from what the authentication results and upstream filters say: a DMARC failure under a
+ * reject or quarantine policy, SPF fail with no passing DKIM signature, or an upstream X-Spam-Flag.
+ */
+export function spamFlags(auth: InboundAuth, parsed: ParsedMail): { flagged: boolean; reasons: string[] } {
+  const reasons: string[] = [];
+  if (auth.dmarc === 'fail') {
+    reasons.push(`DMARC failed${auth.dmarc_policy ? ` (policy ${auth.dmarc_policy})` : ''}`);
+  }
+  const dkimPass = auth.dkim.some((d) => d.result === 'pass');
+  if (auth.spf === 'fail' && !dkimPass) reasons.push('SPF failed and no DKIM signature passed');
+  const upstream = parsed.headers.get('x-spam-flag');
+  if (typeof upstream === 'string' && /^yes/i.test(upstream.trim()))
+    reasons.push('an upstream filter set X-Spam-Flag: YES');
+  const strong = reasons.length > 0 && (auth.dmarc !== 'fail' || auth.dmarc_policy !== 'none');
+  return { flagged: strong, reasons };
+}
+
+/** Stores a received message with its raw source and attachments, in one transaction. */
+export async function storeInbound(ctx: DomainContext, m: ReceivedMessage): Promise<string> {
+  const { parsed } = m;
+  const attachments: InboundAttachmentMeta[] = parsed.attachments.map((a, position) => ({
+    position,
+    filename: a.filename ?? null,
+    content_type: a.contentType,
+    content_id: a.cid ? a.cid.replace(/^<|>$/g, '') : null,
+    disposition: a.contentDisposition ?? null,
+    size: a.content.length,
+    checksum: createHash('sha256').update(a.content).digest('hex'),
+  }));
+  const headers = parsed.headerLines.map(({ line }) => {
+    const colon = line.indexOf(':');
+    return [
+      line.slice(0, colon).trim(),
+      line
+        .slice(colon + 1)
+        .replace(/\r?\n[ \t]+/g, ' ')
+        .trim(),
+    ];
+  });
+  const from = parsed.from?.value[0];
+  return ctx.db.transaction().execute(async (tx) => {
+    const row = await tx
+      .insertInto('inbound_messages')
+      .values({
+        project_id: m.projectId,
+        mail_from: m.envelope.mailFrom,
+        rcpt_to: m.envelope.rcptTo,
+        remote_ip: m.envelope.remoteIp,
+        helo: m.envelope.helo,
+        from_header: parsed.from?.text ?? null,
+        from_address: from?.address ?? null,
+        to_addresses: addressList(parsed.to),
+        cc_addresses: addressList(parsed.cc),
+        reply_to: addressList(parsed.replyTo),
+        subject: parsed.subject ?? null,
+        message_id: parsed.messageId ?? null,
+        sent_at: parsed.date && !Number.isNaN(parsed.date.getTime()) ? parsed.date : null,
+        text_body: parsed.text ?? null,
+        html: typeof parsed.html === 'string' ? parsed.html : null,
+        headers: JSON.stringify(headers),
+        auth: JSON.stringify(m.auth),
+        spam: JSON.stringify(spamFlags(m.auth, parsed)),
+        attachments: JSON.stringify(attachments),
+        size_bytes: m.raw.length,
+        raw: m.raw,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    if (parsed.attachments.length > 0) {
+      await tx
+        .insertInto('inbound_attachments')
+        .values(
+          parsed.attachments.map((a, position) => ({ inbound_id: row.id, position, content: a.content })),
+        )
+        .execute();
+    }
+    return row.id;
+  });
+}
+
+function presentSummary(row: Omit<InboundRow, 'raw' | 'headers' | 'text_body' | 'html'>) {
+  return {
+    id: row.id,
+    object: 'inbound_email' as const,
+    from: row.from_header,
+    from_address: row.from_address,
+    to: row.to_addresses,
+    cc: row.cc_addresses,
+    reply_to: row.reply_to,
+    subject: row.subject,
+    message_id: row.message_id,
+    envelope: { mail_from: row.mail_from, rcpt_to: row.rcpt_to, remote_ip: row.remote_ip, helo: row.helo },
+    attachments: row.attachments,
+    auth: row.auth,
+    spam: row.spam,
+    size_bytes: row.size_bytes,
+    sent_at: row.sent_at?.toISOString() ?? null,
+    created_at: row.created_at.toISOString(),
+  };
+}
+
+const SUMMARY_COLUMNS = [
+  'id',
+  'project_id',
+  'mail_from',
+  'rcpt_to',
+  'remote_ip',
+  'helo',
+  'from_header',
+  'from_address',
+  'to_addresses',
+  'cc_addresses',
+  'reply_to',
+  'subject',
+  'message_id',
+  'sent_at',
+  'auth',
+  'spam',
+  'attachments',
+  'size_bytes',
+  'created_at',
+] as const;
+
+/** GET /inbound: newest first, paginated. */
+export async function listInbound(
+  ctx: DomainContext,
+  projectId: string,
+  query: { limit: number; offset: number; from?: string; to?: string },
+) {
+  let base = ctx.db.selectFrom('inbound_messages').where('project_id', '=', projectId);
+  if (query.from) base = base.where('from_address', 'ilike', query.from.replace(/[\\%_]/g, '\\$&'));
+  if (query.to) base = base.where(({ eb }) => eb(eb.val(query.to?.toLowerCase()), '=', eb.fn.any('rcpt_to')));
+  const [rows, count] = await Promise.all([
+    base
+      .select(SUMMARY_COLUMNS)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(query.limit)
+      .offset(query.offset)
+      .execute(),
+    base.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { data: rows.map(presentSummary), total: Number(count.n), limit: query.limit, offset: query.offset };
+}
+
+async function findInbound(ctx: DomainContext, projectId: string, id: string) {
+  if (!isUuid(id)) throw new NotFoundError('Inbound email');
+  const row = await ctx.db
+    .selectFrom('inbound_messages')
+    .select([...SUMMARY_COLUMNS, 'headers', 'text_body', 'html'])
+    .where('id', '=', id)
+    .where('project_id', '=', projectId)
+    .executeTakeFirst();
+  if (!row) throw new NotFoundError('Inbound email');
+  return row;
+}
+
+/** GET /inbound/{id}: headers, addresses, bodies, attachment metadata, authentication results, spam flags. */
+export async function getInbound(ctx: DomainContext, projectId: string, id: string) {
+  const row = await findInbound(ctx, projectId, id);
+  return {
+    ...presentSummary(row),
+    headers: row.headers.map(([name, value]) => ({ name, value })),
+    text: row.text_body,
+    html: row.html,
+  };
+}
+
+/** GET /inbound/{id}/raw: the message exactly as received. */
+export async function inboundRaw(ctx: DomainContext, projectId: string, id: string): Promise<Buffer> {
+  if (!isUuid(id)) throw new NotFoundError('Inbound email');
+  const row = await ctx.db
+    .selectFrom('inbound_messages')
+    .select('raw')
+    .where('id', '=', id)
+    .where('project_id', '=', projectId)
+    .executeTakeFirst();
+  if (!row) throw new NotFoundError('Inbound email');
+  return row.raw;
+}
+
+/** One attachment's bytes and metadata, by its position in the message (0-based). */
+export async function inboundAttachment(ctx: DomainContext, projectId: string, id: string, position: string) {
+  if (!/^\d{1,4}$/.test(position))
+    throw new ValidationError('The attachment position must be a whole number (0 for the first)');
+  const row = await findInbound(ctx, projectId, id);
+  const meta = row.attachments.find((a) => a.position === Number(position));
+  if (!meta) throw new NotFoundError('Attachment');
+  const content = await ctx.db
+    .selectFrom('inbound_attachments')
+    .select('content')
+    .where('inbound_id', '=', id)
+    .where('position', '=', meta.position)
+    .executeTakeFirstOrThrow();
+  return { meta, content: content.content };
+}

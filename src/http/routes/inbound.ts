@@ -1,0 +1,160 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import type { DomainContext } from '../../domain/context.ts';
+import { getInbound, inboundAttachment, inboundRaw, listInbound } from '../../domain/inbound/messages.ts';
+import { requireFeature } from '../../domain/plans.ts';
+import { projectFactsOf } from '../auth.ts';
+import { bearerSecurity, errors, Nullable, PageQuery, page } from '../schemas.ts';
+
+const AttachmentMeta = Type.Object({
+  position: Type.Integer({ description: 'download at /inbound/{id}/attachments/{position}' }),
+  filename: Nullable(Type.String()),
+  content_type: Type.String(),
+  content_id: Nullable(Type.String()),
+  disposition: Nullable(Type.String()),
+  size: Type.Integer(),
+  checksum: Type.String({ description: 'SHA-256 of the content, hex' }),
+});
+const AuthResults = Type.Object({
+  spf: Type.String(),
+  dkim: Type.Array(
+    Type.Object({
+      domain: Nullable(Type.String()),
+      selector: Nullable(Type.String()),
+      result: Type.String(),
+    }),
+  ),
+  dmarc: Type.String(),
+  dmarc_policy: Nullable(Type.String()),
+  arc: Type.String(),
+  authentication_results: Type.String({ description: 'the Authentication-Results header Posthorn computed' }),
+});
+const Summary = {
+  id: Type.String(),
+  object: Type.Literal('inbound_email'),
+  from: Nullable(Type.String()),
+  from_address: Nullable(Type.String()),
+  to: Type.Array(Type.String()),
+  cc: Type.Array(Type.String()),
+  reply_to: Type.Array(Type.String()),
+  subject: Nullable(Type.String()),
+  message_id: Nullable(Type.String()),
+  envelope: Type.Object({
+    mail_from: Nullable(Type.String()),
+    rcpt_to: Type.Array(Type.String()),
+    remote_ip: Nullable(Type.String()),
+    helo: Nullable(Type.String()),
+  }),
+  attachments: Type.Array(AttachmentMeta),
+  auth: AuthResults,
+  spam: Type.Object({ flagged: Type.Boolean(), reasons: Type.Array(Type.String()) }),
+  size_bytes: Type.Integer(),
+  sent_at: Nullable(Type.String()),
+  created_at: Type.String(),
+};
+const InboundSummary = Type.Object(Summary);
+const InboundEmail = Type.Object({
+  ...Summary,
+  headers: Type.Array(Type.Object({ name: Type.String(), value: Type.String() })),
+  text: Nullable(Type.String()),
+  html: Nullable(Type.String()),
+});
+const IdParams = Type.Object({ id: Type.String() });
+
+/** Inbound mail: what people send to the project's inbound address (a plan feature). */
+export async function inboundRoutes(app: FastifyInstance, { ctx }: { ctx: DomainContext }) {
+  const config = { auth: 'project' as const };
+  const tags = ['inbound'];
+  const projectWithInbound = async (request: FastifyRequest) => {
+    const facts = await projectFactsOf(request, ctx);
+    requireFeature(facts.plan, 'inbound');
+    return facts.id;
+  };
+
+  app.get(
+    '/inbound',
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'Received mail, newest first',
+        description:
+          'Mail sent to the address in GET /v1/me `inbound` (any local part), or to a verified domain with inbound enabled.',
+        security: bearerSecurity,
+        querystring: Type.Object({
+          ...PageQuery.properties,
+          from: Type.Optional(Type.String({ description: 'sender address (exact, any case)' })),
+          to: Type.Optional(Type.String({ description: 'envelope recipient address' })),
+        }),
+        response: { 200: page(InboundSummary), ...errors(400, 401, 402) },
+      },
+    },
+    async (request) => listInbound(ctx, await projectWithInbound(request), request.query as never),
+  );
+  app.get(
+    '/inbound/:id',
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'One received message: headers, addresses, bodies, attachments, authentication results',
+        security: bearerSecurity,
+        params: IdParams,
+        response: { 200: InboundEmail, ...errors(401, 402, 404) },
+      },
+    },
+    async (request) =>
+      getInbound(ctx, await projectWithInbound(request), (request.params as { id: string }).id),
+  );
+  app.get(
+    '/inbound/:id/raw',
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'The message exactly as received (message/rfc822)',
+        security: bearerSecurity,
+        params: IdParams,
+        produces: ['message/rfc822'],
+        response: { ...errors(401, 402, 404) },
+      },
+    },
+    async (request, reply) => {
+      const raw = await inboundRaw(
+        ctx,
+        await projectWithInbound(request),
+        (request.params as { id: string }).id,
+      );
+      return reply.type('message/rfc822').send(raw);
+    },
+  );
+  app.get(
+    '/inbound/:id/attachments/:position',
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'Download one attachment (position from the message`s `attachments`)',
+        security: bearerSecurity,
+        params: Type.Object({ id: Type.String(), position: Type.String() }),
+        response: { ...errors(400, 401, 402, 404) },
+      },
+    },
+    async (request, reply) => {
+      const { id, position } = request.params as { id: string; position: string };
+      const { meta, content } = await inboundAttachment(ctx, await projectWithInbound(request), id, position);
+      const name = meta.filename ?? `attachment-${meta.position}`;
+      const ascii = name.replace(/[^\x20-\x7e]|["\\]/g, '_');
+      const type = /^[\w.+-]+\/[\w.+-]+$/.test(meta.content_type)
+        ? meta.content_type
+        : 'application/octet-stream';
+      return reply
+        .type(type)
+        .header(
+          'content-disposition',
+          `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name)}`,
+        )
+        .send(content);
+    },
+  );
+}

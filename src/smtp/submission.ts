@@ -1,0 +1,163 @@
+import { simpleParser } from 'mailparser';
+import type { Logger } from 'pino';
+import { SMTPServer, type SMTPServerAuthentication, type SMTPServerSession } from 'smtp-server';
+import type { DomainContext } from '../domain/context.ts';
+import { acceptEmails } from '../domain/emails/accept.ts';
+import { emailInputFromMime } from '../domain/emails/from-mime.ts';
+import { MAX_MESSAGE_BYTES, MAX_RECIPIENTS } from '../domain/emails/validate.ts';
+import { AuthenticationError, DomainError, NotFoundError, ValidationError } from '../domain/errors.ts';
+import { isUuid } from '../domain/ids.ts';
+import { type AuthenticatedKey, authenticateKey } from '../domain/keys/service.ts';
+import { selectProject } from '../domain/project-selection.ts';
+import type { RequestLogWriter } from '../domain/request-log.ts';
+import { type ProjectFacts, projectFacts } from '../domain/status.ts';
+import { collectMessage, smtpError, type TlsOptions } from './common.ts';
+
+/** The username to give with a project key (any is accepted); an all-access key needs the project id. */
+export const SUBMISSION_USERNAME = 'posthorn';
+
+interface SubmissionUser {
+  password: string;
+  username: string;
+}
+
+/**
+ * Who a username/password pair is: the key (checked in the database on every call, so a revoked,
+ * expired or rotated-away key fails at once) and the project it sends for. With an all-access key
+ * the username must be the project id (spec 5.4).
+ */
+async function resolveSender(
+  ctx: DomainContext,
+  username: string,
+  password: string,
+): Promise<{ key: AuthenticatedKey; facts: ProjectFacts }> {
+  const { key, project } = await authenticateKey(ctx, password);
+  if (key.scope === 'project') return { key, facts: project as ProjectFacts };
+  if (!isUuid(username)) {
+    throw new AuthenticationError(
+      'With an all-access key the SMTP username must be the id of the project to send for',
+    );
+  }
+  try {
+    const projectId = await selectProject(ctx, key, username);
+    return { key, facts: await projectFacts(ctx, projectId) };
+  } catch (err) {
+    if (err instanceof NotFoundError || err instanceof ValidationError) {
+      throw new AuthenticationError(`No project ${username} that this key's user administers`);
+    }
+    throw err;
+  }
+}
+
+/**
+ * SMTP submission (RFC 6409): the password is an API key and every message goes through the same
+ * send path as POST /v1/emails (checks, suppression, headers, DKIM, statuses; stream transactional).
+ * Permanent refusals answer 5xx and temporary ones 4xx, with the reason in the reply text.
+ */
+export function createSubmissionServer(opts: {
+  ctx: DomainContext;
+  log: Logger;
+  tls: TlsOptions;
+  secure?: boolean;
+  requestLog?: RequestLogWriter;
+}): SMTPServer {
+  const { ctx, log, requestLog } = opts;
+  const logCall = (session: SMTPServerSession, status: number, started: number) => {
+    const user = session.user as unknown as { key: AuthenticatedKey; facts: ProjectFacts } | undefined;
+    if (!user || !requestLog) return;
+    requestLog.add({
+      keyId: user.key.id,
+      keyName: user.key.name,
+      projectId: user.facts.id,
+      method: 'SMTP',
+      path: '/smtp/submission',
+      status,
+      latencyMs: Date.now() - started,
+      at: new Date(),
+      account: false,
+    });
+  };
+  const server = new SMTPServer({
+    name: ctx.config.inboundHost,
+    banner: 'Posthorn submission: AUTH with an API key as the password',
+    secure: opts.secure ?? false,
+    key: opts.tls.key,
+    cert: opts.tls.cert,
+    size: MAX_MESSAGE_BYTES,
+    authMethods: ['PLAIN', 'LOGIN'],
+    authOptional: false,
+    allowInsecureAuth: ctx.config.smtpAllowInsecureAuth,
+    logger: false,
+    disableReverseLookup: true,
+    closeTimeout: 5_000,
+    // our replies carry their own enhanced codes (5.7.1 for a policy refusal, not the table's 5.1.1)
+    hideENHANCEDSTATUSCODES: true,
+    async onAuth(auth: SMTPServerAuthentication, _session, callback) {
+      try {
+        const username = auth.username ?? '';
+        const password = auth.password ?? '';
+        const user = await resolveSender(ctx, username, password);
+        // kept so every message re-checks the key: revoking it stops this connection too
+        callback(null, { user: { ...user, credentials: { username, password } } as never });
+      } catch (err) {
+        callback(
+          smtpError(err instanceof DomainError ? err : new AuthenticationError('Invalid credentials'), 535),
+        );
+      }
+    },
+    async onMailFrom(_address, session, callback) {
+      const user = session.user as unknown as { credentials: SubmissionUser } | undefined;
+      if (!user) return callback(smtpError(new AuthenticationError('Authentication required'), 530));
+      try {
+        const fresh = await resolveSender(ctx, user.credentials.username, user.credentials.password);
+        Object.assign(session.user as object, fresh);
+        callback();
+      } catch (err) {
+        callback(smtpError(err, 535));
+      }
+    },
+    onRcptTo(_address, session, callback) {
+      if (session.envelope.rcptTo.length >= MAX_RECIPIENTS) {
+        const err = new Error(`4.5.3 Too many recipients: at most ${MAX_RECIPIENTS} per message`);
+        return callback(Object.assign(err, { responseCode: 452 }));
+      }
+      callback();
+    },
+    onData(stream, session, callback) {
+      const started = Date.now();
+      collectMessage(stream, MAX_MESSAGE_BYTES)
+        .then(async (collected) => {
+          if (collected.tooBig) {
+            throw Object.assign(
+              new Error(`5.3.4 Message too big: the limit is ${MAX_MESSAGE_BYTES} bytes (40 MB)`),
+              { responseCode: 552 },
+            );
+          }
+          const user = session.user as unknown as { key: AuthenticatedKey; facts: ProjectFacts };
+          const parsed = await simpleParser(collected.raw);
+          const input = emailInputFromMime(
+            parsed,
+            session.envelope.rcptTo.map((r) => r.address),
+          );
+          const result = await acceptEmails(
+            ctx,
+            { facts: user.facts, apiKeyId: user.key.id, stream: 'transactional' },
+            [input],
+            { batch: false },
+          );
+          const accepted = Array.isArray(result) ? result[0] : undefined;
+          logCall(session, 200, started);
+          callback(null, `2.0.0 Accepted: queued as ${accepted?.id} (status ${accepted?.status})`);
+        })
+        .catch((err) => {
+          const reply = smtpError(err, 451);
+          if (!(err instanceof DomainError) && !('responseCode' in (err as object)))
+            log.error({ err }, 'submission failed');
+          logCall(session, (reply as { responseCode: number }).responseCode, started);
+          callback(reply);
+        });
+    },
+  });
+  server.on('error', (err) => log.warn({ err: err.message }, 'submission connection error'));
+  return server;
+}

@@ -1,0 +1,316 @@
+import { randomBytes } from 'node:crypto';
+import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SUBMISSION_USERNAME } from '../../src/smtp/submission.ts';
+import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.ts';
+import { FROM, waitForStatus } from '../helpers/emails.ts';
+import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
+import { sharedDkimResolver, submit, swaks } from '../helpers/smtp-clients.ts';
+
+let server: TestServer;
+let dns: TestDnsServer;
+let account: SignupResult;
+
+beforeAll(async () => {
+  dns = await startDnsServer();
+  server = await startTestServer(
+    { POSTHORN_SMTP_PORT: '0', POSTHORN_MX_PORT: '0', POSTHORN_DNS_SERVERS: dns.address },
+    ['api', 'worker', 'smtp'],
+  );
+  account = await server.signupConfirmed();
+});
+afterAll(async () => {
+  await server?.close();
+  await dns?.close();
+});
+
+const projectAuth = () => ({ user: SUBMISSION_USERNAME, pass: account.project_key.key });
+
+async function emailOf(accepted: string) {
+  const id = /queued as ([0-9a-f-]{36})/.exec(accepted)?.[1];
+  expect(id, `reply names the email id: ${accepted}`).toBeTruthy();
+  return id as string;
+}
+
+describe('SMTP submission with nodemailer as the client', () => {
+  it('sends with a project key: the message arrives with both X-Posthorn headers and a valid DKIM signature', async () => {
+    const attachment = randomBytes(5000);
+    const res = await submit(server, projectAuth(), {
+      from: FROM,
+      to: 'Reader <reader@example.org>',
+      cc: 'copy@example.org',
+      bcc: 'hidden@example.org',
+      subject: 'Over SMTP',
+      text: 'Plain body',
+      html: '<p>Hello over <b>SMTP</b></p>',
+      headers: { 'X-Campaign-Ref': 'abc-123' },
+      attachments: [{ filename: 'data.bin', content: attachment, contentType: 'application/octet-stream' }],
+    });
+    expect(res.ok, res.response).toBe(true);
+    expect(res.response).toMatch(/^250 /);
+    const id = await emailOf(res.response);
+    const email = await waitForStatus(server, account.project_key.key, id, 'sent');
+    expect(email.stream).toBe('transactional');
+    expect(email.bcc).toEqual(['hidden@example.org']);
+
+    const message = await server.sink.waitFor((m) => m.parsed.messageId === email.message_id);
+    expect(message.to.sort()).toEqual(['copy@example.org', 'hidden@example.org', 'reader@example.org']);
+    expect(message.parsed.headers.get('x-posthorn-project')).toBe(account.project.id);
+    expect(message.parsed.headers.get('x-posthorn-stream')).toBe('transactional');
+    expect(message.parsed.headers.get('x-campaign-ref')).toBe('abc-123');
+    expect(message.parsed.headers.has('bcc')).toBe(false);
+    expect(message.parsed.subject).toBe('Over SMTP');
+    expect(message.parsed.text?.trim()).toBe('Plain body');
+    expect(message.parsed.html).toContain('Hello over <b>SMTP</b>');
+    expect(message.parsed.attachments[0].filename).toBe('data.bin');
+    expect(message.parsed.attachments[0].content.equals(attachment)).toBe(true);
+    // the return path is a VERP bounce address naming this message
+    expect(message.from).toMatch(/^bounces\+[0-9a-f]{42}@posthorn\.localhost$/);
+
+    const verified = await dkimVerify(message.raw, { resolver: await sharedDkimResolver(server) });
+    expect(verified.results[0].status.result).toBe('pass');
+    expect(verified.results[0].signingDomain).toBe('posthorn.localhost');
+  });
+
+  it('sends with an all-access key when the username is the project id', async () => {
+    const res = await submit(
+      server,
+      { user: account.project.id, pass: account.account_key.key },
+      { from: FROM, to: 'all-access@example.org', subject: 'All access', text: 'Hi' },
+    );
+    expect(res.ok, res.response).toBe(true);
+    const id = await emailOf(res.response);
+    const email = await waitForStatus(server, account.project_key.key, id, 'sent');
+    const message = await server.sink.waitFor((m) => m.parsed.messageId === email.message_id);
+    expect(message.parsed.headers.get('x-posthorn-project')).toBe(account.project.id);
+    expect(message.parsed.headers.get('x-posthorn-stream')).toBe('transactional');
+  });
+
+  it('refuses an all-access key whose username is not one of its projects (535)', async () => {
+    const wrong = await submit(
+      server,
+      { user: 'posthorn', pass: account.account_key.key },
+      { from: FROM, to: 'x@example.org', subject: 'x', text: 'x' },
+    );
+    expect(wrong.ok).toBe(false);
+    expect(wrong.code).toBe(535);
+    expect(wrong.response).toContain('username must be the id of the project');
+
+    const other = await server.signupConfirmed();
+    const foreign = await submit(
+      server,
+      { user: other.project.id, pass: account.account_key.key },
+      { from: FROM, to: 'x@example.org', subject: 'x', text: 'x' },
+    );
+    expect(foreign.code).toBe(535);
+  });
+
+  it('refuses a wrong or revoked key at AUTH with 535, and a revoked key stops an open session', async () => {
+    const bad = await submit(
+      server,
+      { user: 'posthorn', pass: 'ph_not_a_real_key' },
+      { from: FROM, to: 'x@example.org', subject: 'x', text: 'x' },
+    );
+    expect(bad.code).toBe(535);
+
+    const created = await server.call('POST', `/v1/projects/${account.project.id}/api-keys`, {
+      key: account.account_key.key,
+      body: { name: 'smtp key' },
+    });
+    expect(created.status).toBe(200);
+    const smtpKey = created.body.key as string;
+    const nodemailer = (await import('nodemailer')).default;
+    // one pooled connection: AUTH once, then two messages over it with a revocation in between
+    const pooled = nodemailer.createTransport({
+      pool: true,
+      maxConnections: 1,
+      host: '127.0.0.1',
+      port: server.runtime.smtp?.submissionPort,
+      requireTLS: true,
+      tls: { rejectUnauthorized: false },
+      auth: { user: 'posthorn', pass: smtpKey },
+    });
+    try {
+      const first = await pooled.sendMail({ from: FROM, to: 'before@example.org', subject: 'a', text: 'a' });
+      expect(first.response).toMatch(/^250 /);
+      const revoked = await server.call('DELETE', `/v1/api-keys/${created.body.id}`, {
+        key: account.account_key.key,
+      });
+      expect(revoked.status).toBe(204);
+      const second = await pooled
+        .sendMail({ from: FROM, to: 'after@example.org', subject: 'b', text: 'b' })
+        .then(
+          () => null,
+          (err: { responseCode?: number; response?: string }) => err,
+        );
+      expect(second?.responseCode).toBe(535);
+      expect(second?.response).toContain('revoked');
+    } finally {
+      pooled.close();
+    }
+    const again = await submit(
+      server,
+      { user: 'posthorn', pass: smtpKey },
+      { from: FROM, to: 'x@example.org', subject: 'x', text: 'x' },
+    );
+    expect(again.code).toBe(535);
+    expect(again.response).toContain('revoked');
+  });
+
+  it('refuses AUTH before STARTTLS', async () => {
+    const res = await submit(
+      server,
+      projectAuth(),
+      { from: FROM, to: 'x@example.org', subject: 'x', text: 'x' },
+      { ignoreTLS: true },
+    );
+    expect(res.ok).toBe(false);
+    expect(res.code).toBe(538);
+    expect(res.response).toMatch(/STARTTLS/i);
+  });
+
+  it('refuses a message over the size limit with 552 and stores nothing', async () => {
+    const before = await server.runtime.ctx.db
+      .selectFrom('emails')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .executeTakeFirstOrThrow();
+    const res = await submit(server, projectAuth(), {
+      from: FROM,
+      to: 'big@example.org',
+      subject: 'Too big',
+      text: 'see attachment',
+      attachments: [{ filename: 'big.bin', content: Buffer.alloc(31 * 1024 * 1024, 7) }],
+    });
+    expect(res.ok).toBe(false);
+    expect(res.code).toBe(552);
+    const after = await server.runtime.ctx.db
+      .selectFrom('emails')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .executeTakeFirstOrThrow();
+    expect(after.n).toBe(before.n);
+  });
+
+  it('refuses an unconfirmed account with 5xx and the reason', async () => {
+    const fresh = await server.signup();
+    const res = await submit(
+      server,
+      { user: 'posthorn', pass: fresh.project_key.key },
+      { from: FROM, to: 'x@example.org', subject: 'x', text: 'x' },
+    );
+    expect(res.ok).toBe(false);
+    expect(res.code).toBe(550);
+    expect(res.response).toContain('account email is not confirmed');
+  });
+
+  it('refuses a from address on an unverified domain with 550 naming the domain', async () => {
+    const res = await submit(server, projectAuth(), {
+      from: 'someone@not-verified.example',
+      to: 'x@example.org',
+      subject: 'x',
+      text: 'x',
+    });
+    expect(res.code).toBe(550);
+    expect(res.response).toContain('not-verified.example');
+  });
+
+  it('announces SIZE and AUTH PLAIN LOGIN after STARTTLS, and answers MAIL without AUTH with 530', async () => {
+    const res = await submit(server, null, { from: FROM, to: 'x@example.org', subject: 'x', text: 'x' });
+    expect(res.ok).toBe(false);
+    expect(res.code).toBe(530);
+    const transcript = await swaks([
+      '--server',
+      `127.0.0.1:${server.runtime.smtp?.submissionPort}`,
+      '--tls',
+      '--quit-after',
+      'EHLO',
+    ]);
+    expect(transcript.output).toMatch(/<~ {2}250[- ]SIZE 41943040/);
+    expect(transcript.output).toMatch(/<~ {2}250[- ]AUTH PLAIN LOGIN/);
+  });
+});
+
+describe('SMTP submission with swaks (Debian) as the client', () => {
+  const base = () => [
+    '--server',
+    `127.0.0.1:${server.runtime.smtp?.submissionPort}`,
+    '--tls',
+    '--from',
+    'onboarding@posthorn.localhost',
+  ];
+
+  it('AUTH PLAIN with a project key delivers a signed message with both headers', async () => {
+    const result = await swaks([
+      ...base(),
+      '--to',
+      'swaks-plain@example.org',
+      '--auth',
+      'PLAIN',
+      '--auth-user',
+      'posthorn',
+      '--auth-password',
+      account.project_key.key,
+      '--header',
+      'Subject: From swaks',
+      '--body',
+      'Sent by swaks',
+    ]);
+    expect(result.code, result.output).toBe(0);
+    const id = /queued as ([0-9a-f-]{36})/.exec(result.output)?.[1] as string;
+    const email = await waitForStatus(server, account.project_key.key, id, 'sent');
+    const message = await server.sink.waitFor((m) => m.parsed.messageId === email.message_id);
+    expect(message.parsed.subject).toBe('From swaks');
+    expect(message.parsed.headers.get('x-posthorn-project')).toBe(account.project.id);
+    expect(message.parsed.headers.get('x-posthorn-stream')).toBe('transactional');
+    const verified = await dkimVerify(message.raw, { resolver: await sharedDkimResolver(server) });
+    expect(verified.results[0].status.result).toBe('pass');
+  });
+
+  it('AUTH LOGIN with an all-access key and the project id as username', async () => {
+    const result = await swaks([
+      ...base(),
+      '--to',
+      'swaks-login@example.org',
+      '--auth',
+      'LOGIN',
+      '--auth-user',
+      account.project.id,
+      '--auth-password',
+      account.account_key.key,
+    ]);
+    expect(result.code, result.output).toBe(0);
+    expect(result.output).toMatch(/250 2\.0\.0 Accepted: queued as/);
+  });
+
+  it('a bad key fails AUTH with 535 and AUTH without TLS is refused', async () => {
+    const bad = await swaks([
+      ...base(),
+      '--to',
+      'x@example.org',
+      '--auth',
+      'PLAIN',
+      '--auth-user',
+      'posthorn',
+      '--auth-password',
+      'ph_wrong',
+    ]);
+    expect(bad.code).not.toBe(0);
+    expect(bad.output).toMatch(/535/);
+    const plain = await swaks([
+      '--server',
+      `127.0.0.1:${server.runtime.smtp?.submissionPort}`,
+      '--from',
+      'onboarding@posthorn.localhost',
+      '--to',
+      'x@example.org',
+      '--auth',
+      'PLAIN',
+      '--auth-user',
+      'posthorn',
+      '--auth-password',
+      account.project_key.key,
+    ]);
+    expect(plain.code).not.toBe(0);
+    expect(plain.output).toMatch(/538 .*STARTTLS/);
+    expect(plain.output).not.toMatch(/Accepted: queued/);
+  });
+});
