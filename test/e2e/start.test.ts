@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import nodemailer from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/db/embedded.ts';
 import { codeIn, type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.ts';
@@ -13,6 +14,7 @@ const startScript: string = JSON.parse(readFileSync(path.join(root, 'package.jso
 let sink: SmtpSink;
 let dataDir: string;
 let port: number;
+let smtpPort: number;
 let child: ChildProcess | undefined;
 let output = '';
 
@@ -26,6 +28,8 @@ async function startProgram(): Promise<void> {
       DATABASE_URL: '',
       POSTHORN_DATA_DIR: dataDir,
       PORT: String(port),
+      POSTHORN_SMTP_PORT: String(smtpPort),
+      POSTHORN_MX_PORT: String(await freePort()),
       POSTHORN_SMTP_RELAY: sink.url,
       LOG_LEVEL: 'info',
     },
@@ -72,6 +76,7 @@ beforeAll(async () => {
   sink = await startSmtpSink();
   dataDir = mkdtempSync(path.join(tmpdir(), 'posthorn-e2e-'));
   port = await freePort();
+  smtpPort = await freePort();
 });
 
 afterAll(async () => {
@@ -107,6 +112,26 @@ describe('npm start on a fresh data dir', () => {
     expect(me.status).toBe(200);
     expect(me.body.project.id).toBe(signup.body.project.id);
     expect(me.body.sending.email_confirmed).toBe(true);
+
+    // the SMTP submission door runs in the same process: the API key is the password
+    const smtp = nodemailer.createTransport({
+      host: '127.0.0.1',
+      port: smtpPort,
+      requireTLS: true,
+      tls: { rejectUnauthorized: false }, // the self-signed certificate generated into the data dir
+      auth: { user: 'posthorn', pass: key },
+    });
+    const info = await smtp.sendMail({
+      from: 'onboarding@posthorn.localhost',
+      to: 'smtp-reader@example.org',
+      subject: 'Through npm start',
+      text: 'Hello',
+    });
+    expect(info.response).toMatch(/^250 2\.0\.0 Accepted: queued as/);
+    const arrived = await sink.waitFor((m) => m.to.includes('smtp-reader@example.org'), 30_000);
+    expect(arrived.parsed.headers.get('x-posthorn-project')).toBe(signup.body.project.id);
+    expect(existsSync(path.join(dataDir, 'tls', 'self-signed.crt'))).toBe(true);
+
     const again = await api('POST', '/v1/signup', undefined, {
       email,
       name: 'First User',

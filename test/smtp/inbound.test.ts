@@ -340,3 +340,78 @@ describe('hard cases are stored or refused cleanly', () => {
     expect(await inboundCount(account.project.id)).toBe(before);
   }, 120_000);
 });
+
+describe('receiving at a verified domain of the project', () => {
+  it('is refused until inbound is enabled on the domain, then stored', async () => {
+    const row = await server.runtime.ctx.db
+      .insertInto('domains')
+      .values({
+        project_id: account.project.id,
+        name: 'support.example',
+        status: 'verified',
+        verified_at: new Date(),
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const to = 'help@support.example';
+    const refused = await deliverToMx(server, { from: 'alice@sender.example', to: [to] }, mime({ to }));
+    expect(refused.code).toBe(550);
+
+    expectError(
+      await server.call('PATCH', `/v1/domains/${row.id}`, { key, body: { inbound_enabled: 'yes' } }),
+      400,
+      /inbound_enabled/,
+    );
+    const enabled = await server.call('PATCH', `/v1/domains/${row.id}`, {
+      key,
+      body: { inbound_enabled: true },
+    });
+    expect(enabled.status).toBe(200);
+    expect(enabled.body.inbound_enabled).toBe(true);
+    expect(enabled.body.records).toContainEqual(
+      expect.objectContaining({
+        type: 'MX',
+        name: 'support.example',
+        value: 'mx.posthorn.localhost',
+        required: false,
+      }),
+    );
+
+    const accepted = await deliverToMx(
+      server,
+      { from: 'alice@sender.example', to: [to] },
+      mime({ to, subject: 'To my own domain' }),
+    );
+    expect(accepted.ok, accepted.response).toBe(true);
+    const msg = await newest();
+    expect(msg.subject).toBe('To my own domain');
+    expect(msg.envelope.rcpt_to).toEqual([to]);
+
+    const disabled = await server.call('PATCH', `/v1/domains/${row.id}`, {
+      key,
+      body: { inbound_enabled: false },
+    });
+    expect(disabled.body.inbound_enabled).toBe(false);
+    expect((await deliverToMx(server, { from: 'a@sender.example', to: [to] }, mime({ to }))).code).toBe(550);
+  });
+
+  it('enabling inbound needs a plan with inbound (402)', async () => {
+    const free = await server.signupConfirmed();
+    const row = await server.runtime.ctx.db
+      .insertInto('domains')
+      .values({
+        project_id: free.project.id,
+        name: 'free.example',
+        status: 'verified',
+        verified_at: new Date(),
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const res = await server.call('PATCH', `/v1/domains/${row.id}`, {
+      key: free.project_key.key,
+      body: { inbound_enabled: true },
+    });
+    expect(res.status).toBe(402);
+    expect(res.body).toMatchObject({ feature: 'inbound', upgrade_to: 'starter' });
+  });
+});
