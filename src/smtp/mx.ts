@@ -69,7 +69,11 @@ export function createMxServer(opts: { ctx: DomainContext; log: Logger; tls: Tls
       }
     }
     if (projects.size > 0) {
-      const parsed = await simpleParser(raw);
+      const parsed = await simpleParser(raw, {
+        skipTextToHtml: true,
+        skipTextLinks: true,
+        skipImageLinks: true,
+      });
       const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : null;
       const auth = summariseAuth(
         await authenticate(raw, {

@@ -134,7 +134,13 @@ export function createSubmissionServer(opts: {
             );
           }
           const user = session.user as unknown as { key: AuthenticatedKey; facts: ProjectFacts };
-          const parsed = await simpleParser(collected.raw);
+          // the send path derives the text part itself: skip mailparser's conversions
+          const parsed = await simpleParser(collected.raw, {
+            skipHtmlToText: true,
+            skipTextToHtml: true,
+            skipTextLinks: true,
+            skipImageLinks: true,
+          });
           const input = emailInputFromMime(
             parsed,
             session.envelope.rcptTo.map((r) => r.address),
