@@ -7,6 +7,7 @@ import { type EmbeddedDatabase, openEmbeddedPostgres } from './db/embedded.ts';
 import { migrate } from './db/migrate.ts';
 import { createTransport } from './delivery/index.ts';
 import type { Transport } from './delivery/transport.ts';
+import { EventTracker } from './domain/audience/events.ts';
 import type { DomainContext } from './domain/context.ts';
 import { EmailWriter } from './domain/emails/email-writer.ts';
 import { RateLimiter } from './domain/rate-limit.ts';
@@ -57,6 +58,7 @@ export async function startRuntime(
     secrets: createSecrets(config.secret),
     config,
     emailWriter: new EmailWriter(database.db),
+    eventTracker: new EventTracker(database.db),
   };
   const transport = createTransport(config, database.db, (line) => log.info(line));
   const requestLog = new RequestLogWriter(database.pool);

@@ -147,7 +147,81 @@ export interface ContactsTable {
   project_id: string;
   email: string;
   first_name: string | null;
+  last_name: string | null;
+  properties: ColumnType<Record<string, unknown>, string | undefined, string>;
+  subscribed: Generated<boolean>;
   created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface ContactConsentsTable {
+  id: Generated<number>;
+  contact_id: string;
+  project_id: string;
+  status: 'granted' | 'withdrawn';
+  source: string | null;
+  ip: string | null;
+  text_shown: string | null;
+  created_at: Generated<Date>;
+}
+
+export interface ListsTable {
+  id: Generated<string>;
+  project_id: string;
+  name: string;
+  description: string | null;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface ListMembersTable {
+  list_id: string;
+  contact_id: string;
+  subscribed: Generated<boolean>;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface SegmentsTable {
+  id: Generated<string>;
+  project_id: string;
+  name: string;
+  description: string | null;
+  definition: ColumnType<unknown, string, string>;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface EventsTable {
+  id: Generated<number>;
+  project_id: string;
+  contact_id: string;
+  name: string;
+  properties: ColumnType<Record<string, unknown>, string | undefined, string>;
+  value: number | null;
+  currency: string | null;
+  quantity: number | null;
+  campaign_id: string | null;
+  flow_id: string | null;
+  created_at: Generated<Date>;
+}
+
+export interface ImportsTable {
+  id: Generated<string>;
+  project_id: string;
+  status: Generated<'queued' | 'running' | 'completed' | 'failed'>;
+  format: 'csv' | 'json';
+  source: Buffer | null;
+  total: number | null;
+  processed: Generated<number>;
+  created: Generated<number>;
+  updated: Generated<number>;
+  skipped: Generated<number>;
+  errors: ColumnType<{ row: number; error: string }[], string | undefined, string>;
+  error_count: Generated<number>;
+  failure: string | null;
+  created_at: Generated<Date>;
+  finished_at: Date | null;
 }
 
 export interface SendingUsageTable {
@@ -314,6 +388,12 @@ export interface MailReportsTable {
 }
 
 export interface Database {
+  contact_consents: ContactConsentsTable;
+  lists: ListsTable;
+  list_members: ListMembersTable;
+  segments: SegmentsTable;
+  events: EventsTable;
+  imports: ImportsTable;
   inbound_messages: InboundMessagesTable;
   inbound_attachments: InboundAttachmentsTable;
   mail_reports: MailReportsTable;

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
+import type { EventTracker } from './audience/events.ts';
 import type { EmailWriter } from './emails/email-writer.ts';
 import type { Secrets } from './secrets.ts';
 
@@ -12,4 +13,6 @@ export interface DomainContext {
   config: Config;
   /** Merges concurrent accepts into shared transactions (group commit); absent = one transaction each. */
   emailWriter?: EmailWriter;
+  /** Merges concurrent tracked events into shared transactions. */
+  eventTracker?: EventTracker;
 }

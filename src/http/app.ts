@@ -8,11 +8,15 @@ import type { RequestLogWriter } from '../domain/request-log.ts';
 import { authPlugin } from './auth.ts';
 import { installErrorHandling } from './errors.ts';
 import { accountRoutes } from './routes/accounts.ts';
+import { contactRoutes } from './routes/contacts.ts';
 import { dashboardRoutes } from './routes/dashboard.ts';
 import { domainRoutes } from './routes/domains.ts';
 import { emailRoutes } from './routes/emails.ts';
+import { eventRoutes } from './routes/events.ts';
 import { inboundRoutes } from './routes/inbound.ts';
 import { keyRoutes } from './routes/keys.ts';
+import { listRoutes } from './routes/lists.ts';
+import { segmentRoutes } from './routes/segments.ts';
 import { statusRoutes } from './routes/status.ts';
 import { suppressionRoutes } from './routes/suppressions.ts';
 import { workspaceRoutes } from './routes/workspaces.ts';
@@ -133,6 +137,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await v1.register(suppressionRoutes, deps);
       await v1.register(domainRoutes, deps);
       await v1.register(inboundRoutes, deps);
+      await v1.register(contactRoutes, deps);
+      await v1.register(eventRoutes, deps);
+      await v1.register(listRoutes, deps);
+      await v1.register(segmentRoutes, deps);
     },
     { prefix: '/v1' },
   );

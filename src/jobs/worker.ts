@@ -5,7 +5,9 @@ import type { Transport } from '../delivery/transport.ts';
 import type { DomainContext } from '../domain/context.ts';
 import { createDnsLookup } from '../domain/dns-lookup.ts';
 import { recheckDomains } from '../domain/domains.ts';
+import { audienceEventTask } from './audience-event.ts';
 import { deliverEmailTask } from './deliver-email.ts';
+import { importContactsTask } from './import-contacts.ts';
 import { watchWorkerLiveness } from './liveness.ts';
 import { maintenanceTask } from './maintenance.ts';
 import { sendSystemEmailTask } from './send-system-email.ts';
@@ -26,6 +28,9 @@ export function taskList(deps: WorkerDeps) {
       systemFrom: deps.ctx.config.systemFrom,
     }),
     deliver_email: deliverEmailTask(deps),
+    import_contacts: importContactsTask(deps.ctx),
+    // no subscribers yet: flows and webhooks attach here
+    audience_event: audienceEventTask([], deps.log),
     maintenance: maintenanceTask({ db: deps.ctx.db }),
     recheck_domains: async () => {
       const result = await recheckDomains(deps.ctx, createDnsLookup(deps.ctx.config.dnsServers));

@@ -1,0 +1,302 @@
+import { type ExpressionBuilder, type Selectable, sql } from 'kysely';
+import type { ContactsTable, Database } from '../../db/schema.ts';
+import type { DomainContext } from '../context.ts';
+import { ConflictError, NotFoundError, PlanFeatureError, ValidationError } from '../errors.ts';
+import { isUuid } from '../ids.ts';
+import { PLANS, planOrDefault } from '../plans.ts';
+import type { ProjectFacts } from '../status.ts';
+import {
+  type ConsentInput,
+  checkConsent,
+  checkProperties,
+  contactEmail,
+  optionalBoolean,
+  optionalName,
+} from './fields.ts';
+import { segmentCondition } from './segments.ts';
+import { announce } from './triggers.ts';
+
+type ContactRow = Selectable<ContactsTable> & { list_ids?: string[] | null };
+
+const listIds = (eb: ExpressionBuilder<Database, 'contacts'>) =>
+  eb
+    .selectFrom('list_members as lm')
+    .whereRef('lm.contact_id', '=', 'contacts.id')
+    .where('lm.subscribed', '=', true)
+    .select(sql<string[]>`coalesce(array_agg(lm.list_id order by lm.created_at), '{}')`.as('ids'))
+    .as('list_ids');
+
+export function presentContact(row: ContactRow) {
+  return {
+    id: row.id,
+    object: 'contact' as const,
+    email: row.email,
+    first_name: row.first_name,
+    last_name: row.last_name,
+    properties: row.properties,
+    subscribed: row.subscribed,
+    lists: row.list_ids ?? [],
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}
+
+/** Refuses to create `adding` contacts past the plan's contact limit (0 = unmetered): 402. */
+export async function checkContactLimit(ctx: DomainContext, facts: ProjectFacts, adding: number) {
+  const plan = planOrDefault(facts.plan);
+  if (plan.contactLimit === 0) return;
+  const row = await ctx.db
+    .selectFrom('contacts')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('project_id', '=', facts.id)
+    .executeTakeFirstOrThrow();
+  if (Number(row.n) + adding > plan.contactLimit) {
+    const upgrade = PLANS.find((p) => p.contactLimit === 0 || p.contactLimit > plan.contactLimit) ?? null;
+    throw new PlanFeatureError(
+      'contacts',
+      upgrade?.id ?? null,
+      `The ${plan.name} plan holds ${plan.contactLimit} contacts per project and this project has ${row.n}; upgrade to ${upgrade?.name ?? 'a larger plan'} for more`,
+    );
+  }
+}
+
+/** A contact by id or by email address, in this project (another project's is 404). */
+export async function findContact(
+  ctx: DomainContext,
+  projectId: string,
+  idOrEmail: string,
+): Promise<ContactRow> {
+  let query = ctx.db.selectFrom('contacts').selectAll().select(listIds).where('project_id', '=', projectId);
+  if (isUuid(idOrEmail)) query = query.where('id', '=', idOrEmail);
+  else if (idOrEmail.includes('@')) {
+    let email: string;
+    try {
+      email = contactEmail(idOrEmail);
+    } catch {
+      throw new NotFoundError('Contact');
+    }
+    query = query.where('email', '=', email);
+  } else throw new NotFoundError('Contact');
+  const row = await query.executeTakeFirst();
+  if (!row) throw new NotFoundError('Contact');
+  return row;
+}
+
+async function recordConsent(
+  tx: Parameters<typeof announce>[0],
+  contactId: string,
+  projectId: string,
+  consent: ConsentInput,
+) {
+  await tx
+    .insertInto('contact_consents')
+    .values({
+      contact_id: contactId,
+      project_id: projectId,
+      status: consent.status,
+      source: consent.source,
+      ip: consent.ip,
+      text_shown: consent.text,
+    })
+    .execute();
+}
+
+/** POST /contacts: 409 when the address is already a contact (compared case-insensitively). */
+export async function createContact(ctx: DomainContext, facts: ProjectFacts, body: Record<string, unknown>) {
+  const email = contactEmail(body.email);
+  const firstName = optionalName(body.first_name, 'first_name') ?? null;
+  const lastName = optionalName(body.last_name, 'last_name') ?? null;
+  const properties = checkProperties(body.properties);
+  const consent = checkConsent(body.consent);
+  let subscribed = optionalBoolean(body.subscribed, 'subscribed');
+  if (consent && subscribed !== undefined && subscribed !== (consent.status === 'granted'))
+    throw new ValidationError('`subscribed` contradicts `consent.status`: give one or make them agree');
+  subscribed ??= consent ? consent.status === 'granted' : true;
+  await checkContactLimit(ctx, facts, 1);
+  try {
+    const row = await ctx.db.transaction().execute(async (tx) => {
+      const inserted = await tx
+        .insertInto('contacts')
+        .values({
+          project_id: facts.id,
+          email,
+          first_name: firstName,
+          last_name: lastName,
+          properties: JSON.stringify(properties),
+          subscribed,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      const given =
+        consent ?? (body.subscribed !== undefined ? apiConsent(subscribed as boolean) : undefined);
+      if (given) await recordConsent(tx, inserted.id, facts.id, given);
+      await announce(tx, [{ type: 'contact.created', project_id: facts.id, contact_ids: [inserted.id] }]);
+      return inserted;
+    });
+    return presentContact(row);
+  } catch (err) {
+    if ((err as { code?: string }).code === '23505')
+      throw new ConflictError(`A contact with the email ${email} already exists in this project`);
+    throw err;
+  }
+}
+
+function apiConsent(subscribed: boolean): ConsentInput {
+  return { status: subscribed ? 'granted' : 'withdrawn', source: 'api', ip: null, text: null };
+}
+
+/** GET /contacts/{id or email}: the contact, its lists and its consent history. */
+export async function getContact(ctx: DomainContext, projectId: string, idOrEmail: string) {
+  const row = await findContact(ctx, projectId, idOrEmail);
+  const consents = await ctx.db
+    .selectFrom('contact_consents')
+    .selectAll()
+    .where('contact_id', '=', row.id)
+    .orderBy('id')
+    .execute();
+  return {
+    ...presentContact(row),
+    consent_history: consents.map((c) => ({
+      status: c.status,
+      source: c.source,
+      ip: c.ip,
+      text: c.text_shown,
+      created_at: c.created_at.toISOString(),
+    })),
+  };
+}
+
+/** PATCH: names and properties (merged; null removes a key), email, subscription with consent. */
+export async function updateContact(
+  ctx: DomainContext,
+  projectId: string,
+  idOrEmail: string,
+  body: Record<string, unknown>,
+) {
+  const current = await findContact(ctx, projectId, idOrEmail);
+  const email = body.email === undefined ? undefined : contactEmail(body.email);
+  const firstName = optionalName(body.first_name, 'first_name');
+  const lastName = optionalName(body.last_name, 'last_name');
+  const changes = checkProperties(body.properties, 'properties', { allowNull: true });
+  const consent = checkConsent(body.consent);
+  let subscribed = optionalBoolean(body.subscribed, 'subscribed');
+  if (consent && subscribed !== undefined && subscribed !== (consent.status === 'granted'))
+    throw new ValidationError('`subscribed` contradicts `consent.status`: give one or make them agree');
+  if (consent) subscribed = consent.status === 'granted';
+  const properties = { ...current.properties };
+  for (const [k, v] of Object.entries(changes)) {
+    if (v === null) delete properties[k];
+    else properties[k] = v;
+  }
+  const subscriptionChanged = subscribed !== undefined && subscribed !== current.subscribed;
+  try {
+    await ctx.db.transaction().execute(async (tx) => {
+      await tx
+        .updateTable('contacts')
+        .set({
+          ...(email !== undefined ? { email } : {}),
+          ...(firstName !== undefined ? { first_name: firstName } : {}),
+          ...(lastName !== undefined ? { last_name: lastName } : {}),
+          ...(subscribed !== undefined ? { subscribed } : {}),
+          properties: JSON.stringify(properties),
+          updated_at: new Date(),
+        })
+        .where('id', '=', current.id)
+        .execute();
+      if (consent || subscriptionChanged)
+        await recordConsent(tx, current.id, projectId, consent ?? apiConsent(subscribed as boolean));
+      await announce(tx, [
+        { type: 'contact.updated', project_id: projectId, contact_ids: [current.id] },
+        ...(subscriptionChanged
+          ? [
+              {
+                type: 'contact.subscription_changed' as const,
+                project_id: projectId,
+                contact_ids: [current.id],
+                subscribed,
+              },
+            ]
+          : []),
+      ]);
+    });
+  } catch (err) {
+    if ((err as { code?: string }).code === '23505')
+      throw new ConflictError(`A contact with the email ${email} already exists in this project`);
+    throw err;
+  }
+  return getContact(ctx, projectId, current.id);
+}
+
+export async function deleteContact(ctx: DomainContext, projectId: string, idOrEmail: string) {
+  const current = await findContact(ctx, projectId, idOrEmail);
+  await ctx.db.transaction().execute(async (tx) => {
+    await tx.deleteFrom('contacts').where('id', '=', current.id).execute();
+    await announce(tx, [{ type: 'contact.deleted', project_id: projectId, contact_ids: [current.id] }]);
+  });
+}
+
+export interface ContactQuery {
+  limit: number;
+  offset: number;
+  email?: string;
+  list?: string;
+  segment?: string;
+  subscribed?: boolean;
+  created_after?: string;
+  created_before?: string;
+}
+
+function dateParam(value: string | undefined, field: string): Date | undefined {
+  if (value === undefined) return undefined;
+  const d = /^\d{4}-\d{2}-\d{2}/.test(value) ? new Date(value) : new Date(Number.NaN);
+  if (Number.isNaN(d.getTime()))
+    throw new ValidationError(
+      `\`${field}\` must be an ISO 8601 date such as 2026-11-01 or 2026-11-01T09:00:00Z`,
+    );
+  return d;
+}
+
+/** GET /contacts: newest first, paginated; filters by email, list, segment, subscription, creation. */
+export async function listContacts(ctx: DomainContext, projectId: string, q: ContactQuery) {
+  const after = dateParam(q.created_after, 'created_after');
+  const before = dateParam(q.created_before, 'created_before');
+  let base = ctx.db.selectFrom('contacts').where('contacts.project_id', '=', projectId);
+  if (q.email !== undefined) {
+    const email = q.email.trim().toLowerCase();
+    base = base.where('contacts.email', '=', email);
+  }
+  if (q.subscribed !== undefined) base = base.where('contacts.subscribed', '=', q.subscribed);
+  if (after) base = base.where('contacts.created_at', '>=', after);
+  if (before) base = base.where('contacts.created_at', '<', before);
+  if (q.list !== undefined) {
+    if (!isUuid(q.list)) throw new ValidationError('`list` must be a list id');
+    const list = q.list;
+    base = base.where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom('list_members as lm')
+          .innerJoin('lists as l', 'l.id', 'lm.list_id')
+          .whereRef('lm.contact_id', '=', 'contacts.id')
+          .where('lm.list_id', '=', list)
+          .where('l.project_id', '=', projectId)
+          .select('lm.contact_id'),
+      ),
+    );
+  }
+  if (q.segment !== undefined) {
+    const condition = await segmentCondition(ctx, projectId, q.segment);
+    base = base.where(condition);
+  }
+  const [rows, total] = await Promise.all([
+    base
+      .selectAll('contacts')
+      .select(listIds)
+      .orderBy('contacts.created_at', 'desc')
+      .orderBy('contacts.id', 'desc')
+      .limit(q.limit)
+      .offset(q.offset)
+      .execute(),
+    base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { data: rows.map(presentContact), total: Number(total.n), limit: q.limit, offset: q.offset };
+}

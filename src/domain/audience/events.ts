@@ -1,0 +1,287 @@
+import { sql } from 'kysely';
+import type { Db } from '../../db/database.ts';
+import { jobSpecs } from '../../jobs/enqueue.ts';
+import type { DomainContext } from '../context.ts';
+import { ValidationError } from '../errors.ts';
+import { GroupCommit } from '../group-commit.ts';
+import { findContact } from './contacts.ts';
+import { checkProperties, contactEmail, type Properties } from './fields.ts';
+import { audienceJob } from './triggers.ts';
+
+const CURRENCIES = new Set(Intl.supportedValuesOf('currency'));
+export const MAX_EVENTS_PER_CALL = 100;
+
+export interface TrackedEvent {
+  projectId: string;
+  email: string;
+  name: string;
+  properties: Properties;
+  value: number | null;
+  currency: string | null;
+  quantity: number | null;
+}
+
+export interface TrackResult {
+  object: 'event';
+  id: string;
+  contact_id: string;
+  contact_created: boolean;
+}
+
+function finite(value: unknown, field: string): number | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'number' || !Number.isFinite(value))
+    throw new ValidationError(`\`${field}\` must be a number`);
+  if (Math.abs(value) >= 1e15) throw new ValidationError(`\`${field}\` is too large`);
+  return value;
+}
+
+/** Checks one tracked event: `email` and `event` required; `value` needs an ISO 4217 `currency`. */
+export function checkEvent(projectId: string, body: unknown, at = ''): TrackedEvent {
+  if (body === null || typeof body !== 'object' || Array.isArray(body))
+    throw new ValidationError(
+      `${at}an event must be an object: {email, event, properties, value, currency, quantity}`,
+    );
+  const b = body as Record<string, unknown>;
+  const email = contactEmail(b.email, `${at}email`);
+  if (typeof b.event !== 'string' || b.event.trim() === '')
+    throw new ValidationError(`\`${at}event\` is required: the name of the action, like "purchase"`);
+  if (b.event.length > 200) throw new ValidationError(`\`${at}event\` must be at most 200 characters`);
+  const value = finite(b.value, `${at}value`);
+  const quantity = finite(b.quantity, `${at}quantity`);
+  let currency: string | null = null;
+  if (b.currency !== undefined && b.currency !== null) {
+    if (typeof b.currency !== 'string' || !CURRENCIES.has(b.currency.toUpperCase()))
+      throw new ValidationError(`\`${at}currency\` must be an ISO 4217 currency code such as EUR or USD`);
+    currency = b.currency.toUpperCase();
+  }
+  if (value !== null && currency === null)
+    throw new ValidationError(`\`${at}currency\` is required with \`value\` (an ISO 4217 code such as EUR)`);
+  return {
+    projectId,
+    email,
+    name: b.event.trim(),
+    properties: checkProperties(b.properties, `${at}properties`) as Properties,
+    value,
+    currency,
+    quantity,
+  };
+}
+
+/**
+ * Writes a group of events in one transaction: unknown addresses become contacts (one upsert),
+ * then the events and their `audience_event` jobs. Event ids are drawn from the table's sequence
+ * in the statement so each request gets its own back.
+ */
+async function writeEvents(db: Db, events: TrackedEvent[]): Promise<TrackResult[]> {
+  return db.transaction().execute(async (tx) => {
+    const input = JSON.stringify(
+      events.map((e, i) => ({
+        i,
+        project_id: e.projectId,
+        email: e.email,
+        name: e.name,
+        properties: e.properties,
+        value: e.value,
+        currency: e.currency,
+        quantity: e.quantity,
+      })),
+    );
+    const created = await sql<{ id: string; project_id: string; email: string }>`
+      insert into contacts (project_id, email)
+      select distinct project_id, email from json_to_recordset(${input}::json) as x(project_id uuid, email text)
+      on conflict (project_id, email) do nothing
+      returning id, project_id, email`.execute(tx);
+    const written = await sql<{ i: number; id: number; contact_id: string }>`
+      with input as (
+        select x.*, nextval(pg_get_serial_sequence('events', 'id')) as id
+          from json_to_recordset(${input}::json)
+            as x(i int, project_id uuid, email text, name text, properties jsonb, value numeric, currency text, quantity numeric)
+      ), matched as (
+        select input.*, c.id as contact_id from input join contacts c on c.project_id = input.project_id and c.email = input.email
+      ), inserted as (
+        insert into events (id, project_id, contact_id, name, properties, value, currency, quantity)
+        overriding system value
+        select id, project_id, contact_id, name, properties, value, currency, quantity from matched
+      )
+      select i, id, contact_id from matched`.execute(tx);
+    const newContacts = new Set(created.rows.map((c) => c.id));
+    const byProject = new Map<string, { events: string[]; contacts: string[] }>();
+    for (const w of written.rows) {
+      const project = events[w.i].projectId;
+      const entry = byProject.get(project) ?? { events: [], contacts: [] };
+      entry.events.push(String(w.id));
+      byProject.set(project, entry);
+    }
+    for (const c of created.rows) byProject.get(c.project_id)?.contacts.push(c.id);
+    const jobs = [...byProject].flatMap(([project_id, e]) => [
+      ...(e.contacts.length > 0
+        ? [audienceJob({ type: 'contact.created', project_id, contact_ids: e.contacts })]
+        : []),
+      audienceJob({ type: 'event.tracked', project_id, event_ids: e.events }),
+    ]);
+    if (jobs.length > 0)
+      await sql`select count(*) from graphile_worker.add_jobs(${jobSpecs(jobs)})`.execute(tx);
+    const results: TrackResult[] = new Array(events.length);
+    for (const w of written.rows) {
+      results[w.i] = {
+        object: 'event',
+        id: String(w.id),
+        contact_id: w.contact_id,
+        contact_created: newContacts.has(w.contact_id),
+      };
+    }
+    if (results.some((r) => r === undefined))
+      throw new Error('an event lost its contact while being written');
+    return results;
+  });
+}
+
+/** Accepts tracked events; each is answered once committed (concurrent requests share commits). */
+export class EventTracker {
+  private readonly group: GroupCommit<TrackedEvent, TrackResult>;
+  constructor(db: Db) {
+    this.group = new GroupCommit((events) => writeEvents(db, events), { maxItems: 1000 });
+  }
+  track(events: TrackedEvent[]): Promise<TrackResult[]> {
+    return Promise.all(events.map((e) => this.group.submit(e)));
+  }
+}
+
+export interface EventQuery {
+  limit: number;
+  offset: number;
+  event?: string;
+  email?: string;
+  created_after?: string;
+  created_before?: string;
+}
+
+function dateParam(value: string | undefined, field: string): Date | undefined {
+  if (value === undefined) return undefined;
+  const d = /^\d{4}-\d{2}-\d{2}/.test(value) ? new Date(value) : new Date(Number.NaN);
+  if (Number.isNaN(d.getTime()))
+    throw new ValidationError(`\`${field}\` must be an ISO 8601 date such as 2026-11-01`);
+  return d;
+}
+
+/** GET /events and GET /contacts/{id}/events: newest first, paginated. */
+export async function listEvents(
+  ctx: DomainContext,
+  projectId: string,
+  q: EventQuery & { contactId?: string },
+) {
+  const after = dateParam(q.created_after, 'created_after');
+  const before = dateParam(q.created_before, 'created_before');
+  let base = ctx.db
+    .selectFrom('events as e')
+    .innerJoin('contacts as c', 'c.id', 'e.contact_id')
+    .where('e.project_id', '=', projectId);
+  if (q.event !== undefined) base = base.where('e.name', '=', q.event);
+  if (q.email !== undefined) base = base.where('c.email', '=', q.email.trim().toLowerCase());
+  if (q.contactId !== undefined) base = base.where('e.contact_id', '=', q.contactId);
+  if (after) base = base.where('e.created_at', '>=', after);
+  if (before) base = base.where('e.created_at', '<', before);
+  const [rows, total] = await Promise.all([
+    base
+      .select([
+        'e.id',
+        'e.name',
+        'e.properties',
+        'e.value',
+        'e.currency',
+        'e.quantity',
+        'e.campaign_id',
+        'e.flow_id',
+        'e.created_at',
+        'e.contact_id',
+        'c.email',
+      ])
+      .orderBy('e.created_at', 'desc')
+      .orderBy('e.id', 'desc')
+      .limit(q.limit)
+      .offset(q.offset)
+      .execute(),
+    base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return {
+    data: rows.map((r) => ({
+      id: String(r.id),
+      object: 'event' as const,
+      event: r.name,
+      email: r.email,
+      contact_id: r.contact_id,
+      properties: r.properties,
+      value: r.value,
+      currency: r.currency,
+      quantity: r.quantity,
+      campaign_id: r.campaign_id,
+      flow_id: r.flow_id,
+      created_at: r.created_at.toISOString(),
+    })),
+    total: Number(total.n),
+    limit: q.limit,
+    offset: q.offset,
+  };
+}
+
+export async function listContactEvents(
+  ctx: DomainContext,
+  projectId: string,
+  idOrEmail: string,
+  q: EventQuery,
+) {
+  const contact = await findContact(ctx, projectId, idOrEmail);
+  return listEvents(ctx, projectId, { ...q, contactId: contact.id });
+}
+
+const GROUPS = {
+  day: sql<string>`to_char(date_trunc('day', e.created_at at time zone 'UTC'), 'YYYY-MM-DD')`,
+  event: sql<string>`e.name`,
+  campaign: sql<string>`e.campaign_id::text`,
+  flow: sql<string>`e.flow_id::text`,
+};
+
+/** GET /reports/revenue: the sum of `value` per currency, by day, event, campaign or flow. */
+export async function revenueReport(
+  ctx: DomainContext,
+  projectId: string,
+  q: { group_by?: string; from?: string; to?: string; currency?: string },
+) {
+  const groupBy = (q.group_by ?? 'day') as keyof typeof GROUPS;
+  if (!(groupBy in GROUPS)) throw new ValidationError('`group_by` must be day, event, campaign or flow');
+  const from = dateParam(q.from, 'from');
+  const to = dateParam(q.to, 'to');
+  let query = ctx.db
+    .selectFrom('events as e')
+    .where('e.project_id', '=', projectId)
+    .where('e.value', 'is not', null)
+    .where('e.currency', 'is not', null);
+  if (from) query = query.where('e.created_at', '>=', from);
+  if (to) query = query.where('e.created_at', '<', to);
+  if (q.currency) query = query.where('e.currency', '=', q.currency.toUpperCase());
+  const key = GROUPS[groupBy];
+  const rows = await query
+    .select([
+      key.as('key'),
+      'e.currency',
+      sql<number>`sum(e.value)`.as('revenue'),
+      sql<number>`count(*)`.as('events'),
+      sql<number>`coalesce(sum(e.quantity), 0)`.as('quantity'),
+    ])
+    .groupBy([key, 'e.currency'])
+    .orderBy(key)
+    .orderBy('e.currency')
+    .execute();
+  return {
+    object: 'revenue_report' as const,
+    group_by: groupBy,
+    data: rows.map((r) => ({
+      [groupBy]: r.key,
+      currency: r.currency as string,
+      revenue: Number(r.revenue),
+      events: Number(r.events),
+      quantity: Number(r.quantity),
+    })),
+  };
+}

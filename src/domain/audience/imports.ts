@@ -1,0 +1,322 @@
+import { Readable } from 'node:stream';
+import { parse } from 'csv-parse';
+import { type Selectable, sql } from 'kysely';
+import type { ImportsTable } from '../../db/schema.ts';
+import { enqueue } from '../../jobs/enqueue.ts';
+import type { DomainContext } from '../context.ts';
+import { NotFoundError, ValidationError } from '../errors.ts';
+import { isUuid } from '../ids.ts';
+import { planOrDefault } from '../plans.ts';
+import { checkProperties, contactEmail, optionalName, PROPERTY_KEY, type PropertyValue } from './fields.ts';
+import { announce } from './triggers.ts';
+
+export const MAX_IMPORT_ROWS = 1_000_000;
+const BATCH = 5_000;
+const MAX_ERRORS_KEPT = 1_000;
+const FIELDS = new Set(['email', 'first_name', 'last_name', 'subscribed']);
+
+type ImportRow = Selectable<ImportsTable>;
+
+export function presentImport(row: Omit<ImportRow, 'source'>) {
+  return {
+    id: row.id,
+    object: 'import' as const,
+    status: row.status,
+    format: row.format,
+    total: row.total,
+    processed: row.processed,
+    created: row.created,
+    updated: row.updated,
+    skipped: row.skipped,
+    error_count: row.error_count,
+    errors: row.errors,
+    failure: row.failure,
+    created_at: row.created_at.toISOString(),
+    finished_at: row.finished_at?.toISOString() ?? null,
+  };
+}
+
+/** The CSV header: `email` is required; first_name, last_name and subscribed are fields; the rest are properties. */
+function checkHeader(columns: string[]): string[] {
+  const names = columns.map((c) => c.trim());
+  if (!names.includes('email'))
+    throw new ValidationError(
+      'The CSV header row needs an `email` column (and optionally first_name, last_name, subscribed, properties)',
+    );
+  names.forEach((n) => {
+    if (!FIELDS.has(n) && !PROPERTY_KEY.test(n))
+      throw new ValidationError(
+        `CSV column "${n.slice(0, 60)}" is not a valid property name (letters, digits, _ and -)`,
+      );
+  });
+  const dup = names.find((n, i) => names.indexOf(n) !== i);
+  if (dup) throw new ValidationError(`CSV column "${dup}" appears twice`);
+  return names;
+}
+
+/** POST /contacts/import: checks the upload's shape now, imports in the background (GET /imports/{id}). */
+export async function startImport(
+  ctx: DomainContext,
+  projectId: string,
+  upload: { format: 'csv'; csv: Buffer } | { format: 'json'; rows: unknown },
+) {
+  let source: Buffer;
+  if (upload.format === 'csv') {
+    if (upload.csv.length === 0) throw new ValidationError('The CSV file is empty');
+    const firstLine = upload.csv
+      .subarray(0, 64 * 1024)
+      .toString('utf8')
+      .split(/\r?\n/)[0];
+    const header = await new Promise<string[]>((resolve, reject) =>
+      parse(firstLine, { to_line: 1, bom: true }, (err, rows: string[][]) =>
+        err
+          ? reject(new ValidationError(`The CSV header row could not be read: ${err.message}`))
+          : resolve(rows[0] ?? []),
+      ),
+    );
+    checkHeader(header);
+    source = upload.csv;
+  } else {
+    if (!Array.isArray(upload.rows) || upload.rows.length === 0)
+      throw new ValidationError(
+        'Send a non-empty JSON array of contacts (or {"contacts": [...]}), or a CSV file as text/csv',
+      );
+    if (upload.rows.length > MAX_IMPORT_ROWS)
+      throw new ValidationError(`An import holds at most ${MAX_IMPORT_ROWS.toLocaleString('en')} rows`);
+    source = Buffer.from(JSON.stringify(upload.rows));
+  }
+  return ctx.db.transaction().execute(async (tx) => {
+    const row = await tx
+      .insertInto('imports')
+      .values({ project_id: projectId, format: upload.format, source })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await enqueue(tx, [{ task: 'import_contacts', payload: { import_id: row.id }, maxAttempts: 3 }]);
+    return presentImport(row);
+  });
+}
+
+export async function getImport(ctx: DomainContext, projectId: string, id: string) {
+  if (!isUuid(id)) throw new NotFoundError('Import');
+  const row = await ctx.db
+    .selectFrom('imports')
+    .selectAll()
+    .where('id', '=', id)
+    .where('project_id', '=', projectId)
+    .executeTakeFirst();
+  if (!row) throw new NotFoundError('Import');
+  return presentImport(row);
+}
+
+interface CleanRow {
+  email: string;
+  first_name: string | null;
+  last_name: string | null;
+  subscribed: boolean | null;
+  properties: Record<string, PropertyValue>;
+}
+
+function bool(value: string): boolean | null {
+  const v = value.trim().toLowerCase();
+  if (v === '') return null;
+  if (['true', 'yes', '1', 'y'].includes(v)) return true;
+  if (['false', 'no', '0', 'n'].includes(v)) return false;
+  throw new ValidationError(`subscribed must be true or false, got "${value.slice(0, 30)}"`);
+}
+
+function fromCsv(header: string[], cells: string[]): CleanRow {
+  if (cells.length !== header.length)
+    throw new ValidationError(`expected ${header.length} columns, got ${cells.length}`);
+  const row: CleanRow = { email: '', first_name: null, last_name: null, subscribed: null, properties: {} };
+  header.forEach((name, i) => {
+    const cell = cells[i];
+    if (name === 'email') row.email = contactEmail(cell);
+    else if (name === 'first_name' || name === 'last_name') row[name] = optionalName(cell, name) ?? null;
+    else if (name === 'subscribed') row.subscribed = bool(cell);
+    else if (cell !== '') row.properties[name] = cell;
+  });
+  return row;
+}
+
+function fromJson(value: unknown): CleanRow {
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw new ValidationError('a row must be a contact object');
+  const v = value as Record<string, unknown>;
+  if (v.subscribed !== undefined && typeof v.subscribed !== 'boolean')
+    throw new ValidationError('`subscribed` must be true or false');
+  return {
+    email: contactEmail(v.email),
+    first_name: optionalName(v.first_name, 'first_name') ?? null,
+    last_name: optionalName(v.last_name, 'last_name') ?? null,
+    subscribed: (v.subscribed as boolean | undefined) ?? null,
+    properties: checkProperties(v.properties) as Record<string, PropertyValue>,
+  };
+}
+
+async function* rowsOf(row: ImportRow): AsyncGenerator<{ line: number; row?: CleanRow; error?: string }> {
+  const source = row.source as Buffer;
+  if (row.format === 'json') {
+    const items = JSON.parse(source.toString('utf8')) as unknown[];
+    for (let i = 0; i < items.length; i++) {
+      try {
+        yield { line: i + 1, row: fromJson(items[i]) };
+      } catch (err) {
+        yield { line: i + 1, error: (err as Error).message };
+      }
+    }
+    return;
+  }
+  const parser = Readable.from([source]).pipe(
+    parse({ bom: true, relax_column_count: true, skip_empty_lines: true, info: true }),
+  );
+  let header: string[] | null = null;
+  for await (const record of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
+    if (!header) {
+      header = checkHeader(record.record);
+      continue;
+    }
+    const line = record.info.lines;
+    try {
+      yield { line, row: fromCsv(header, record.record) };
+    } catch (err) {
+      yield { line, error: (err as Error).message };
+    }
+  }
+}
+
+/**
+ * The import job: upserts rows in batches of 5,000 (one insert for new addresses, one set-based
+ * update for existing ones), reports progress after each batch, and records invalid rows with their
+ * line numbers without stopping. Re-running a file creates no duplicates: addresses are unique.
+ */
+export async function runImport(ctx: DomainContext, importId: string): Promise<void> {
+  const row = await ctx.db.selectFrom('imports').selectAll().where('id', '=', importId).executeTakeFirst();
+  if (!row || row.status === 'completed' || !row.source) return;
+  const plan = await ctx.db
+    .selectFrom('projects as p')
+    .innerJoin('workspaces as w', 'w.id', 'p.workspace_id')
+    .select('w.plan')
+    .where('p.id', '=', row.project_id)
+    .executeTakeFirstOrThrow();
+  const contactLimit = planOrDefault(plan.plan).contactLimit;
+  const counts = { processed: 0, created: 0, updated: 0, skipped: 0, error_count: 0 };
+  const errors: { row: number; error: string }[] = [];
+  const addError = (line: number, error: string) => {
+    counts.error_count++;
+    counts.skipped++;
+    if (errors.length < MAX_ERRORS_KEPT) errors.push({ row: line, error });
+  };
+  await ctx.db
+    .updateTable('imports')
+    .set({ status: 'running', ...counts, errors: '[]' })
+    .where('id', '=', importId)
+    .execute();
+
+  let batch = new Map<string, CleanRow>();
+  const flush = async () => {
+    if (batch.size === 0) return;
+    const rows = [...batch.values()];
+    batch = new Map();
+    await ctx.db.transaction().execute(async (tx) => {
+      const existing = await tx
+        .selectFrom('contacts')
+        .select('email')
+        .where('project_id', '=', row.project_id)
+        .where(
+          'email',
+          'in',
+          rows.map((r) => r.email),
+        )
+        .execute();
+      const known = new Set(existing.map((e) => e.email));
+      let fresh = rows.filter((r) => !known.has(r.email));
+      const old = rows.filter((r) => known.has(r.email));
+      if (contactLimit > 0 && fresh.length > 0) {
+        const held = await tx
+          .selectFrom('contacts')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('project_id', '=', row.project_id)
+          .executeTakeFirstOrThrow();
+        const room = Math.max(0, contactLimit - Number(held.n));
+        for (const r of fresh.slice(room))
+          addError(0, `${r.email}: the plan's limit of ${contactLimit} contacts is reached`);
+        fresh = fresh.slice(0, room);
+      }
+      const inserted =
+        fresh.length > 0
+          ? await sql<{ id: string }>`
+              insert into contacts (project_id, email, first_name, last_name, properties, subscribed)
+              select ${row.project_id}, email, first_name, last_name, coalesce(properties, '{}'), coalesce(subscribed, true)
+                from json_to_recordset(${JSON.stringify(fresh)}::json)
+                  as x(email text, first_name text, last_name text, properties jsonb, subscribed boolean)
+              on conflict (project_id, email) do nothing
+              returning id`.execute(tx)
+          : { rows: [] };
+      if (old.length > 0) {
+        await sql`
+          update contacts c set first_name = coalesce(x.first_name, c.first_name),
+                                last_name = coalesce(x.last_name, c.last_name),
+                                properties = c.properties || coalesce(x.properties, '{}'),
+                                subscribed = coalesce(x.subscribed, c.subscribed),
+                                updated_at = now()
+            from json_to_recordset(${JSON.stringify(old)}::json)
+              as x(email text, first_name text, last_name text, properties jsonb, subscribed boolean)
+           where c.project_id = ${row.project_id} and c.email = x.email`.execute(tx);
+      }
+      counts.created += inserted.rows.length;
+      counts.updated += old.length + (fresh.length - inserted.rows.length);
+      await announce(tx, [
+        { type: 'contact.created', project_id: row.project_id, contact_ids: inserted.rows.map((r) => r.id) },
+      ]);
+      await tx
+        .updateTable('imports')
+        .set({ ...counts, errors: JSON.stringify(errors) })
+        .where('id', '=', importId)
+        .execute();
+    });
+  };
+
+  try {
+    for await (const item of rowsOf(row)) {
+      counts.processed++;
+      if (counts.processed > MAX_IMPORT_ROWS) {
+        addError(item.line, `an import holds at most ${MAX_IMPORT_ROWS} rows: the rest was not read`);
+        break;
+      }
+      if (item.error || !item.row) addError(item.line, item.error ?? 'unreadable row');
+      else {
+        // the same address twice in a batch: the later row wins (and the earlier counts as updated)
+        if (batch.has(item.row.email)) counts.updated++;
+        batch.set(item.row.email, item.row);
+      }
+      if (batch.size >= BATCH) await flush();
+    }
+    await flush();
+    await ctx.db
+      .updateTable('imports')
+      .set({
+        status: 'completed',
+        total: counts.processed,
+        ...counts,
+        errors: JSON.stringify(errors),
+        source: null,
+        finished_at: new Date(),
+      })
+      .where('id', '=', importId)
+      .execute();
+  } catch (err) {
+    const message =
+      err instanceof ValidationError ? err.message : `the file could not be read: ${(err as Error).message}`;
+    await ctx.db
+      .updateTable('imports')
+      .set({
+        status: 'failed',
+        failure: message,
+        ...counts,
+        errors: JSON.stringify(errors),
+        finished_at: new Date(),
+      })
+      .where('id', '=', importId)
+      .execute();
+  }
+}

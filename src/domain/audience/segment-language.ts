@@ -1,0 +1,347 @@
+import { type RawBuilder, sql } from 'kysely';
+import { ValidationError } from '../errors.ts';
+import { isUuid } from '../ids.ts';
+import { PROPERTY_KEY } from './fields.ts';
+
+/**
+ * The segment condition language. A definition is a group:
+ *   {"all": [...]} or {"any": [...]}, whose items are conditions or nested groups.
+ * Conditions:
+ *   {"field": "email" | "first_name" | "last_name" | "subscribed" | "created_at" | "updated_at"
+ *             | "properties.<name>", "op": <op>, "value": ...}
+ *     ops: equals, not_equals, contains, not_contains, starts_with, exists, not_exists,
+ *          gt, gte, lt, lte (numbers), before, after (dates), in, not_in (a list of values)
+ *   {"list": "<list id>", "op": "member" | "not_member"}
+ *   {"event": "<name>", "count"?: {"gte"?: n, "lte"?: n}, "within_days"?: d,
+ *    "where"?: [{"property": "<name>", "op": <op>, "value": ...}]}
+ *     performed at least `gte` (default 1) and at most `lte` times in the last d days;
+ *     {"count": {"lte": 0}} means "never performed"
+ *   {"revenue": {"gte"?: x, "lte"?: x}, "currency"?: "EUR", "event"?: "<name>", "within_days"?: d}
+ *     total event value of the contact
+ * Compiled to one parameterised SQL condition over `contacts`: input never becomes SQL text.
+ */
+export type Op =
+  | 'equals'
+  | 'not_equals'
+  | 'contains'
+  | 'not_contains'
+  | 'starts_with'
+  | 'exists'
+  | 'not_exists'
+  | 'gt'
+  | 'gte'
+  | 'lt'
+  | 'lte'
+  | 'before'
+  | 'after'
+  | 'in'
+  | 'not_in';
+
+const OPS: Op[] = [
+  'equals',
+  'not_equals',
+  'contains',
+  'not_contains',
+  'starts_with',
+  'exists',
+  'not_exists',
+  'gt',
+  'gte',
+  'lt',
+  'lte',
+  'before',
+  'after',
+  'in',
+  'not_in',
+];
+const TEXT_FIELDS = ['email', 'first_name', 'last_name'];
+const DATE_FIELDS = ['created_at', 'updated_at'];
+const MAX_DEPTH = 5;
+const MAX_CONDITIONS = 50;
+
+type Scalar = string | number | boolean;
+export type Condition =
+  | { field: string; op: Op; value?: Scalar | Scalar[] }
+  | { list: string; op: 'member' | 'not_member' }
+  | {
+      event: string;
+      count?: { gte?: number; lte?: number };
+      within_days?: number;
+      where?: { property: string; op: Op; value?: Scalar | Scalar[] }[];
+    }
+  | { revenue: { gte?: number; lte?: number }; currency?: string; event?: string; within_days?: number };
+export type Group = { all: (Condition | Group)[] } | { any: (Condition | Group)[] };
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function checkOpValue(op: unknown, value: unknown, at: string, kind: 'text' | 'date' | 'bool' | 'any'): Op {
+  if (typeof op !== 'string' || !OPS.includes(op as Op))
+    throw new ValidationError(
+      `${at}: unknown operator "${String(op).slice(0, 40)}"; use one of ${OPS.join(', ')}`,
+    );
+  const o = op as Op;
+  const need = (ok: boolean, what: string) => {
+    if (!ok) throw new ValidationError(`${at}: "${o}" needs ${what}`);
+  };
+  if (kind === 'date' && o !== 'before' && o !== 'after')
+    throw new ValidationError(`${at}: a date field takes before or after`);
+  if (o === 'exists' || o === 'not_exists') return o;
+  if (o === 'in' || o === 'not_in') {
+    need(
+      Array.isArray(value) &&
+        value.length > 0 &&
+        value.length <= 1000 &&
+        value.every((v) => ['string', 'number', 'boolean'].includes(typeof v)),
+      'a `value` that is a non-empty list (at most 1,000) of strings, numbers or booleans',
+    );
+    return o;
+  }
+  if (o === 'gt' || o === 'gte' || o === 'lt' || o === 'lte')
+    need(
+      typeof value === 'number' && Number.isFinite(value) && kind !== 'text' && kind !== 'bool',
+      'a number `value` (on a property)',
+    );
+  else if (o === 'before' || o === 'after')
+    need(
+      typeof value === 'string' && !Number.isNaN(Date.parse(value)) && /^\d{4}-\d{2}-\d{2}/.test(value),
+      'an ISO 8601 date `value`',
+    );
+  else if (o === 'contains' || o === 'not_contains' || o === 'starts_with')
+    need(
+      typeof value === 'string' && value !== '' && kind !== 'bool' && kind !== 'date',
+      'a non-empty string `value`',
+    );
+  else need(['string', 'number', 'boolean'].includes(typeof value), 'a string, number or boolean `value`');
+  if (kind === 'bool' && o !== 'equals' && o !== 'not_equals')
+    need(false, 'equals or not_equals on `subscribed`');
+  if (kind === 'date' && o !== 'before' && o !== 'after') need(false, 'before or after on a date field');
+  return o;
+}
+
+/** Checks a definition; returns the list ids it names (they must exist in the project). */
+export function validateDefinition(definition: unknown): { definition: Group; listIds: string[] } {
+  const listIds: string[] = [];
+  let count = 0;
+  const group = (g: unknown, at: string, depth: number): void => {
+    if (!isObject(g))
+      throw new ValidationError(`${at} must be an object like {"all": [...]} or {"any": [...]}`);
+    const keys = Object.keys(g);
+    if (keys.length !== 1 || (keys[0] !== 'all' && keys[0] !== 'any'))
+      throw new ValidationError(`${at} must have exactly one key, "all" or "any"`);
+    if (depth > MAX_DEPTH) throw new ValidationError(`${at}: groups nest at most ${MAX_DEPTH} deep`);
+    const items = g[keys[0]];
+    if (!Array.isArray(items) || items.length === 0)
+      throw new ValidationError(`${at}.${keys[0]} must be a non-empty array of conditions`);
+    items.forEach((item, i) => {
+      const here = `${at}.${keys[0]}[${i}]`;
+      if (isObject(item) && ('all' in item || 'any' in item)) group(item, here, depth + 1);
+      else condition(item, here);
+    });
+  };
+  const condition = (c: unknown, at: string) => {
+    if (++count > MAX_CONDITIONS)
+      throw new ValidationError(`a segment has at most ${MAX_CONDITIONS} conditions`);
+    if (!isObject(c)) throw new ValidationError(`${at} must be a condition object`);
+    if ('field' in c) {
+      const field = c.field;
+      if (typeof field !== 'string') throw new ValidationError(`${at}.field must be a string`);
+      if (field.startsWith('properties.')) {
+        if (!PROPERTY_KEY.test(field.slice(11)))
+          throw new ValidationError(`${at}.field: "${field.slice(0, 80)}" is not a valid property name`);
+        checkOpValue(c.op, c.value, at, 'any');
+      } else if (TEXT_FIELDS.includes(field)) checkOpValue(c.op, c.value, at, 'text');
+      else if (DATE_FIELDS.includes(field)) checkOpValue(c.op, c.value, at, 'date');
+      else if (field === 'subscribed') {
+        checkOpValue(c.op, c.value, at, 'bool');
+        if (typeof c.value !== 'boolean')
+          throw new ValidationError(`${at}: \`subscribed\` compares with true or false`);
+      } else
+        throw new ValidationError(
+          `${at}.field: unknown field "${field.slice(0, 60)}"; use email, first_name, last_name, subscribed, created_at, updated_at or properties.<name>`,
+        );
+    } else if ('list' in c) {
+      if (typeof c.list !== 'string' || !isUuid(c.list))
+        throw new ValidationError(`${at}.list must be a list id`);
+      if (c.op !== 'member' && c.op !== 'not_member')
+        throw new ValidationError(
+          `${at}: unknown operator "${String(c.op).slice(0, 40)}" for a list; use member or not_member`,
+        );
+      listIds.push(c.list.toLowerCase());
+    } else if ('revenue' in c) {
+      range(c.revenue, `${at}.revenue`, false);
+      if (c.revenue === undefined) throw new ValidationError(`${at}.revenue needs gte or lte`);
+      if (c.currency !== undefined && (typeof c.currency !== 'string' || !/^[A-Z]{3}$/.test(c.currency)))
+        throw new ValidationError(`${at}.currency must be an ISO 4217 code such as EUR`);
+      if (c.event !== undefined && (typeof c.event !== 'string' || c.event === ''))
+        throw new ValidationError(`${at}.event must be an event name`);
+      days(c.within_days, at);
+    } else if ('event' in c) {
+      if (typeof c.event !== 'string' || c.event === '' || c.event.length > 200)
+        throw new ValidationError(`${at}.event must be an event name`);
+      range(c.count, `${at}.count`, true);
+      days(c.within_days, at);
+      if (c.where !== undefined) {
+        if (!Array.isArray(c.where))
+          throw new ValidationError(`${at}.where must be an array of property conditions`);
+        c.where.forEach((w, i) => {
+          if (!isObject(w) || typeof w.property !== 'string' || !PROPERTY_KEY.test(w.property))
+            throw new ValidationError(`${at}.where[${i}] needs a valid \`property\` name`);
+          checkOpValue(w.op, w.value, `${at}.where[${i}]`, 'any');
+        });
+      }
+    } else {
+      throw new ValidationError(
+        `${at} must be a field, list, event or revenue condition (or an all/any group)`,
+      );
+    }
+  };
+  const range = (r: unknown, at: string, whole: boolean) => {
+    if (r === undefined) return;
+    if (!isObject(r) || Object.keys(r).length === 0 || Object.keys(r).some((k) => k !== 'gte' && k !== 'lte'))
+      throw new ValidationError(`${at} must be an object with gte and/or lte`);
+    for (const v of Object.values(r)) {
+      if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || (whole && !Number.isInteger(v)))
+        throw new ValidationError(`${at}: gte and lte must be ${whole ? 'whole ' : ''}numbers of 0 or more`);
+    }
+  };
+  const days = (d: unknown, at: string) => {
+    if (d !== undefined && (typeof d !== 'number' || !Number.isInteger(d) || d < 1 || d > 3650))
+      throw new ValidationError(`${at}.within_days must be a whole number of days from 1 to 3650`);
+  };
+  group(definition, 'definition', 1);
+  return { definition: definition as Group, listIds: [...new Set(listIds)] };
+}
+
+const like = (v: string) => v.replace(/[\\%_]/g, '\\$&');
+
+/** `op` applied to a text column, or to a jsonb value (`json`) for properties. */
+function compare(
+  column: RawBuilder<unknown>,
+  json: RawBuilder<unknown> | null,
+  op: Op,
+  value: unknown,
+): RawBuilder<boolean> {
+  const text = json ? sql`(${json} #>> '{}')` : column;
+  switch (op) {
+    case 'exists':
+      return json
+        ? sql`(${json} is not null and ${json} <> 'null'::jsonb)`
+        : sql`(${column} is not null and ${column} <> '')`;
+    case 'not_exists':
+      return sql`not ${compare(column, json, 'exists', value)}`;
+    case 'equals':
+      return json ? sql`(${json} = ${JSON.stringify(value)}::jsonb)` : sql`(${column} = ${String(value)})`;
+    case 'not_equals':
+      return sql`(not coalesce(${compare(column, json, 'equals', value)}, false))`;
+    case 'contains':
+      return sql`(${text} ilike ${`%${like(String(value))}%`})`;
+    case 'not_contains':
+      return sql`(not coalesce(${text} ilike ${`%${like(String(value))}%`}, false))`;
+    case 'starts_with':
+      return sql`(${text} ilike ${`${like(String(value))}%`})`;
+    case 'gt':
+    case 'gte':
+    case 'lt':
+    case 'lte': {
+      const symbol = sql.raw({ gt: '>', gte: '>=', lt: '<', lte: '<=' }[op]);
+      const number = json
+        ? sql`(case when jsonb_typeof(${json}) = 'number' then (${json} #>> '{}')::numeric end)`
+        : column;
+      return sql`(${number} ${symbol} ${value as number})`;
+    }
+    case 'before':
+    case 'after': {
+      const symbol = sql.raw(op === 'before' ? '<' : '>');
+      const date = json ? sql`posthorn_try_timestamptz(${text})` : column;
+      return sql`(${date} ${symbol} ${new Date(value as string)})`;
+    }
+    case 'in':
+    case 'not_in': {
+      const values = value as Scalar[];
+      const hit = json
+        ? sql<boolean>`(${json} = any(${values.map((v) => JSON.stringify(v))}::jsonb[]))`
+        : sql<boolean>`(${column} = any(${values.map(String)}::text[]))`;
+      return op === 'in' ? hit : sql`(not coalesce(${hit}, false))`;
+    }
+  }
+}
+
+function fieldCondition(c: { field: string; op: Op; value?: unknown }): RawBuilder<boolean> {
+  if (c.field.startsWith('properties.')) {
+    const key = c.field.slice(11);
+    // equality on a property uses the GIN index (containment)
+    if (c.op === 'equals') return sql`(contacts.properties @> ${JSON.stringify({ [key]: c.value })}::jsonb)`;
+    return compare(sql`null`, sql`(contacts.properties -> ${key})`, c.op, c.value);
+  }
+  const column = sql.ref(`contacts.${c.field}`);
+  if (c.field === 'subscribed') {
+    const hit = sql<boolean>`(${column} = ${c.value as boolean})`;
+    return c.op === 'equals' ? hit : sql`(not ${hit})`;
+  }
+  const value = c.field === 'email' && typeof c.value === 'string' ? c.value.toLowerCase() : c.value;
+  return compare(column, null, c.op, value);
+}
+
+function eventFilter(projectId: string, c: { event?: string; within_days?: number }) {
+  const parts = [sql`e.project_id = ${projectId}`];
+  if (c.event !== undefined) parts.push(sql`e.name = ${c.event}`);
+  if (c.within_days !== undefined)
+    parts.push(sql`e.created_at >= now() - make_interval(days => ${c.within_days})`);
+  return parts;
+}
+
+function condition(projectId: string, c: Condition): RawBuilder<boolean> {
+  if ('field' in c) return fieldCondition(c);
+  if ('list' in c) {
+    const member = sql<boolean>`exists (select 1 from list_members lm where lm.list_id = ${c.list}
+                                          and lm.contact_id = contacts.id and lm.subscribed)`;
+    return c.op === 'member' ? member : sql`(not ${member})`;
+  }
+  if (!('revenue' in c)) {
+    const parts = eventFilter(projectId, c);
+    for (const w of c.where ?? []) {
+      if (w.op === 'equals')
+        parts.push(sql`e.properties @> ${JSON.stringify({ [w.property]: w.value })}::jsonb`);
+      else parts.push(compare(sql`null`, sql`(e.properties -> ${w.property})`, w.op, w.value));
+    }
+    const where = sql.join(parts, sql` and `);
+    const gte = c.count?.gte ?? (c.count?.lte !== undefined ? 0 : 1);
+    const lte = c.count?.lte;
+    const clauses: RawBuilder<boolean>[] = [];
+    if (gte > 0)
+      clauses.push(sql`contacts.id in (select e.contact_id from events e where ${where}
+                                        group by e.contact_id having count(*) >= ${gte})`);
+    if (lte !== undefined)
+      clauses.push(sql`contacts.id not in (select e.contact_id from events e where ${where}
+                                            group by e.contact_id having count(*) > ${lte})`);
+    return clauses.length === 0 ? sql`true` : sql`(${sql.join(clauses, sql` and `)})`;
+  }
+  const parts = [...eventFilter(projectId, c), sql`e.value is not null`];
+  if (c.currency) parts.push(sql`e.currency = ${c.currency}`);
+  const having: RawBuilder<boolean>[] = [];
+  if (c.revenue.gte !== undefined) having.push(sql`sum(e.value) >= ${c.revenue.gte}`);
+  if (c.revenue.lte !== undefined) having.push(sql`sum(e.value) <= ${c.revenue.lte}`);
+  const sums = sql`select e.contact_id from events e where ${sql.join(parts, sql` and `)}
+                   group by e.contact_id having ${sql.join(having, sql` and `)}`;
+  // "at most X" also holds for contacts with no revenue at all
+  if ((c.revenue.gte ?? 0) <= 0) {
+    if (c.revenue.lte === undefined) return sql`true`;
+    const over = sql`select e.contact_id from events e where ${sql.join(parts, sql` and `)}
+                     group by e.contact_id having sum(e.value) > ${c.revenue.lte as number}`;
+    return sql`contacts.id not in (${over})`;
+  }
+  return sql`contacts.id in (${sums})`;
+}
+
+/** The definition as one SQL condition over `contacts` (the caller adds the project filter). */
+export function compileDefinition(projectId: string, group: Group): RawBuilder<boolean> {
+  const [kind, items] = 'all' in group ? (['and', group.all] as const) : (['or', group.any] as const);
+  const parts = items.map((item) =>
+    'all' in item || 'any' in item
+      ? compileDefinition(projectId, item as Group)
+      : condition(projectId, item as Condition),
+  );
+  return sql<boolean>`(${sql.join(parts, sql.raw(` ${kind} `))})`;
+}

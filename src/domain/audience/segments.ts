@@ -1,0 +1,149 @@
+import type { Selectable } from 'kysely';
+import type { SegmentsTable } from '../../db/schema.ts';
+import type { DomainContext } from '../context.ts';
+import { ConflictError, NotFoundError, ValidationError } from '../errors.ts';
+import { isUuid } from '../ids.ts';
+import { compileDefinition, type Group, validateDefinition } from './segment-language.ts';
+
+type SegmentRow = Selectable<SegmentsTable>;
+
+function present(row: SegmentRow) {
+  return {
+    id: row.id,
+    object: 'segment' as const,
+    name: row.name,
+    description: row.description,
+    definition: row.definition,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}
+
+async function findSegment(ctx: DomainContext, projectId: string, id: string): Promise<SegmentRow> {
+  if (!isUuid(id)) throw new NotFoundError('Segment');
+  const row = await ctx.db
+    .selectFrom('segments')
+    .selectAll()
+    .where('id', '=', id)
+    .where('project_id', '=', projectId)
+    .executeTakeFirst();
+  if (!row) throw new NotFoundError('Segment');
+  return row;
+}
+
+/** Validates a definition and checks that the lists it names are this project's (else 400). */
+async function checkDefinition(ctx: DomainContext, projectId: string, definition: unknown): Promise<Group> {
+  if (definition === undefined)
+    throw new ValidationError('`definition` is required: {"all": [...]} or {"any": [...]}');
+  const checked = validateDefinition(definition);
+  if (checked.listIds.length > 0) {
+    const found = await ctx.db
+      .selectFrom('lists')
+      .select('id')
+      .where('project_id', '=', projectId)
+      .where('id', 'in', checked.listIds)
+      .execute();
+    const missing = checked.listIds.filter((id) => !found.some((f) => f.id === id));
+    if (missing.length > 0)
+      throw new ValidationError(
+        `The definition names list ${missing[0]}, which does not exist in this project`,
+      );
+  }
+  return checked.definition;
+}
+
+function checkName(value: unknown): string {
+  if (typeof value !== 'string' || value.trim() === '')
+    throw new ValidationError('`name` is required and must be a non-empty string');
+  if (value.length > 200) throw new ValidationError('`name` must be at most 200 characters');
+  return value.trim();
+}
+
+function checkDescription(value: unknown): string | null | undefined {
+  if (value === undefined || value === null) return value as undefined | null;
+  if (typeof value !== 'string' || value.length > 1000)
+    throw new ValidationError('`description` must be a string of at most 1,000 characters');
+  return value;
+}
+
+const uniqueName = (err: unknown, name: string) => {
+  if ((err as { code?: string }).code === '23505')
+    throw new ConflictError(`A segment named "${name}" already exists`);
+  throw err;
+};
+
+export async function createSegment(ctx: DomainContext, projectId: string, body: Record<string, unknown>) {
+  const name = checkName(body.name);
+  const description = checkDescription(body.description) ?? null;
+  const definition = await checkDefinition(ctx, projectId, body.definition);
+  const row = await ctx.db
+    .insertInto('segments')
+    .values({ project_id: projectId, name, description, definition: JSON.stringify(definition) })
+    .returningAll()
+    .executeTakeFirstOrThrow()
+    .catch((err) => uniqueName(err, name));
+  return present(row);
+}
+
+export async function listSegments(ctx: DomainContext, projectId: string) {
+  const rows = await ctx.db
+    .selectFrom('segments')
+    .selectAll()
+    .where('project_id', '=', projectId)
+    .orderBy('name')
+    .execute();
+  return { data: rows.map(present) };
+}
+
+export async function getSegment(ctx: DomainContext, projectId: string, id: string) {
+  return present(await findSegment(ctx, projectId, id));
+}
+
+export async function updateSegment(
+  ctx: DomainContext,
+  projectId: string,
+  id: string,
+  body: Record<string, unknown>,
+) {
+  const current = await findSegment(ctx, projectId, id);
+  const name = body.name === undefined ? undefined : checkName(body.name);
+  const description = checkDescription(body.description);
+  const definition =
+    body.definition === undefined ? undefined : await checkDefinition(ctx, projectId, body.definition);
+  const row = await ctx.db
+    .updateTable('segments')
+    .set({
+      ...(name !== undefined ? { name } : {}),
+      ...(description !== undefined ? { description } : {}),
+      ...(definition !== undefined ? { definition: JSON.stringify(definition) } : {}),
+      updated_at: new Date(),
+    })
+    .where('id', '=', current.id)
+    .returningAll()
+    .executeTakeFirstOrThrow()
+    .catch((err) => uniqueName(err, name ?? current.name));
+  return present(row);
+}
+
+export async function deleteSegment(ctx: DomainContext, projectId: string, id: string) {
+  const current = await findSegment(ctx, projectId, id);
+  await ctx.db.deleteFrom('segments').where('id', '=', current.id).execute();
+}
+
+/** The segment's condition over `contacts`, computed on read (membership is never stored). */
+export async function segmentCondition(ctx: DomainContext, projectId: string, id: string) {
+  const row = await findSegment(ctx, projectId, id);
+  return compileDefinition(projectId, row.definition as Group);
+}
+
+/** How many contacts the segment holds right now. */
+export async function countSegment(ctx: DomainContext, projectId: string, id: string) {
+  const condition = await segmentCondition(ctx, projectId, id);
+  const row = await ctx.db
+    .selectFrom('contacts')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('contacts.project_id', '=', projectId)
+    .where(condition)
+    .executeTakeFirstOrThrow();
+  return { object: 'segment_count' as const, segment_id: id, count: Number(row.n) };
+}

@@ -1,0 +1,10 @@
+import { runImport } from '../domain/audience/imports.ts';
+import type { DomainContext } from '../domain/context.ts';
+
+/** Imports an uploaded contact file (the job carries the import id; the file is in the row). */
+export function importContactsTask(ctx: DomainContext) {
+  return async (payload: unknown) => {
+    const id = (payload as { import_id?: string }).import_id;
+    if (id) await runImport(ctx, id);
+  };
+}

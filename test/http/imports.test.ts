@@ -1,0 +1,133 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectError } from '../helpers/assertions.ts';
+import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
+
+let server: TestServer;
+let account: SignupResult;
+let key: string;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  account = await server.signup();
+  key = account.project_key.key;
+});
+afterAll(() => server?.close());
+
+async function upload(body: string, contentType: string, k = key) {
+  const res = await fetch(`${server.url}/v1/contacts/import`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${k}`, 'content-type': contentType },
+    body,
+  });
+  return { status: res.status, body: (await res.json()) as any };
+}
+
+async function finished(id: string, k = key) {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const res = await server.call('GET', `/v1/imports/${id}`, { key: k });
+    if (res.body.status === 'completed' || res.body.status === 'failed') return res.body;
+    if (Date.now() > deadline) throw new Error(`import ${id} did not finish: ${JSON.stringify(res.body)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const CSV = [
+  'email,first_name,last_name,subscribed,plan,city',
+  'one@example.com,One,First,true,pro,Paris',
+  'not-an-email,Bad,Row,true,free,Rome',
+  '"two@example.com","Two, with a comma",Second,no,free,',
+  'three@example.com,Three,Third,maybe,team,Oslo',
+  'four@example.com,Four,Fourth,yes,team',
+  'FIVE@Example.com,Five,"Quoted ""name""",,pro,Lima',
+  '',
+].join('\r\n');
+
+describe('contact import', () => {
+  it('imports the good rows of a CSV, reports the bad ones by line, and a re-run creates no duplicates', async () => {
+    const started = await upload(CSV, 'text/csv');
+    expect(started.status, JSON.stringify(started.body)).toBe(200);
+    expect(started.body).toMatchObject({ object: 'import', format: 'csv', status: 'queued' });
+    const done = await finished(started.body.id);
+    expect(done).toMatchObject({
+      status: 'completed',
+      total: 6,
+      processed: 6,
+      created: 3,
+      updated: 0,
+      skipped: 3,
+      error_count: 3,
+    });
+    expect(done.errors).toEqual([
+      { row: 3, error: expect.stringContaining('valid email address') },
+      { row: 5, error: expect.stringContaining('subscribed must be true or false') },
+      { row: 6, error: expect.stringContaining('expected 6 columns, got 5') },
+    ]);
+
+    const two = await server.call('GET', '/v1/contacts/two@example.com', { key });
+    expect(two.body).toMatchObject({
+      first_name: 'Two, with a comma',
+      last_name: 'Second',
+      subscribed: false,
+      properties: { plan: 'free' },
+    });
+    const five = await server.call('GET', '/v1/contacts/five@example.com', { key });
+    expect(five.body).toMatchObject({
+      last_name: 'Quoted "name"',
+      subscribed: true,
+      properties: { plan: 'pro', city: 'Lima' },
+    });
+
+    const again = await finished((await upload(CSV, 'text/csv')).body.id);
+    expect(again).toMatchObject({ status: 'completed', created: 0, updated: 3, skipped: 3 });
+    const all = await server.call('GET', '/v1/contacts?limit=100', { key });
+    expect(all.body.total).toBe(3);
+  });
+
+  it('imports a JSON array, updating existing contacts and merging their properties', async () => {
+    const res = await server.call('POST', '/v1/contacts/import', {
+      key,
+      body: [
+        { email: 'one@example.com', properties: { seats: 4 } },
+        { email: 'json@example.com', first_name: 'Jay', properties: { plan: 'team' } },
+        { email: 'json-bad@example.com', properties: 'nope' },
+      ],
+    });
+    expect(res.status).toBe(200);
+    const done = await finished(res.body.id);
+    expect(done).toMatchObject({ status: 'completed', created: 1, updated: 1, skipped: 1 });
+    expect(done.errors).toEqual([
+      { row: 3, error: expect.stringContaining('`properties` must be an object') },
+    ]);
+    const one = await server.call('GET', '/v1/contacts/one@example.com', { key });
+    expect(one.body.properties).toEqual({ plan: 'pro', city: 'Paris', seats: 4 });
+    expect(one.body.first_name).toBe('One');
+  });
+
+  it('refuses an unusable upload at once, storing nothing', async () => {
+    const before = (await server.runtime.ctx.pool.query('select count(*) from imports')).rows[0].count;
+    expectError(await upload('name,city\r\nAnn,Paris\r\n', 'text/csv'), 400, /needs an `email` column/);
+    expectError(
+      await upload('email,bad column!\r\nx@example.com,1\r\n', 'text/csv'),
+      400,
+      /not a valid property name/,
+    );
+    expectError(await upload('', 'text/csv'), 400, /empty/);
+    expectError(
+      await server.call('POST', '/v1/contacts/import', { key, body: [] }),
+      400,
+      /non-empty JSON array/,
+    );
+    expectError(await server.call('POST', '/v1/contacts/import', { key, body: { rows: 1 } }), 400);
+    const plain = await upload('email\r\nx@example.com\r\n', 'text/plain');
+    expect(plain.status).toBe(415);
+    expect((await server.runtime.ctx.pool.query('select count(*) from imports')).rows[0].count).toBe(before);
+  });
+
+  it("another project's import is 404", async () => {
+    const res = await upload('email\r\nsolo@example.com\r\n', 'text/csv');
+    const other = await server.signup();
+    expectError(await server.call('GET', `/v1/imports/${res.body.id}`, { key: other.project_key.key }), 404);
+    expectError(await server.call('GET', '/v1/imports/nope', { key }), 404);
+  });
+});
