@@ -124,6 +124,24 @@ describe('contact import', () => {
     expect((await server.runtime.ctx.pool.query('select count(*) from imports')).rows[0].count).toBe(before);
   });
 
+  it('stops creating at the plan limit, naming the rows it skipped', async () => {
+    const small = await server.signup();
+    await server.runtime.ctx.pool.query(
+      `insert into contacts (project_id, email) select $1, 'held' || g || '@example.com' from generate_series(1, 998) g`,
+      [small.project.id],
+    );
+    const csv = ['email', 'held1@example.com', 'n1@example.com', 'n2@example.com', 'n3@example.com', 'n4@example.com', ''].join('\n');
+    const res = await upload(csv, 'text/csv', small.project_key.key);
+    const done = await finished(res.body.id, small.project_key.key);
+    expect(done).toMatchObject({ status: 'completed', created: 2, updated: 1, skipped: 2 });
+    expect(done.errors).toEqual([
+      { row: 5, error: expect.stringContaining('limit of 1000 contacts') },
+      { row: 6, error: expect.stringContaining('limit of 1000 contacts') },
+    ]);
+    const limits = await server.call('GET', '/v1/limits', { key: small.project_key.key });
+    expect(limits.body.contacts).toEqual({ count: 1000, limit: 1000 });
+  });
+
   it("another project's import is 404", async () => {
     const res = await upload('email\r\nsolo@example.com\r\n', 'text/csv');
     const other = await server.signup();

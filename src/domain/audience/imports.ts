@@ -212,7 +212,7 @@ export async function runImport(ctx: DomainContext, importId: string): Promise<v
     .where('id', '=', importId)
     .execute();
 
-  let batch = new Map<string, CleanRow>();
+  let batch = new Map<string, CleanRow & { line: number }>();
   const flush = async () => {
     if (batch.size === 0) return;
     const rows = [...batch.values()];
@@ -239,7 +239,7 @@ export async function runImport(ctx: DomainContext, importId: string): Promise<v
           .executeTakeFirstOrThrow();
         const room = Math.max(0, contactLimit - Number(held.n));
         for (const r of fresh.slice(room))
-          addError(0, `${r.email}: the plan's limit of ${contactLimit} contacts is reached`);
+          addError(r.line, `${r.email}: the plan's limit of ${contactLimit} contacts per project is reached`);
         fresh = fresh.slice(0, room);
       }
       const inserted =
@@ -287,7 +287,7 @@ export async function runImport(ctx: DomainContext, importId: string): Promise<v
       else {
         // the same address twice in a batch: the later row wins (and the earlier counts as updated)
         if (batch.has(item.row.email)) counts.updated++;
-        batch.set(item.row.email, item.row);
+        batch.set(item.row.email, { ...item.row, line: item.line });
       }
       if (batch.size >= BATCH) await flush();
     }
