@@ -295,6 +295,20 @@ describe('events', () => {
     expect((await auditJobs('event.tracked')).some((p) => p.event_ids.includes(res.body.id))).toBe(true);
   });
 
+  it('concurrent events for one new address create one contact and keep every event', async () => {
+    const results = await Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        post('/v1/events', { email: 'rush@example.com', event: 'click', properties: { n: i } }),
+      ),
+    );
+    expect(results.every((r) => r.status === 200)).toBe(true);
+    expect(new Set(results.map((r) => r.body.contact_id)).size).toBe(1);
+    expect(new Set(results.map((r) => r.body.id)).size).toBe(30);
+    expect(results.filter((r) => r.body.contact_created)).toHaveLength(1);
+    const listed = await server.call('GET', '/v1/contacts/rush@example.com/events?limit=100', { key });
+    expect(listed.body.total).toBe(30);
+  });
+
   it('accepts an array of events and refuses it whole when one is bad', async () => {
     const ok = await post('/v1/events', [
       { email: 'batch1@example.com', event: 'signup' },

@@ -130,7 +130,15 @@ describe('contact import', () => {
       `insert into contacts (project_id, email) select $1, 'held' || g || '@example.com' from generate_series(1, 998) g`,
       [small.project.id],
     );
-    const csv = ['email', 'held1@example.com', 'n1@example.com', 'n2@example.com', 'n3@example.com', 'n4@example.com', ''].join('\n');
+    const csv = [
+      'email',
+      'held1@example.com',
+      'n1@example.com',
+      'n2@example.com',
+      'n3@example.com',
+      'n4@example.com',
+      '',
+    ].join('\n');
     const res = await upload(csv, 'text/csv', small.project_key.key);
     const done = await finished(res.body.id, small.project_key.key);
     expect(done).toMatchObject({ status: 'completed', created: 2, updated: 1, skipped: 2 });

@@ -1,12 +1,10 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
-import { jobSpecs } from '../../jobs/enqueue.ts';
 import type { DomainContext } from '../context.ts';
 import { ValidationError } from '../errors.ts';
 import { GroupCommit } from '../group-commit.ts';
 import { findContact } from './contacts.ts';
 import { checkProperties, contactEmail, type Properties } from './fields.ts';
-import { audienceJob } from './triggers.ts';
 
 const CURRENCIES = new Set(Intl.supportedValuesOf('currency'));
 export const MAX_EVENTS_PER_CALL = 100;
@@ -69,15 +67,20 @@ export function checkEvent(projectId: string, body: unknown, at = ''): TrackedEv
 }
 
 /**
- * Writes a group of events in one transaction: unknown addresses become contacts (one upsert),
- * then the events and their `audience_event` jobs. Event ids are drawn from the table's sequence
- * in the statement so each request gets its own back.
+ * Writes a group of events in ONE statement (atomic on its own, one round trip): unknown addresses
+ * become contacts, the events are inserted with ids drawn from the table's sequence (so each
+ * request gets its own back), and their `audience_event` jobs are enqueued. An event whose contact
+ * another request created concurrently is not visible to this statement's snapshot: it is
+ * written again by the next statement, which sees it.
  */
 async function writeEvents(db: Db, events: TrackedEvent[]): Promise<TrackResult[]> {
-  return db.transaction().execute(async (tx) => {
+  const results: TrackResult[] = new Array(events.length);
+  let pending = events.map((e, i) => ({ ...e, i }));
+  for (let attempt = 0; pending.length > 0; attempt++) {
+    if (attempt === 3) throw new Error('events could not be matched to their contacts');
     const input = JSON.stringify(
-      events.map((e, i) => ({
-        i,
+      pending.map((e) => ({
+        i: e.i,
         project_id: e.projectId,
         email: e.email,
         name: e.name,
@@ -87,54 +90,52 @@ async function writeEvents(db: Db, events: TrackedEvent[]): Promise<TrackResult[
         quantity: e.quantity,
       })),
     );
-    const created = await sql<{ id: string; project_id: string; email: string }>`
-      insert into contacts (project_id, email)
-      select distinct project_id, email from json_to_recordset(${input}::json) as x(project_id uuid, email text)
-      on conflict (project_id, email) do nothing
-      returning id, project_id, email`.execute(tx);
-    const written = await sql<{ i: number; id: number; contact_id: string }>`
+    const { rows } = await sql<{ i: number; id: number; contact_id: string; created: boolean }>`
       with input as (
         select x.*, nextval(pg_get_serial_sequence('events', 'id')) as id
           from json_to_recordset(${input}::json)
             as x(i int, project_id uuid, email text, name text, properties jsonb, value numeric, currency text, quantity numeric)
+      ), new_contacts as (
+        insert into contacts (project_id, email)
+        select distinct project_id, email from input
+        on conflict (project_id, email) do nothing
+        returning id, project_id, email
+      ), known as (
+        select id, project_id, email from new_contacts
+        union all
+        select c.id, c.project_id, c.email
+          from contacts c join (select distinct project_id, email from input) d
+            on c.project_id = d.project_id and c.email = d.email
       ), matched as (
-        select input.*, c.id as contact_id from input join contacts c on c.project_id = input.project_id and c.email = input.email
+        select input.*, k.id as contact_id from input join known k on k.project_id = input.project_id and k.email = input.email
       ), inserted as (
         insert into events (id, project_id, contact_id, name, properties, value, currency, quantity)
         overriding system value
         select id, project_id, contact_id, name, properties, value, currency, quantity from matched
+      ), announced as (
+        select count(*) as n from graphile_worker.add_jobs(array(
+          select row('audience_event', json_build_object('type', 'event.tracked', 'project_id', project_id, 'event_ids', json_agg(id::text)),
+                     null, null, 25, null, null, null)::graphile_worker.job_spec
+            from matched group by project_id
+          union all
+          select row('audience_event', json_build_object('type', 'contact.created', 'project_id', project_id, 'contact_ids', json_agg(id)),
+                     null, null, 25, null, null, null)::graphile_worker.job_spec
+            from new_contacts group by project_id))
       )
-      select i, id, contact_id from matched`.execute(tx);
-    const newContacts = new Set(created.rows.map((c) => c.id));
-    const byProject = new Map<string, { events: string[]; contacts: string[] }>();
-    for (const w of written.rows) {
-      const project = events[w.i].projectId;
-      const entry = byProject.get(project) ?? { events: [], contacts: [] };
-      entry.events.push(String(w.id));
-      byProject.set(project, entry);
-    }
-    for (const c of created.rows) byProject.get(c.project_id)?.contacts.push(c.id);
-    const jobs = [...byProject].flatMap(([project_id, e]) => [
-      ...(e.contacts.length > 0
-        ? [audienceJob({ type: 'contact.created', project_id, contact_ids: e.contacts })]
-        : []),
-      audienceJob({ type: 'event.tracked', project_id, event_ids: e.events }),
-    ]);
-    if (jobs.length > 0)
-      await sql`select count(*) from graphile_worker.add_jobs(${jobSpecs(jobs)})`.execute(tx);
-    const results: TrackResult[] = new Array(events.length);
-    for (const w of written.rows) {
-      results[w.i] = {
+      select m.i, m.id, m.contact_id, exists (select 1 from new_contacts n where n.id = m.contact_id) as created,
+             (select n from announced) as announced
+        from matched m`.execute(db);
+    for (const r of rows) {
+      results[r.i] = {
         object: 'event',
-        id: String(w.id),
-        contact_id: w.contact_id,
-        contact_created: newContacts.has(w.contact_id),
+        id: String(r.id),
+        contact_id: r.contact_id,
+        contact_created: r.created,
       };
     }
-    if (results.some((r) => r === undefined))
-      throw new Error('an event lost its contact while being written');
-    return results;
-  });
+    pending = pending.filter((e) => results[e.i] === undefined);
+  }
+  return results;
 }
 
 /** Accepts tracked events; each is answered once committed (concurrent requests share commits). */

@@ -8,7 +8,6 @@ import { NotFoundError, ValidationError } from '../errors.ts';
 import { isUuid } from '../ids.ts';
 import { planOrDefault } from '../plans.ts';
 import { checkProperties, contactEmail, optionalName, PROPERTY_KEY, type PropertyValue } from './fields.ts';
-import { announce } from './triggers.ts';
 
 export const MAX_IMPORT_ROWS = 1_000_000;
 const BATCH = 5_000;
@@ -217,63 +216,55 @@ export async function runImport(ctx: DomainContext, importId: string): Promise<v
     if (batch.size === 0) return;
     const rows = [...batch.values()];
     batch = new Map();
-    await ctx.db.transaction().execute(async (tx) => {
-      const existing = await tx
-        .selectFrom('contacts')
-        .select('email')
-        .where('project_id', '=', row.project_id)
-        .where(
-          'email',
-          'in',
-          rows.map((r) => r.email),
-        )
-        .execute();
-      const known = new Set(existing.map((e) => e.email));
-      let fresh = rows.filter((r) => !known.has(r.email));
-      const old = rows.filter((r) => known.has(r.email));
-      if (contactLimit > 0 && fresh.length > 0) {
-        const held = await tx
-          .selectFrom('contacts')
-          .select((eb) => eb.fn.countAll<number>().as('n'))
-          .where('project_id', '=', row.project_id)
-          .executeTakeFirstOrThrow();
-        const room = Math.max(0, contactLimit - Number(held.n));
-        for (const r of fresh.slice(room))
-          addError(r.line, `${r.email}: the plan's limit of ${contactLimit} contacts per project is reached`);
-        fresh = fresh.slice(0, room);
-      }
-      const inserted =
-        fresh.length > 0
-          ? await sql<{ id: string }>`
-              insert into contacts (project_id, email, first_name, last_name, properties, subscribed)
-              select ${row.project_id}, email, first_name, last_name, coalesce(properties, '{}'), coalesce(subscribed, true)
-                from json_to_recordset(${JSON.stringify(fresh)}::json)
-                  as x(email text, first_name text, last_name text, properties jsonb, subscribed boolean)
-              on conflict (project_id, email) do nothing
-              returning id`.execute(tx)
-          : { rows: [] };
-      if (old.length > 0) {
-        await sql`
-          update contacts c set first_name = coalesce(x.first_name, c.first_name),
-                                last_name = coalesce(x.last_name, c.last_name),
-                                properties = c.properties || coalesce(x.properties, '{}'),
-                                subscribed = coalesce(x.subscribed, c.subscribed),
-                                updated_at = now()
-            from json_to_recordset(${JSON.stringify(old)}::json)
-              as x(email text, first_name text, last_name text, properties jsonb, subscribed boolean)
-           where c.project_id = ${row.project_id} and c.email = x.email`.execute(tx);
-      }
-      counts.created += inserted.rows.length;
-      counts.updated += old.length + (fresh.length - inserted.rows.length);
-      await announce(tx, [
-        { type: 'contact.created', project_id: row.project_id, contact_ids: inserted.rows.map((r) => r.id) },
-      ]);
-      await tx
-        .updateTable('imports')
-        .set({ ...counts, errors: JSON.stringify(errors) })
-        .where('id', '=', importId)
-        .execute();
-    });
+    const pid = row.project_id;
+    // one statement: update the known addresses, insert the new ones (up to the plan's room), announce them
+    const room =
+      contactLimit > 0
+        ? sql`greatest(0, ${contactLimit}::bigint - (select count(*) from contacts where project_id = ${pid}))`
+        : sql`null`;
+    const { rows: result } = await sql<{ updated: string[] | null; inserted: string[] | null }>`
+      with x as (
+        select * from json_to_recordset(${JSON.stringify(rows)}::json)
+          as x(email text, first_name text, last_name text, properties jsonb, subscribed boolean, line int)
+      ), upd as (
+        update contacts c set first_name = coalesce(x.first_name, c.first_name),
+                              last_name = coalesce(x.last_name, c.last_name),
+                              properties = c.properties || coalesce(x.properties, '{}'),
+                              subscribed = coalesce(x.subscribed, c.subscribed),
+                              updated_at = now()
+          from x where c.project_id = ${pid} and c.email = x.email
+        returning c.email
+      ), fresh as (
+        select x.* from x
+         where not exists (select 1 from contacts c where c.project_id = ${pid} and c.email = x.email)
+         order by x.line limit ${room}
+      ), ins as (
+        insert into contacts (project_id, email, first_name, last_name, properties, subscribed)
+        select ${pid}, email, first_name, last_name, coalesce(properties, '{}'), coalesce(subscribed, true) from fresh
+        on conflict (project_id, email) do nothing
+        returning id, email
+      ), announced as (
+        select count(*) as n from graphile_worker.add_jobs(array(
+          select row('audience_event', json_build_object('type', 'contact.created', 'project_id', ${pid}::text, 'contact_ids', a.ids),
+                     null, null, 25, null, null, null)::graphile_worker.job_spec
+            from (select json_agg(id) as ids from ins) a where a.ids is not null))
+      )
+      select (select array_agg(email) from upd) as updated, (select array_agg(email) from ins) as inserted,
+             (select n from announced) as announced`.execute(ctx.db);
+    const updated = new Set(result[0].updated ?? []);
+    const inserted = new Set(result[0].inserted ?? []);
+    for (const r of rows) {
+      if (inserted.has(r.email)) counts.created++;
+      else if (updated.has(r.email) || contactLimit === 0)
+        counts.updated++; // (or created meanwhile by another writer)
+      else
+        addError(r.line, `${r.email}: the plan's limit of ${contactLimit} contacts per project is reached`);
+    }
+    await ctx.db
+      .updateTable('imports')
+      .set({ ...counts, errors: JSON.stringify(errors) })
+      .where('id', '=', importId)
+      .execute();
   };
 
   try {
