@@ -34,6 +34,8 @@ const VERSION = '0.1.0';
 /** The path of the first string (or key) holding a NUL character, or null. */
 function nulPath(value: unknown, path = ''): string | null {
   if (typeof value === 'string') return value.includes('\u0000') ? path : null;
+  // a raw upload (a CSV import) is checked where it is read, row by row
+  if (Buffer.isBuffer(value)) return null;
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
       const found = nulPath(value[i], `${path}[${i}]`);

@@ -150,6 +150,14 @@ describe('contact import', () => {
     expect(limits.body.contacts).toEqual({ count: 1000, limit: 1000 });
   });
 
+  it('a NUL character in a cell is a row error, not a failed import', async () => {
+    const res = await upload('email,city\nnul1@example.com,Pa\u0000ris\nnul2@example.com,Rome\n', 'text/csv');
+    expect(res.status).toBe(200);
+    const done = await finished(res.body.id);
+    expect(done).toMatchObject({ status: 'completed', created: 1, skipped: 1 });
+    expect(done.errors).toEqual([{ row: 2, error: expect.stringContaining('NUL') }]);
+  });
+
   it("another project's import is 404", async () => {
     const res = await upload('email\r\nsolo@example.com\r\n', 'text/csv');
     const other = await server.signup();

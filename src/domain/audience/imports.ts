@@ -124,6 +124,7 @@ function bool(value: string): boolean | null {
 }
 
 function fromCsv(header: string[], cells: string[]): CleanRow {
+  if (cells.some((c) => c.includes('\u0000'))) throw new ValidationError('a cell contains a NUL character');
   if (cells.length !== header.length)
     throw new ValidationError(`expected ${header.length} columns, got ${cells.length}`);
   const row: CleanRow = { email: '', first_name: null, last_name: null, subscribed: null, properties: {} };
