@@ -206,8 +206,11 @@ function readReport(mail: ParsedMail): MailReport | null {
     return {
       kind: 'complaint',
       feedbackType: (fields.get('feedback-type') || 'abuse').toLowerCase(),
+      // Original-Rcpt-To; else Hotmail's record of the envelope recipient; else the returned To
       recipient:
-        unredacted(bareAddress(fields.get('original-rcpt-to'))) ?? unredacted(bareAddress(original?.to)),
+        unredacted(bareAddress(fields.get('original-rcpt-to'))) ??
+        unredacted(bareAddress(original?.headers['x-hmxmroriginalrecipient'])) ??
+        unredacted(bareAddress(original?.to)),
       userAgent: fields.get('user-agent') || null,
       sourceIp: fields.get('source-ip') || null,
       // Yahoo writes Received-Date, an ARF draft's name for it
