@@ -43,6 +43,9 @@ export function taskList(deps: WorkerDeps) {
 export async function startWorker(deps: WorkerDeps): Promise<Runner> {
   const events: WorkerEvents = new EventEmitter();
   const workerIds = new Set<string>();
+  // jobs are locked by the worker POOL's id (graphile-worker 0.18), so that is what must heartbeat;
+  // the workers' own ids are kept too, for versions that lock by worker
+  events.on('pool:create', ({ workerPool }) => workerIds.add(workerPool.id));
   events.on('worker:create', ({ worker }) => workerIds.add(worker.workerId));
   const runner = await run({
     pgPool: deps.ctx.pool,

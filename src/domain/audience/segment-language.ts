@@ -295,9 +295,9 @@ function eventFilter(projectId: string, c: { event?: string; within_days?: numbe
 function condition(projectId: string, c: Condition): RawBuilder<boolean> {
   if ('field' in c) return fieldCondition(c);
   if ('list' in c) {
-    const member = sql<boolean>`exists (select 1 from list_members lm where lm.list_id = ${c.list}
-                                          and lm.contact_id = contacts.id and lm.subscribed)`;
-    return c.op === 'member' ? member : sql`(not ${member})`;
+    // a hashed subplan: one pass over the list, not a lookup per contact
+    const members = sql`select lm.contact_id from list_members lm where lm.list_id = ${c.list} and lm.subscribed`;
+    return c.op === 'member' ? sql`contacts.id in (${members})` : sql`contacts.id not in (${members})`;
   }
   if (!('revenue' in c)) {
     const parts = eventFilter(projectId, c);
