@@ -1,4 +1,5 @@
 import { type ExpressionBuilder, type Selectable, sql } from 'kysely';
+import type { Db, Tx } from '../../db/database.ts';
 import type { ContactsTable, Database } from '../../db/schema.ts';
 import type { DomainContext } from '../context.ts';
 import { ConflictError, NotFoundError, PlanFeatureError, ValidationError } from '../errors.ts';
@@ -13,7 +14,7 @@ import {
   optionalBoolean,
   optionalName,
 } from './fields.ts';
-import { segmentCondition } from './segments.ts';
+import { segmentCondition, withSegmentSettings } from './segments.ts';
 import { announce } from './triggers.ts';
 
 type ContactRow = Selectable<ContactsTable> & { list_ids?: string[] | null };
@@ -260,43 +261,44 @@ function dateParam(value: string | undefined, field: string): Date | undefined {
 export async function listContacts(ctx: DomainContext, projectId: string, q: ContactQuery) {
   const after = dateParam(q.created_after, 'created_after');
   const before = dateParam(q.created_before, 'created_before');
-  let base = ctx.db.selectFrom('contacts').where('contacts.project_id', '=', projectId);
-  if (q.email !== undefined) {
-    const email = q.email.trim().toLowerCase();
-    base = base.where('contacts.email', '=', email);
-  }
-  if (q.subscribed !== undefined) base = base.where('contacts.subscribed', '=', q.subscribed);
-  if (after) base = base.where('contacts.created_at', '>=', after);
-  if (before) base = base.where('contacts.created_at', '<', before);
-  if (q.list !== undefined) {
-    if (!isUuid(q.list)) throw new ValidationError('`list` must be a list id');
-    const list = q.list;
-    base = base.where((eb) =>
-      eb.exists(
-        eb
-          .selectFrom('list_members as lm')
-          .innerJoin('lists as l', 'l.id', 'lm.list_id')
-          .whereRef('lm.contact_id', '=', 'contacts.id')
-          .where('lm.list_id', '=', list)
-          .where('l.project_id', '=', projectId)
-          .select('lm.contact_id'),
-      ),
-    );
-  }
-  if (q.segment !== undefined) {
-    const condition = await segmentCondition(ctx, projectId, q.segment);
-    base = base.where(condition);
-  }
-  const [rows, total] = await Promise.all([
-    base
-      .selectAll('contacts')
-      .select(listIds)
-      .orderBy('contacts.created_at', 'desc')
-      .orderBy('contacts.id', 'desc')
-      .limit(q.limit)
-      .offset(q.offset)
-      .execute(),
-    base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
-  ]);
+  const condition = q.segment !== undefined ? await segmentCondition(ctx, projectId, q.segment) : undefined;
+  const query = async (db: Db | Tx) => {
+    let base = db.selectFrom('contacts').where('contacts.project_id', '=', projectId);
+    if (q.email !== undefined) {
+      const email = q.email.trim().toLowerCase();
+      base = base.where('contacts.email', '=', email);
+    }
+    if (q.subscribed !== undefined) base = base.where('contacts.subscribed', '=', q.subscribed);
+    if (after) base = base.where('contacts.created_at', '>=', after);
+    if (before) base = base.where('contacts.created_at', '<', before);
+    if (q.list !== undefined) {
+      if (!isUuid(q.list)) throw new ValidationError('`list` must be a list id');
+      const list = q.list;
+      base = base.where((eb) =>
+        eb.exists(
+          eb
+            .selectFrom('list_members as lm')
+            .innerJoin('lists as l', 'l.id', 'lm.list_id')
+            .whereRef('lm.contact_id', '=', 'contacts.id')
+            .where('lm.list_id', '=', list)
+            .where('l.project_id', '=', projectId)
+            .select('lm.contact_id'),
+        ),
+      );
+    }
+    if (condition) base = base.where(condition);
+    return Promise.all([
+      base
+        .selectAll('contacts')
+        .select(listIds)
+        .orderBy('contacts.created_at', 'desc')
+        .orderBy('contacts.id', 'desc')
+        .limit(q.limit)
+        .offset(q.offset)
+        .execute(),
+      base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+    ]);
+  };
+  const [rows, total] = condition ? await withSegmentSettings(ctx, query) : await query(ctx.db);
   return { data: rows.map(presentContact), total: Number(total.n), limit: q.limit, offset: q.offset };
 }
