@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { freePort } from '../src/db/embedded.ts';
+import { databaseUrlFor, freePort } from '../src/db/embedded.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
 
@@ -70,7 +70,7 @@ export async function startBenchServer(
       const owner = JSON.parse(readFileSync(path.join(dataDir, 'embedded-pg.json'), 'utf8')) as {
         url: string;
       };
-      return owner.url.replace(/\/postgres$/, '/posthorn');
+      return databaseUrlFor(owner.url, 'posthorn');
     },
     async stop() {
       // the database owner last, so the others can finish their work

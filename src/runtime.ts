@@ -3,7 +3,7 @@ import type { Runner } from 'graphile-worker';
 import pino from 'pino';
 import type { Config } from './config.ts';
 import { connectDatabase, type DatabaseHandle } from './db/database.ts';
-import { type EmbeddedDatabase, openEmbeddedPostgres } from './db/embedded.ts';
+import { databaseUrlFor, type EmbeddedDatabase, openEmbeddedPostgres } from './db/embedded.ts';
 import { migrate } from './db/migrate.ts';
 import { createTransport } from './delivery/index.ts';
 import type { Transport } from './delivery/transport.ts';
@@ -48,7 +48,7 @@ export async function startRuntime(
     });
     databaseUrl = embedded.url;
     await ensureDatabase(databaseUrl, 'posthorn');
-    databaseUrl = databaseUrl.replace(/\/postgres$/, '/posthorn');
+    databaseUrl = databaseUrlFor(databaseUrl, 'posthorn');
   }
   const database = connectDatabase(databaseUrl, config.poolSize);
   await migrate(database.pool);

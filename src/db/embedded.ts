@@ -89,6 +89,8 @@ export async function startEmbeddedPostgres(opts: {
     chmodSync(opts.dataDir, statSync(opts.dataDir).mode | 0o711);
   }
   const log = opts.log ?? (() => {});
+  // a socket path is limited to 107 bytes: `<dir>/.s.PGSQL.<port>`
+  const socketFits = Buffer.byteLength(path.resolve(pgDir)) + 17 <= 107 && !pgDir.includes(',');
   const pg = new EmbeddedPostgres({
     databaseDir: pgDir,
     port,
@@ -97,12 +99,14 @@ export async function startEmbeddedPostgres(opts: {
     authMethod: 'scram-sha-256',
     persistent: true,
     initdbFlags: ['--encoding=UTF8', '--no-sync'],
-    // TCP on loopback only, no unix socket (the system server owns the default socket dir)
+    // TCP on loopback, and a Unix socket in the data directory (not the default socket dir, which
+    // belongs to the system's server) when its path fits: every query over a Unix socket costs
+    // less CPU than over loopback TCP
     postgresFlags: [
       '-c',
       'listen_addresses=127.0.0.1',
       '-c',
-      'unix_socket_directories=',
+      `unix_socket_directories=${socketFits ? pgDir : ''}`,
       '-c',
       'max_connections=200',
     ],
@@ -112,8 +116,9 @@ export async function startEmbeddedPostgres(opts: {
   if (fresh) await pg.initialise();
   else await stopOrphan(pgDir);
   await pg.start();
+  const socket = socketFits ? `?host=${encodeURIComponent(path.resolve(pgDir))}` : '';
   return {
-    url: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`,
+    url: `postgres://postgres:${password}@127.0.0.1:${port}/postgres${socket}`,
     stop: () => pg.stop(),
   };
 }
@@ -154,4 +159,11 @@ export async function openEmbeddedPostgres(opts: {
       rmSync(ownerFile, { force: true });
     },
   };
+}
+
+/** The same server's URL for another database (keeps the socket directory and credentials). */
+export function databaseUrlFor(url: string, database: string): string {
+  const u = new URL(url);
+  u.pathname = `/${database}`;
+  return u.toString();
 }
