@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.ts';
 import { FROM, waitForStatus } from '../helpers/emails.ts';
@@ -191,6 +192,35 @@ describe('bounces and complaints come back to the MX', () => {
       reason: 'complaint',
       source_email_id: email.id,
     });
+  });
+
+  it('real-world reports (Gmail, Microsoft 365, Yahoo) about a sent message bounce it or mark it complained', async () => {
+    const cases = [
+      { fixture: 'gmail-bounce', to: 'gmail-gone@example.net', status: 'bounced', reason: 'hard_bounce' },
+      { fixture: 'microsoft-bounce', to: 'ms-gone@example.net', status: 'bounced', reason: 'hard_bounce' },
+      {
+        fixture: 'yahoo-complaint',
+        to: 'yahoo-angry@example.net',
+        status: 'complained',
+        reason: 'complaint',
+      },
+    ];
+    for (const c of cases) {
+      const { email, returnPath } = await sendAndCapture(c.to);
+      // the provider's report, now about this message: its Message-ID and return path
+      const raw = readFileSync(new URL(`../fixtures/reports/${c.fixture}.eml`, import.meta.url), 'utf8')
+        .replace(/<[0-9a-f-]{36}@[a-z.]+>/g, email.message_id)
+        .replace(/bounces\+[0-9a-f]{42}@[a-z.]+/g, returnPath);
+      const to = c.status === 'bounced' ? returnPath : 'fbl@posthorn.localhost';
+      const res = await deliverToMx(server, { from: '', to: [to] }, raw);
+      expect(res.ok, `${c.fixture}: ${res.response}`).toBe(true);
+      const after = await waitForStatus(server, key, email.id, c.status);
+      expect(after.events.some((e: { type: string }) => e.type === c.status)).toBe(true);
+      expect(await suppression(c.to), c.fixture).toMatchObject({
+        reason: c.reason,
+        source_email_id: email.id,
+      });
+    }
   });
 
   it('a forged or altered VERP address is refused at RCPT', async () => {

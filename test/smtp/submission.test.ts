@@ -14,7 +14,12 @@ let account: SignupResult;
 beforeAll(async () => {
   dns = await startDnsServer();
   server = await startTestServer(
-    { POSTHORN_SMTP_PORT: '0', POSTHORN_MX_PORT: '0', POSTHORN_DNS_SERVERS: dns.address },
+    {
+      POSTHORN_SMTP_PORT: '0',
+      POSTHORN_SMTP_TLS_PORT: '0',
+      POSTHORN_MX_PORT: '0',
+      POSTHORN_DNS_SERVERS: dns.address,
+    },
     ['api', 'worker', 'smtp'],
   );
   account = await server.signupConfirmed();
@@ -84,6 +89,19 @@ describe('SMTP submission with nodemailer as the client', () => {
     const message = await server.sink.waitFor((m) => m.parsed.messageId === email.message_id);
     expect(message.parsed.headers.get('x-posthorn-project')).toBe(account.project.id);
     expect(message.parsed.headers.get('x-posthorn-stream')).toBe('transactional');
+  });
+
+  it('sends over the implicit-TLS port too (POSTHORN_SMTP_TLS_PORT)', async () => {
+    const port = server.runtime.smtp?.tlsPort;
+    expect(port).toBeGreaterThan(0);
+    const res = await submit(
+      server,
+      projectAuth(),
+      { from: FROM, to: 'implicit-tls@example.org', subject: 'Implicit TLS', text: 'Hi' },
+      { port: port as number, secure: true },
+    );
+    expect(res.ok, res.response).toBe(true);
+    expect(res.response).toMatch(/queued as/);
   });
 
   it('refuses an all-access key whose username is not one of its projects (535)', async () => {

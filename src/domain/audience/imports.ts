@@ -10,7 +10,7 @@ import { planOrDefault } from '../plans.ts';
 import { checkProperties, contactEmail, optionalName, PROPERTY_KEY, type PropertyValue } from './fields.ts';
 
 export const MAX_IMPORT_ROWS = 1_000_000;
-const BATCH = 5_000;
+const BATCH = 10_000;
 const MAX_ERRORS_KEPT = 1_000;
 const FIELDS = new Set(['email', 'first_name', 'last_name', 'subscribed']);
 
@@ -185,7 +185,7 @@ async function* rowsOf(row: ImportRow): AsyncGenerator<{ line: number; row?: Cle
 }
 
 /**
- * The import job: upserts rows in batches of 5,000 (one insert for new addresses, one set-based
+ * The import job: upserts rows in batches of 10,000 (one insert for new addresses, one set-based
  * update for existing ones), reports progress after each batch, and records invalid rows with their
  * line numbers without stopping. Re-running a file creates no duplicates: addresses are unique.
  */
@@ -213,10 +213,17 @@ export async function runImport(ctx: DomainContext, importId: string): Promise<v
     .execute();
 
   let batch = new Map<string, CleanRow & { line: number }>();
+  // the database writes one batch while the next is read and checked; writes stay in file order
+  let writing: Promise<void> = Promise.resolve();
   const flush = async () => {
+    await writing;
     if (batch.size === 0) return;
     const rows = [...batch.values()];
     batch = new Map();
+    writing = write(rows);
+    writing.catch(() => {}); // handled: the next flush awaits it and fails the import
+  };
+  const write = async (rows: (CleanRow & { line: number })[]) => {
     const pid = row.project_id;
     // one statement: update the known addresses, insert the new ones (up to the plan's room), announce them
     const room =
@@ -284,6 +291,7 @@ export async function runImport(ctx: DomainContext, importId: string): Promise<v
       if (batch.size >= BATCH) await flush();
     }
     await flush();
+    await writing;
     await ctx.db
       .updateTable('imports')
       .set({
