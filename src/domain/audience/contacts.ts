@@ -11,6 +11,7 @@ import {
   checkConsent,
   checkProperties,
   contactEmail,
+  dateParam,
   optionalBoolean,
   optionalName,
 } from './fields.ts';
@@ -245,16 +246,6 @@ export interface ContactQuery {
   subscribed?: boolean;
   created_after?: string;
   created_before?: string;
-}
-
-function dateParam(value: string | undefined, field: string): Date | undefined {
-  if (value === undefined) return undefined;
-  const d = /^\d{4}-\d{2}-\d{2}/.test(value) ? new Date(value) : new Date(Number.NaN);
-  if (Number.isNaN(d.getTime()))
-    throw new ValidationError(
-      `\`${field}\` must be an ISO 8601 date such as 2026-11-01 or 2026-11-01T09:00:00Z`,
-    );
-  return d;
 }
 
 /** GET /contacts: newest first, paginated; filters by email, list, segment, subscription, creation. */

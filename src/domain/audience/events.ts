@@ -4,7 +4,7 @@ import type { DomainContext } from '../context.ts';
 import { ValidationError } from '../errors.ts';
 import { GroupCommit } from '../group-commit.ts';
 import { findContact } from './contacts.ts';
-import { checkProperties, contactEmail, type Properties } from './fields.ts';
+import { checkProperties, contactEmail, dateParam, type Properties } from './fields.ts';
 
 const CURRENCIES = new Set(Intl.supportedValuesOf('currency'));
 export const MAX_EVENTS_PER_CALL = 100;
@@ -156,14 +156,6 @@ export interface EventQuery {
   email?: string;
   created_after?: string;
   created_before?: string;
-}
-
-function dateParam(value: string | undefined, field: string): Date | undefined {
-  if (value === undefined) return undefined;
-  const d = /^\d{4}-\d{2}-\d{2}/.test(value) ? new Date(value) : new Date(Number.NaN);
-  if (Number.isNaN(d.getTime()))
-    throw new ValidationError(`\`${field}\` must be an ISO 8601 date such as 2026-11-01`);
-  return d;
 }
 
 /** GET /events and GET /contacts/{id}/events: newest first, paginated. */

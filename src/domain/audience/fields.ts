@@ -93,3 +93,30 @@ export function optionalBoolean(value: unknown, field: string): boolean | undefi
   if (typeof value !== 'boolean') throw new ValidationError(`\`${field}\` must be true or false`);
   return value;
 }
+
+/** A list's or a segment's `name`: required, at most 200 characters. */
+export function checkName(value: unknown): string {
+  if (typeof value !== 'string' || value.trim() === '')
+    throw new ValidationError('`name` is required and must be a non-empty string');
+  if (value.length > 200) throw new ValidationError('`name` must be at most 200 characters');
+  return value.trim();
+}
+
+/** An optional `description` (null clears it). */
+export function checkDescription(value: unknown): string | null | undefined {
+  if (value === undefined || value === null) return value as undefined | null;
+  if (typeof value !== 'string' || value.length > 1000)
+    throw new ValidationError('`description` must be a string of at most 1,000 characters');
+  return value;
+}
+
+/** A date query parameter (`created_after`, `from`, ...): ISO 8601, date or date-time. */
+export function dateParam(value: string | undefined, field: string): Date | undefined {
+  if (value === undefined) return undefined;
+  const d = /^\d{4}-\d{2}-\d{2}/.test(value) ? new Date(value) : new Date(Number.NaN);
+  if (Number.isNaN(d.getTime()))
+    throw new ValidationError(
+      `\`${field}\` must be an ISO 8601 date such as 2026-11-01 or 2026-11-01T09:00:00Z`,
+    );
+  return d;
+}

@@ -5,7 +5,7 @@ import { ConflictError, NotFoundError, ValidationError } from '../errors.ts';
 import { isUuid } from '../ids.ts';
 import type { ProjectFacts } from '../status.ts';
 import { checkContactLimit } from './contacts.ts';
-import { contactEmail } from './fields.ts';
+import { checkDescription, checkName, contactEmail } from './fields.ts';
 import { announce } from './triggers.ts';
 
 type ListRow = Selectable<ListsTable> & { member_count?: number; unsubscribed_count?: number };
@@ -44,20 +44,6 @@ async function findList(ctx: DomainContext, projectId: string, id: string): Prom
   const row = await withCounts(ctx, projectId).where('lists.id', '=', id).executeTakeFirst();
   if (!row) throw new NotFoundError('List');
   return row;
-}
-
-function checkName(value: unknown): string {
-  if (typeof value !== 'string' || value.trim() === '')
-    throw new ValidationError('`name` is required and must be a non-empty string');
-  if (value.length > 200) throw new ValidationError('`name` must be at most 200 characters');
-  return value.trim();
-}
-
-function checkDescription(value: unknown): string | null | undefined {
-  if (value === undefined || value === null) return value as undefined | null;
-  if (typeof value !== 'string' || value.length > 1000)
-    throw new ValidationError('`description` must be a string of at most 1,000 characters');
-  return value;
 }
 
 const duplicate = (err: unknown, name: string): never => {

@@ -4,6 +4,7 @@ import type { SegmentsTable } from '../../db/schema.ts';
 import type { DomainContext } from '../context.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.ts';
 import { isUuid } from '../ids.ts';
+import { checkDescription, checkName } from './fields.ts';
 import { compileDefinition, type Group, validateDefinition } from './segment-language.ts';
 
 type SegmentRow = Selectable<SegmentsTable>;
@@ -51,20 +52,6 @@ async function checkDefinition(ctx: DomainContext, projectId: string, definition
       );
   }
   return checked.definition;
-}
-
-function checkName(value: unknown): string {
-  if (typeof value !== 'string' || value.trim() === '')
-    throw new ValidationError('`name` is required and must be a non-empty string');
-  if (value.length > 200) throw new ValidationError('`name` must be at most 200 characters');
-  return value.trim();
-}
-
-function checkDescription(value: unknown): string | null | undefined {
-  if (value === undefined || value === null) return value as undefined | null;
-  if (typeof value !== 'string' || value.length > 1000)
-    throw new ValidationError('`description` must be a string of at most 1,000 characters');
-  return value;
 }
 
 const uniqueName = (err: unknown, name: string) => {
