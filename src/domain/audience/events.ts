@@ -142,7 +142,9 @@ async function writeEvents(db: Db, events: TrackedEvent[]): Promise<TrackResult[
 export class EventTracker {
   private readonly group: GroupCommit<TrackedEvent, TrackResult>;
   constructor(db: Db) {
-    this.group = new GroupCommit((events) => writeEvents(db, events), { maxItems: 1000 });
+    // one write in flight: groups grow with load, and larger groups beat parallel ones here (the
+    // commits serialise on graphile-worker's NOTIFY anyway): 1,400/s with 4 in flight, 2,700/s with 1
+    this.group = new GroupCommit((events) => writeEvents(db, events), { maxItems: 1000, maxInFlight: 1 });
   }
   track(events: TrackedEvent[]): Promise<TrackResult[]> {
     return Promise.all(events.map((e) => this.group.submit(e)));
