@@ -24,6 +24,8 @@ export interface Config {
   mxMaxBytes: number;
   /** Projects receive at <anything>@<project slug>.<inboundDomain>. */
   inboundDomain: string;
+  /** Let webhooks reach private and loopback addresses over plain http (development, tests). */
+  webhookAllowPrivate: boolean;
   dnsServers: string[];
   sharedDomain: string;
   /** The SPF record customers include (`include:` this host). */
@@ -133,6 +135,7 @@ export function loadConfig(env: Env = process.env): Config {
     smtpAllowInsecureAuth: flag(env, 'POSTHORN_SMTP_ALLOW_INSECURE_AUTH'),
     mxPort: integer(env, 'POSTHORN_MX_PORT', 2525, 0, 65535),
     mxMaxBytes: integer(env, 'POSTHORN_MX_MAX_BYTES', 50 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    webhookAllowPrivate: flag(env, 'POSTHORN_WEBHOOK_ALLOW_PRIVATE'),
     inboundDomain: (env.POSTHORN_INBOUND_DOMAIN || `inbound.${sharedDomain}`).toLowerCase(),
     dnsServers: (env.POSTHORN_DNS_SERVERS || '')
       .split(',')

@@ -387,7 +387,43 @@ export interface MailReportsTable {
   created_at: Generated<Date>;
 }
 
+export interface WebhookEndpointsTable {
+  id: Generated<string>;
+  project_id: string;
+  url: string;
+  events: string[];
+  description: string | null;
+  enabled: Generated<boolean>;
+  secret_enc: Buffer;
+  previous_secret_enc: Buffer | null;
+  previous_expires_at: Date | null;
+  failing_since: Date | null;
+  disabled_reason: string | null;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface WebhookDeliveriesTable {
+  id: Generated<string>;
+  endpoint_id: string;
+  project_id: string;
+  message_id: string;
+  event_type: string;
+  payload: ColumnType<Record<string, unknown>, string, string>;
+  attempt: Generated<number>;
+  status: Generated<'pending' | 'succeeded' | 'failed'>;
+  status_code: number | null;
+  latency_ms: number | null;
+  response_excerpt: string | null;
+  error: string | null;
+  next_retry_at: Date | null;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
 export interface Database {
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
   contact_consents: ContactConsentsTable;
   lists: ListsTable;
   list_members: ListMembersTable;

@@ -19,6 +19,7 @@ import { listRoutes } from './routes/lists.ts';
 import { segmentRoutes } from './routes/segments.ts';
 import { statusRoutes } from './routes/status.ts';
 import { suppressionRoutes } from './routes/suppressions.ts';
+import { webhookRoutes } from './routes/webhooks.ts';
 import { workspaceRoutes } from './routes/workspaces.ts';
 import { validatorCompiler } from './validation.ts';
 
@@ -143,6 +144,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await v1.register(eventRoutes, deps);
       await v1.register(listRoutes, deps);
       await v1.register(segmentRoutes, deps);
+      await v1.register(webhookRoutes, deps);
     },
     { prefix: '/v1' },
   );

@@ -6,7 +6,9 @@ const { Packet } = dns2 as unknown as { Packet: any };
 export type ZoneRecord =
   | { type: 'TXT'; data: string | string[] }
   | { type: 'MX'; exchange: string; priority: number }
-  | { type: 'CNAME'; domain: string };
+  | { type: 'CNAME'; domain: string }
+  | { type: 'A'; address: string }
+  | { type: 'AAAA'; address: string };
 
 export interface TestDnsServer {
   /** `host:port` for POSTHORN_DNS_SERVERS. */
@@ -40,6 +42,10 @@ export async function startDnsServer(): Promise<TestDnsServer> {
       if (r.type === 'CNAME') response.answers.push({ ...base, type: Packet.TYPE.CNAME, domain: r.domain });
       else if (r.type === 'TXT' && question.type === Packet.TYPE.TXT)
         response.answers.push({ ...base, type: Packet.TYPE.TXT, data: r.data });
+      else if (r.type === 'A' && question.type === Packet.TYPE.A)
+        response.answers.push({ ...base, type: Packet.TYPE.A, address: r.address });
+      else if (r.type === 'AAAA' && question.type === Packet.TYPE.AAAA)
+        response.answers.push({ ...base, type: Packet.TYPE.AAAA, address: r.address });
       else if (r.type === 'MX' && question.type === Packet.TYPE.MX) {
         response.answers.push({ ...base, type: Packet.TYPE.MX, exchange: r.exchange, priority: r.priority });
       }

@@ -1,0 +1,291 @@
+import { randomUUID } from 'node:crypto';
+import type { Selectable } from 'kysely';
+import type { WebhookEndpointsTable } from '../../db/schema.ts';
+import type { DomainContext } from '../context.ts';
+import { NotFoundError, ValidationError } from '../errors.ts';
+import { isUuid } from '../ids.ts';
+import { requireFeature } from '../plans.ts';
+import type { ProjectFacts } from '../status.ts';
+import { newWebhookSecret, webhookHeaders } from './signing.ts';
+import { checkWebhookUrl, postWebhook, resolveTarget, type TargetPolicy } from './target.ts';
+
+type EndpointRow = Selectable<WebhookEndpointsTable>;
+
+/** The event kinds an endpoint can subscribe to. */
+export const WEBHOOK_EVENTS = [
+  'email.sent',
+  'email.delivered',
+  'email.deferred',
+  'email.bounced',
+  'email.complained',
+  'email.failed',
+  'email.suppressed',
+  'email.opened',
+  'email.clicked',
+  'email.unsubscribed',
+  'email.received',
+  'contact.created',
+  'contact.updated',
+  'contact.deleted',
+  'contact.unsubscribed',
+  'domain.verified',
+  'domain.failed',
+] as const;
+const ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
+const MAX_ENDPOINTS = 20;
+
+export function targetPolicy(ctx: DomainContext): TargetPolicy {
+  return { allowPrivate: ctx.config.webhookAllowPrivate, dnsServers: ctx.config.dnsServers };
+}
+
+function present(row: EndpointRow, secret?: string) {
+  return {
+    id: row.id,
+    object: 'webhook' as const,
+    url: row.url,
+    events: row.events,
+    description: row.description,
+    enabled: row.enabled,
+    disabled_reason: row.disabled_reason,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+    ...(secret ? { secret } : {}),
+  };
+}
+
+function checkEvents(value: unknown): string[] {
+  if (!Array.isArray(value) || value.length === 0)
+    throw new ValidationError(
+      `\`events\` must be a non-empty array of event types: ${WEBHOOK_EVENTS.join(', ')}`,
+    );
+  for (const [i, e] of value.entries()) {
+    if (typeof e !== 'string' || !(WEBHOOK_EVENTS as readonly string[]).includes(e))
+      throw new ValidationError(
+        `\`events[${i}]\`: unknown event type "${String(e).slice(0, 60)}"; known types: ${WEBHOOK_EVENTS.join(', ')}`,
+      );
+  }
+  return [...new Set(value as string[])];
+}
+
+function checkDescription(value: unknown): string | null | undefined {
+  if (value === undefined || value === null) return value as undefined | null;
+  if (typeof value !== 'string' || value.length > 500)
+    throw new ValidationError('`description` must be a string of at most 500 characters');
+  return value;
+}
+
+async function findEndpoint(ctx: DomainContext, projectId: string, id: string): Promise<EndpointRow> {
+  if (!isUuid(id)) throw new NotFoundError('Webhook');
+  const row = await ctx.db
+    .selectFrom('webhook_endpoints')
+    .selectAll()
+    .where('id', '=', id)
+    .where('project_id', '=', projectId)
+    .executeTakeFirst();
+  if (!row) throw new NotFoundError('Webhook');
+  return row;
+}
+
+/** POST /webhooks: the secret is shown in this answer (and on rotation) only; stored encrypted. */
+export async function createEndpoint(ctx: DomainContext, facts: ProjectFacts, body: Record<string, unknown>) {
+  requireFeature(facts.plan, 'webhooks');
+  const policy = targetPolicy(ctx);
+  const url = checkWebhookUrl(body.url, policy);
+  const events = checkEvents(body.events);
+  const description = checkDescription(body.description) ?? null;
+  await resolveTarget(url, policy);
+  const count = await ctx.db
+    .selectFrom('webhook_endpoints')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('project_id', '=', facts.id)
+    .executeTakeFirstOrThrow();
+  if (Number(count.n) >= MAX_ENDPOINTS)
+    throw new ValidationError(`A project has at most ${MAX_ENDPOINTS} webhook endpoints`);
+  const secret = newWebhookSecret();
+  const row = await ctx.db
+    .insertInto('webhook_endpoints')
+    .values({
+      project_id: facts.id,
+      url: url.toString(),
+      events,
+      description,
+      secret_enc: ctx.secrets.encrypt(secret),
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return present(row, secret);
+}
+
+export async function listEndpoints(ctx: DomainContext, projectId: string) {
+  const rows = await ctx.db
+    .selectFrom('webhook_endpoints')
+    .selectAll()
+    .where('project_id', '=', projectId)
+    .orderBy('created_at')
+    .execute();
+  return { data: rows.map((r) => present(r)) };
+}
+
+export async function getEndpoint(ctx: DomainContext, projectId: string, id: string) {
+  return present(await findEndpoint(ctx, projectId, id));
+}
+
+export async function updateEndpoint(
+  ctx: DomainContext,
+  projectId: string,
+  id: string,
+  body: Record<string, unknown>,
+) {
+  const current = await findEndpoint(ctx, projectId, id);
+  const policy = targetPolicy(ctx);
+  const url = body.url === undefined ? undefined : checkWebhookUrl(body.url, policy);
+  if (url) await resolveTarget(url, policy);
+  const events = body.events === undefined ? undefined : checkEvents(body.events);
+  const description = checkDescription(body.description);
+  if (body.enabled !== undefined && typeof body.enabled !== 'boolean')
+    throw new ValidationError('`enabled` must be true or false');
+  const row = await ctx.db
+    .updateTable('webhook_endpoints')
+    .set({
+      ...(url ? { url: url.toString() } : {}),
+      ...(events ? { events } : {}),
+      ...(description !== undefined ? { description } : {}),
+      ...(body.enabled !== undefined
+        ? {
+            enabled: body.enabled as boolean,
+            ...(body.enabled ? { disabled_reason: null, failing_since: null } : {}),
+          }
+        : {}),
+      updated_at: new Date(),
+    })
+    .where('id', '=', current.id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return present(row);
+}
+
+export async function deleteEndpoint(ctx: DomainContext, projectId: string, id: string) {
+  const current = await findEndpoint(ctx, projectId, id);
+  await ctx.db.deleteFrom('webhook_endpoints').where('id', '=', current.id).execute();
+}
+
+/** A new secret; the old one keeps signing alongside it for 24 hours. */
+export async function rotateSecret(ctx: DomainContext, projectId: string, id: string) {
+  const current = await findEndpoint(ctx, projectId, id);
+  const secret = newWebhookSecret();
+  const row = await ctx.db
+    .updateTable('webhook_endpoints')
+    .set({
+      secret_enc: ctx.secrets.encrypt(secret),
+      previous_secret_enc: current.secret_enc,
+      previous_expires_at: new Date(Date.now() + ROTATION_OVERLAP_MS),
+      updated_at: new Date(),
+    })
+    .where('id', '=', current.id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return present(row, secret);
+}
+
+/** The secrets that sign now: the current one, and the previous one during its overlap. */
+export function signingSecrets(ctx: DomainContext, row: EndpointRow, now = new Date()): string[] {
+  const secrets = [ctx.secrets.decrypt(row.secret_enc).toString('utf8')];
+  if (row.previous_secret_enc && row.previous_expires_at && row.previous_expires_at > now)
+    secrets.push(ctx.secrets.decrypt(row.previous_secret_enc).toString('utf8'));
+  return secrets;
+}
+
+/**
+ * Sends one signed delivery now and records the attempt: the same `webhook-id` for every attempt
+ * of one delivery, 2xx is success.
+ */
+export async function attemptDelivery(
+  ctx: DomainContext,
+  endpoint: EndpointRow,
+  delivery: { id: string; messageId: string; attempt: number; payload: Record<string, unknown> },
+) {
+  const body = JSON.stringify(delivery.payload);
+  const headers = webhookHeaders(signingSecrets(ctx, endpoint), delivery.messageId, body);
+  const result = await postWebhook(new URL(endpoint.url), targetPolicy(ctx), headers, body);
+  const ok = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
+  const row = await ctx.db
+    .updateTable('webhook_deliveries')
+    .set({
+      attempt: delivery.attempt,
+      status: ok ? 'succeeded' : 'failed',
+      status_code: result.statusCode,
+      latency_ms: result.latencyMs,
+      response_excerpt: result.excerpt,
+      error: result.error,
+      updated_at: new Date(),
+    })
+    .where('id', '=', delivery.id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return row;
+}
+
+/** POST /webhooks/{id}/test: a sample event, signed and sent now; the attempt is logged like any other. */
+export async function sendTestEvent(ctx: DomainContext, projectId: string, id: string) {
+  const endpoint = await findEndpoint(ctx, projectId, id);
+  const messageId = `msg_${randomUUID().replace(/-/g, '')}`;
+  const payload = {
+    type: 'webhook.test',
+    created_at: new Date().toISOString(),
+    data: { webhook_id: endpoint.id, project_id: projectId, message: 'A test event from Posthorn' },
+  };
+  const delivery = await ctx.db
+    .insertInto('webhook_deliveries')
+    .values({
+      endpoint_id: endpoint.id,
+      project_id: projectId,
+      message_id: messageId,
+      event_type: 'webhook.test',
+      payload: JSON.stringify(payload),
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return presentDelivery(
+    await attemptDelivery(ctx, endpoint, { id: delivery.id, messageId, attempt: 1, payload }),
+  );
+}
+
+export function presentDelivery(row: Selectable<import('../../db/schema.ts').WebhookDeliveriesTable>) {
+  return {
+    id: row.id,
+    object: 'webhook_delivery' as const,
+    webhook_id: row.endpoint_id,
+    message_id: row.message_id,
+    event_type: row.event_type,
+    attempt: row.attempt,
+    status: row.status,
+    status_code: row.status_code,
+    latency_ms: row.latency_ms,
+    response_excerpt: row.response_excerpt,
+    error: row.error,
+    next_retry_at: row.next_retry_at?.toISOString() ?? null,
+    created_at: row.created_at.toISOString(),
+  };
+}
+
+/** GET /webhooks/{id}/deliveries: newest first, paginated. */
+export async function listDeliveries(
+  ctx: DomainContext,
+  projectId: string,
+  id: string,
+  page: { limit: number; offset: number },
+) {
+  const endpoint = await findEndpoint(ctx, projectId, id);
+  const base = ctx.db.selectFrom('webhook_deliveries').where('endpoint_id', '=', endpoint.id);
+  const [rows, total] = await Promise.all([
+    base
+      .selectAll()
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(page.limit)
+      .offset(page.offset)
+      .execute(),
+    base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { data: rows.map(presentDelivery), total: Number(total.n), limit: page.limit, offset: page.offset };
+}
