@@ -26,6 +26,8 @@ export interface Config {
   inboundDomain: string;
   /** Let webhooks reach private and loopback addresses over plain http (development, tests). */
   webhookAllowPrivate: boolean;
+  /** Seconds before each webhook attempt: the first is the delay of the first attempt (0 = at once). */
+  webhookSchedule: number[];
   dnsServers: string[];
   sharedDomain: string;
   /** The SPF record customers include (`include:` this host). */
@@ -79,13 +81,16 @@ function url(env: Env, name: string, fallback: string): string {
   return raw.replace(/\/+$/, '');
 }
 
-function retrySchedule(raw: string | undefined): number[] {
-  if (!raw) return [60, 300, 1800, 7200, 21600, 43200];
+function retrySchedule(
+  raw: string | undefined,
+  name = 'POSTHORN_RETRY_SCHEDULE',
+  fallback = [60, 300, 1800, 7200, 21600, 43200],
+  allowZero = false,
+): number[] {
+  if (!raw) return fallback;
   const parts = raw.split(',').map((p) => p.trim());
-  if (parts.length === 0 || !parts.every((p) => /^\d+$/.test(p) && Number(p) > 0)) {
-    throw new ConfigError(
-      `POSTHORN_RETRY_SCHEDULE must be comma-separated whole seconds like "60,300,1800", got "${raw}"`,
-    );
+  if (parts.length === 0 || !parts.every((p) => /^\d+$/.test(p) && (allowZero || Number(p) > 0))) {
+    throw new ConfigError(`${name} must be comma-separated whole seconds like "60,300,1800", got "${raw}"`);
   }
   return parts.map(Number);
 }
@@ -136,6 +141,12 @@ export function loadConfig(env: Env = process.env): Config {
     mxPort: integer(env, 'POSTHORN_MX_PORT', 2525, 0, 65535),
     mxMaxBytes: integer(env, 'POSTHORN_MX_MAX_BYTES', 50 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     webhookAllowPrivate: flag(env, 'POSTHORN_WEBHOOK_ALLOW_PRIVATE'),
+    webhookSchedule: retrySchedule(
+      env.POSTHORN_WEBHOOK_SCHEDULE,
+      'POSTHORN_WEBHOOK_SCHEDULE',
+      [0, 5, 300, 1800, 7200, 18000, 36000, 36000],
+      true,
+    ),
     inboundDomain: (env.POSTHORN_INBOUND_DOMAIN || `inbound.${sharedDomain}`).toLowerCase(),
     dnsServers: (env.POSTHORN_DNS_SERVERS || '')
       .split(',')

@@ -6,6 +6,7 @@ import { DeliveryError, type Transport } from '../delivery/transport.ts';
 import type { DomainContext } from '../domain/context.ts';
 import { createSigningKeys } from '../domain/dkim-keys.ts';
 import { type SuppressionReason, suppress, suppressedAmong } from '../domain/suppressions.ts';
+import { announceEmailEvents } from '../domain/webhooks/dispatch.ts';
 import { addressOf } from '../mail/address.ts';
 import { composeMessage } from '../mail/compose.ts';
 import type { DkimKey } from '../mail/dkim.ts';
@@ -278,7 +279,17 @@ async function recordOutcomes(deps: DeliveryDeps, rows: EmailRow[], outcomes: Ou
         detail: JSON.stringify(e.detail),
       }));
     });
-    if (events.length > 0) await tx.insertInto('email_events').values(events).execute();
+    if (events.length > 0) {
+      const written = await tx
+        .insertInto('email_events')
+        .values(events)
+        .returning(['id', 'project_id', 'type'])
+        .execute();
+      await announceEmailEvents(
+        tx,
+        written.map((w) => ({ ...w, id: Number(w.id) })),
+      );
+    }
     await suppress(
       tx,
       outcomes.flatMap((o) => {

@@ -5,6 +5,7 @@ import type { Transport } from '../delivery/transport.ts';
 import type { DomainContext } from '../domain/context.ts';
 import { createDnsLookup } from '../domain/dns-lookup.ts';
 import { recheckDomains } from '../domain/domains.ts';
+import { audienceWebhookSubscriber, deliverWebhook, dispatchWebhooks } from '../domain/webhooks/dispatch.ts';
 import { audienceEventTask } from './audience-event.ts';
 import { deliverEmailTask } from './deliver-email.ts';
 import { importContactsTask } from './import-contacts.ts';
@@ -29,8 +30,12 @@ export function taskList(deps: WorkerDeps) {
     }),
     deliver_email: deliverEmailTask(deps),
     import_contacts: importContactsTask(deps.ctx),
-    // no subscribers yet: flows and webhooks attach here
-    audience_event: audienceEventTask([], deps.log),
+    // flows will attach here too
+    audience_event: audienceEventTask([audienceWebhookSubscriber(deps.ctx)], deps.log),
+    webhook_dispatch: async (payload: unknown) =>
+      dispatchWebhooks(deps.ctx, payload as { email_event_ids?: number[] }),
+    webhook_deliver: async (payload: unknown) =>
+      deliverWebhook(deps.ctx, (payload as { delivery_id: string }).delivery_id),
     maintenance: maintenanceTask({ db: deps.ctx.db }),
     recheck_domains: async () => {
       const result = await recheckDomains(deps.ctx, createDnsLookup(deps.ctx.config.dnsServers));

@@ -4,6 +4,7 @@ import type { MailReport } from '../../mail/reports.ts';
 import type { DomainContext } from '../context.ts';
 import { isUuid } from '../ids.ts';
 import { suppress } from '../suppressions.ts';
+import { announceEmailEvents } from '../webhooks/dispatch.ts';
 
 export interface ReportOutcome {
   emailId: string | null;
@@ -99,7 +100,7 @@ export async function applyMailReport(
     }
 
     if (events.length > 0) {
-      await tx
+      const written = await tx
         .insertInto('email_events')
         .values(
           events.map((e) => ({
@@ -110,7 +111,12 @@ export async function applyMailReport(
             detail: JSON.stringify(e.detail),
           })),
         )
+        .returning(['id', 'project_id', 'type'])
         .execute();
+      await announceEmailEvents(
+        tx,
+        written.map((w) => ({ ...w, id: Number(w.id) })),
+      );
     }
     await suppress(
       tx,

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { DomainContext } from '../../domain/context.ts';
+import { retryDelivery } from '../../domain/webhooks/dispatch.ts';
 import {
   createEndpoint,
   deleteEndpoint,
@@ -159,6 +160,23 @@ export async function webhookRoutes(app: FastifyInstance, { ctx }: { ctx: Domain
       },
     },
     async (request) => sendTestEvent(ctx, projectOf(request), id(request)),
+  );
+  app.post(
+    '/webhooks/:id/deliveries/:delivery_id/retry',
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'Send a delivery again now (a new attempt, same webhook-id)',
+        security: bearerSecurity,
+        params: Type.Object({ id: Type.String(), delivery_id: Type.String() }),
+        response: { 200: DeliverySchema, ...errors(401, 404) },
+      },
+    },
+    async (request) => {
+      const p = request.params as { id: string; delivery_id: string };
+      return retryDelivery(ctx, projectOf(request), p.id, p.delivery_id);
+    },
   );
   app.get(
     '/webhooks/:id/deliveries',
