@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import type { Selectable } from 'kysely';
 import type { DomainRecord, DomainsTable } from '../db/schema.ts';
+import { enqueue } from '../jobs/enqueue.ts';
 import { normalizeHostname } from './addresses.ts';
 import type { DomainContext } from './context.ts';
 import { dkimRecordValue, newRsaKeyPair } from './dkim-keys.ts';
@@ -9,6 +10,7 @@ import { ConflictError, NotFoundError, ValidationError } from './errors.ts';
 import { isUuid } from './ids.ts';
 import { requireFeature } from './plans.ts';
 import { randomBase62 } from './secrets.ts';
+import { projectsWithWebhooks } from './webhooks/dispatch.ts';
 
 type DomainRow = Selectable<DomainsTable>;
 
@@ -322,6 +324,10 @@ export async function checkDomain(ctx: DomainContext, dns: DnsLookup, row: Domai
           detail: JSON.stringify(failing.length ? { failing } : {}),
         })
         .execute();
+      if ((await projectsWithWebhooks(tx, [row.project_id])).size > 0)
+        await enqueue(tx, [
+          { task: 'webhook_dispatch', payload: { domain_id: row.id, domain_event: `domain.${status}` } },
+        ]);
     }
     if (rotated) {
       await tx

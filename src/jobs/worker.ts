@@ -5,7 +5,12 @@ import type { Transport } from '../delivery/transport.ts';
 import type { DomainContext } from '../domain/context.ts';
 import { createDnsLookup } from '../domain/dns-lookup.ts';
 import { recheckDomains } from '../domain/domains.ts';
-import { audienceWebhookSubscriber, deliverWebhook, dispatchWebhooks } from '../domain/webhooks/dispatch.ts';
+import {
+  audienceWebhookSubscriber,
+  type DispatchPayload,
+  deliverWebhook,
+  dispatchWebhooks,
+} from '../domain/webhooks/dispatch.ts';
 import { audienceEventTask } from './audience-event.ts';
 import { deliverEmailTask } from './deliver-email.ts';
 import { importContactsTask } from './import-contacts.ts';
@@ -32,8 +37,7 @@ export function taskList(deps: WorkerDeps) {
     import_contacts: importContactsTask(deps.ctx),
     // flows will attach here too
     audience_event: audienceEventTask([audienceWebhookSubscriber(deps.ctx)], deps.log),
-    webhook_dispatch: async (payload: unknown) =>
-      dispatchWebhooks(deps.ctx, payload as { email_event_ids?: number[] }),
+    webhook_dispatch: async (payload: unknown) => dispatchWebhooks(deps.ctx, payload as DispatchPayload),
     webhook_deliver: async (payload: unknown) =>
       deliverWebhook(deps.ctx, (payload as { delivery_id: string }).delivery_id),
     maintenance: maintenanceTask({ db: deps.ctx.db }),

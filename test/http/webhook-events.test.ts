@@ -2,8 +2,11 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { setWorkspacePlan } from '../../src/domain/workspaces.ts';
+import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.ts';
 import { FROM, waitForStatus } from '../helpers/emails.ts';
 import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
+import { deliverToMx } from '../helpers/smtp-clients.ts';
 
 interface Hit {
   headers: IncomingHttpHeaders;
@@ -13,6 +16,7 @@ interface Hit {
 }
 
 let server: TestServer;
+let dns: TestDnsServer;
 let account: SignupResult;
 let key: string;
 let secret: string;
@@ -42,12 +46,20 @@ beforeAll(async () => {
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
   url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
   // retries after 1 s, so the retry test finishes quickly
-  server = await startTestServer({
-    POSTHORN_WEBHOOK_ALLOW_PRIVATE: '1',
-    POSTHORN_WEBHOOK_SCHEDULE: '0,1,1,1',
-  });
+  dns = await startDnsServer();
+  server = await startTestServer(
+    {
+      POSTHORN_WEBHOOK_ALLOW_PRIVATE: '1',
+      POSTHORN_WEBHOOK_SCHEDULE: '0,1,1,1',
+      POSTHORN_SMTP_PORT: '0',
+      POSTHORN_MX_PORT: '0',
+      POSTHORN_DNS_SERVERS: dns.address,
+    },
+    ['api', 'worker', 'smtp'],
+  );
   account = await server.signupConfirmed();
   key = account.project_key.key;
+  await setWorkspacePlan(server.runtime.ctx, account.workspace.id, 'starter');
   const created = await server.call('POST', '/v1/webhooks', {
     key,
     body: {
@@ -55,6 +67,8 @@ beforeAll(async () => {
       events: [
         'email.sent',
         'email.bounced',
+        'email.received',
+        'domain.verified',
         'contact.created',
         'contact.updated',
         'contact.unsubscribed',
@@ -68,6 +82,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await server?.close();
+  await dns?.close();
   receiver.closeAllConnections();
   await new Promise<void>((r) => receiver.close(() => r()));
 });
@@ -133,6 +148,52 @@ describe('events reach the endpoint, signed', () => {
     await server.call('DELETE', `/v1/contacts/${id}`, { key });
     const deleted = await waitForHit((h) => h.body.type === 'contact.deleted' && h.body.data.id === id);
     expect(deleted.body.data).toEqual({ id, object: 'contact', deleted: true });
+  });
+});
+
+describe('inbound and domain events', () => {
+  it('email.received when mail arrives at the inbound address', async () => {
+    const me = await server.call('GET', '/v1/me', { key });
+    const to = `hello@${me.body.inbound.domain}`;
+    const res = await deliverToMx(
+      server,
+      { from: 'someone@sender.example', to: [to] },
+      ['From: someone@sender.example', `To: ${to}`, 'Subject: Inbound hook', '', 'Hi', ''].join('\r\n'),
+    );
+    expect(res.ok, res.response).toBe(true);
+    const hit = await waitForHit((h) => h.body.type === 'email.received');
+    expect(verify(hit)).toBeTruthy();
+    expect(hit.body.data).toMatchObject({
+      object: 'inbound_email',
+      subject: 'Inbound hook',
+      from_address: 'someone@sender.example',
+    });
+  });
+
+  it('domain.verified when a check finds the records', async () => {
+    const added = await server.call('POST', '/v1/domains', { key, body: { domain: 'hooks-domain.example' } });
+    expect(added.status).toBe(200);
+    for (const r of added.body.records as {
+      type: string;
+      name: string;
+      value: string;
+      priority?: number;
+    }[]) {
+      const list = dns.zone.get(r.name) ?? [];
+      if (r.type === 'TXT') list.push({ type: 'TXT', data: r.value.match(/.{1,255}/g) as string[] });
+      else list.push({ type: 'MX', exchange: r.value, priority: r.priority ?? 10 });
+      dns.zone.set(r.name, list);
+    }
+    const checked = await server.call('POST', `/v1/domains/${added.body.id}/check`, { key });
+    expect(checked.body.status).toBe('verified');
+    const hit = await waitForHit(
+      (h) => h.body.type === 'domain.verified' && h.body.data.id === added.body.id,
+    );
+    expect(hit.body.data).toMatchObject({
+      object: 'domain',
+      name: 'hooks-domain.example',
+      status: 'verified',
+    });
   });
 });
 

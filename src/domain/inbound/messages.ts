@@ -2,9 +2,11 @@ import { createHash } from 'node:crypto';
 import type { Selectable } from 'kysely';
 import type { AddressObject, ParsedMail } from 'mailparser';
 import type { InboundAttachmentMeta, InboundMessagesTable } from '../../db/schema.ts';
+import { enqueue } from '../../jobs/enqueue.ts';
 import type { DomainContext } from '../context.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
 import { isUuid } from '../ids.ts';
+import { projectsWithWebhooks } from '../webhooks/dispatch.ts';
 
 type InboundRow = Selectable<InboundMessagesTable>;
 
@@ -110,6 +112,8 @@ export async function storeInbound(ctx: DomainContext, m: ReceivedMessage): Prom
         )
         .execute();
     }
+    if ((await projectsWithWebhooks(tx, [m.projectId])).size > 0)
+      await enqueue(tx, [{ task: 'webhook_dispatch', payload: { inbound_id: row.id } }]);
     return row.id;
   });
 }

@@ -5,9 +5,11 @@ import { enqueue, type JobSpec } from '../../jobs/enqueue.ts';
 import { presentContact } from '../audience/contacts.ts';
 import type { AudienceEvent } from '../audience/triggers.ts';
 import type { DomainContext } from '../context.ts';
+import { presentDomain } from '../domains.ts';
 import { presentEmail } from '../emails/read.ts';
 import { NotFoundError } from '../errors.ts';
 import { isUuid } from '../ids.ts';
+import { getInbound } from '../inbound/messages.ts';
 import { queueSystemEmail } from '../system-mail.ts';
 import { attemptDelivery, presentDelivery } from './endpoints.ts';
 
@@ -163,9 +165,42 @@ export async function fanOut(ctx: DomainContext, events: WebhookEvent[]): Promis
   return deliveries.length;
 }
 
+export interface DispatchPayload {
+  email_event_ids?: number[];
+  inbound_id?: string;
+  domain_id?: string;
+  domain_event?: string;
+}
+
 /** The webhook_dispatch job: turns announced events into deliveries. */
-export async function dispatchWebhooks(ctx: DomainContext, payload: { email_event_ids?: number[] }) {
+export async function dispatchWebhooks(ctx: DomainContext, payload: DispatchPayload) {
   if (payload.email_event_ids?.length) await fanOut(ctx, await emailEvents(ctx, payload.email_event_ids));
+  if (payload.inbound_id) {
+    const row = await ctx.db
+      .selectFrom('inbound_messages')
+      .select(['project_id', 'created_at'])
+      .where('id', '=', payload.inbound_id)
+      .executeTakeFirst();
+    if (row) {
+      const data = await getInbound(ctx, row.project_id, payload.inbound_id);
+      await fanOut(ctx, [
+        { type: 'email.received', projectId: row.project_id, createdAt: row.created_at, data },
+      ]);
+    }
+  }
+  if (payload.domain_id && payload.domain_event) {
+    const row = await ctx.db
+      .selectFrom('domains')
+      .selectAll()
+      .where('id', '=', payload.domain_id)
+      .executeTakeFirst();
+    if (row) {
+      const data = await presentDomain(ctx, row);
+      await fanOut(ctx, [
+        { type: payload.domain_event, projectId: row.project_id, createdAt: new Date(), data },
+      ]);
+    }
+  }
 }
 
 /**
