@@ -2,6 +2,8 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDnsLookup } from '../../src/domain/dns-lookup.ts';
+import { recheckDomains } from '../../src/domain/domains.ts';
 import { setWorkspacePlan } from '../../src/domain/workspaces.ts';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.ts';
 import { FROM, waitForStatus } from '../helpers/emails.ts';
@@ -33,7 +35,7 @@ beforeAll(async () => {
     req.on('data', (c) => (raw += c));
     req.on('end', () => {
       const body = JSON.parse(raw);
-      let answered = 200;
+      let answered = req.url?.includes('fail') ? 500 : 200;
       if (body.data?.email === failing.id && failing.times > 0) {
         failing.times--;
         answered = 500;
@@ -51,6 +53,8 @@ beforeAll(async () => {
     {
       POSTHORN_WEBHOOK_ALLOW_PRIVATE: '1',
       POSTHORN_WEBHOOK_SCHEDULE: '0,1,1,1',
+      // a temporary failure is final at once: email.deferred then email.failed
+      POSTHORN_RETRY_FOR_HOURS: '0',
       POSTHORN_SMTP_PORT: '0',
       POSTHORN_MX_PORT: '0',
       POSTHORN_DNS_SERVERS: dns.address,
@@ -195,6 +199,92 @@ describe('inbound and domain events', () => {
       status: 'verified',
     });
   });
+});
+
+describe('every email event that exists', () => {
+  it('delivered, complained, deferred, failed and suppressed (simulator addresses and the suppression list)', async () => {
+    await server.call('PATCH', `/v1/webhooks/${webhookId}`, {
+      key,
+      body: {
+        events: [
+          'email.sent',
+          'email.delivered',
+          'email.deferred',
+          'email.bounced',
+          'email.complained',
+          'email.failed',
+          'email.suppressed',
+          'email.received',
+          'domain.verified',
+          'domain.failed',
+          'contact.created',
+          'contact.updated',
+          'contact.unsubscribed',
+          'contact.deleted',
+        ],
+      },
+    });
+    const send = async (to: string) =>
+      (
+        await server.call('POST', '/v1/emails', {
+          key,
+          body: { from: FROM, to, subject: `To ${to}`, text: 'x' },
+        })
+      ).body.id as string;
+    const delivered = await send('delivered@simulator.posthorn.test');
+    const complained = await send('complained@simulator.posthorn.test');
+    const deferred = await send('deferred@simulator.posthorn.test');
+    expect(
+      (await server.call('POST', '/v1/suppressions', { key, body: { email: 'blocked@example.org' } })).status,
+    ).toBe(200);
+    const suppressed = await send('blocked@example.org');
+    for (const [type, id] of [
+      ['email.delivered', delivered],
+      ['email.complained', complained],
+      ['email.deferred', deferred],
+      ['email.failed', deferred],
+      ['email.suppressed', suppressed],
+    ]) {
+      const hit = await waitForHit((h) => h.body.type === type && h.body.data.id === id);
+      expect(verify(hit)).toBeTruthy();
+    }
+  });
+
+  it('domain.failed when a verified domain loses its records', async () => {
+    const domain = await server.runtime.ctx.db
+      .selectFrom('domains')
+      .select(['id', 'records'])
+      .where('name', '=', 'hooks-domain.example')
+      .executeTakeFirstOrThrow();
+    for (const r of domain.records) dns.zone.delete(r.name);
+    await recheckDomains(
+      server.runtime.ctx,
+      createDnsLookup([dns.address]),
+      new Date(Date.now() + 25 * 3_600_000),
+    );
+    const hit = await waitForHit((h) => h.body.type === 'domain.failed' && h.body.data.id === domain.id);
+    expect(hit.body.data.status).toBe('failed');
+  });
+
+  it('an endpoint failing for 5 days is disabled and the owner is told by email', async () => {
+    const failing = await server.call('POST', '/v1/webhooks', {
+      key,
+      body: { url: `${url}?fail`, events: ['contact.created'] },
+    });
+    await server.runtime.ctx.db
+      .updateTable('webhook_endpoints')
+      .set({ failing_since: new Date(Date.now() - 6 * 86_400_000) })
+      .where('id', '=', failing.body.id)
+      .execute();
+    await server.call('POST', '/v1/contacts', { key, body: { email: 'trigger-disable@example.com' } });
+    const notice = await server.sink.waitFor(
+      (m) => m.parsed.subject === 'Posthorn: a webhook endpoint was disabled',
+      20_000,
+    );
+    expect(notice.parsed.text).toContain(failing.body.id);
+    const after = await server.call('GET', `/v1/webhooks/${failing.body.id}`, { key });
+    expect(after.body).toMatchObject({ enabled: false, disabled_reason: 'failing for 5 days' });
+  }, 30_000);
 });
 
 describe('retries', () => {

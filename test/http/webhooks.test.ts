@@ -185,6 +185,8 @@ describe('SSRF: private targets are refused unless POSTHORN_WEBHOOK_ALLOW_PRIVAT
     const k = other.project_key.key;
     const cases: [string, RegExp][] = [
       ['http://127.0.0.1:9/x', /must use https/],
+      ['http://[::1]/x', /must use https/],
+      ['http://localhost/x', /must use https/],
       ['https://127.0.0.1/x', /loopback address/],
       ['https://[::1]/x', /loopback address/],
       ['https://localhost/x', /loopback address/],

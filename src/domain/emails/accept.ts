@@ -9,6 +9,7 @@ import { ConflictError, SendRefusedError, ValidationError } from '../errors.ts';
 import { type ProjectFacts, type Stream, sendBlockers, sharedDefaultFrom } from '../status.ts';
 import { suppressedAmong } from '../suppressions.ts';
 import { checkSendingLimits } from '../usage.ts';
+import { projectsWithWebhooks } from '../webhooks/dispatch.ts';
 import { write as writeNow } from './email-writer.ts';
 import { type EmailInput, type ValidEmail, validateEmail } from './validate.ts';
 
@@ -120,6 +121,10 @@ export async function acceptEmails(
   }
 
   const { results, write } = prepareWrite(ctx, sender, messages, suppressed);
+  // messages stored as suppressed never reach the worker: announce them in the same write
+  const suppressedIds = results.filter((r) => r.status === 'suppressed').map((r) => r.id);
+  if (suppressedIds.length > 0 && (await projectsWithWebhooks(ctx.db, [projectId])).size > 0)
+    write.jobs.push({ task: 'webhook_dispatch', payload: { suppressed_email_ids: suppressedIds } });
   if (!opts.idempotency) {
     await (ctx.emailWriter ? ctx.emailWriter.submit(write) : writeNow(ctx.db, write));
     return results;

@@ -167,6 +167,8 @@ export async function fanOut(ctx: DomainContext, events: WebhookEvent[]): Promis
 
 export interface DispatchPayload {
   email_event_ids?: number[];
+  /** Emails stored as suppressed at acceptance: their `suppressed` events. */
+  suppressed_email_ids?: string[];
   inbound_id?: string;
   domain_id?: string;
   domain_event?: string;
@@ -175,6 +177,22 @@ export interface DispatchPayload {
 /** The webhook_dispatch job: turns announced events into deliveries. */
 export async function dispatchWebhooks(ctx: DomainContext, payload: DispatchPayload) {
   if (payload.email_event_ids?.length) await fanOut(ctx, await emailEvents(ctx, payload.email_event_ids));
+  if (payload.suppressed_email_ids?.length) {
+    const rows = await ctx.db
+      .selectFrom('email_events')
+      .select('id')
+      .where('email_id', 'in', payload.suppressed_email_ids)
+      .where('type', '=', 'suppressed')
+      .execute();
+    if (rows.length > 0)
+      await fanOut(
+        ctx,
+        await emailEvents(
+          ctx,
+          rows.map((r) => Number(r.id)),
+        ),
+      );
+  }
   if (payload.inbound_id) {
     const row = await ctx.db
       .selectFrom('inbound_messages')
