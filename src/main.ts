@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import pino from 'pino';
+import { registerClientCommands } from './cli/client-commands.ts';
 import { runOperatorCommand } from './cli/operator.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { type RoleName, startRuntime } from './runtime.ts';
@@ -78,6 +79,8 @@ admin
     'print the DNS records to publish for the shared domain (its DKIM key is created on first use)',
   )
   .action(() => runOperatorCommand({ kind: 'shared-domain' }));
+
+registerClientCommands(program);
 
 program
   .command('migrate')

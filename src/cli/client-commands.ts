@@ -1,0 +1,258 @@
+import { readFileSync } from 'node:fs';
+import { basename } from 'node:path';
+import { createInterface } from 'node:readline/promises';
+import type { Command } from 'commander';
+import { ApiError, PosthornClient } from '../sdk/client.ts';
+import { credentialsPath, loadProfile, removeProfile, saveProfile } from './credentials.ts';
+
+interface Common {
+  profile: string;
+  json?: boolean;
+  apiUrl?: string;
+}
+
+const DEFAULT_URL = 'http://localhost:3000/v1';
+
+function withCommon(cmd: Command): Command {
+  return cmd
+    .option('--profile <name>', 'credentials profile to use', 'default')
+    .option('--json', 'print JSON for scripts instead of text')
+    .option('--api-url <url>', 'API base URL including /v1 (or POSTHORN_API_URL)');
+}
+
+function apiUrlOf(opts: Common): string {
+  return (
+    (opts.apiUrl || process.env.POSTHORN_API_URL || loadProfile(opts.profile)?.api_url) ??
+    DEFAULT_URL
+  ).replace(/\/+$/, '');
+}
+
+/** The client for a command: POSTHORN_API_KEY, else the profile's key; refuses when there is none. */
+function clientOf(opts: Common): PosthornClient {
+  const apiKey = process.env.POSTHORN_API_KEY || loadProfile(opts.profile)?.api_key;
+  if (!apiKey) {
+    throw new CliError(
+      `not logged in (profile "${opts.profile}"): run \`posthorn signup\` or \`posthorn login\`, or set POSTHORN_API_KEY`,
+    );
+  }
+  return new PosthornClient({ baseUrl: apiUrlOf(opts), apiKey });
+}
+
+class CliError extends Error {}
+
+/** Aligned columns for humans. */
+function table(rows: string[][]): string {
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+  return rows
+    .map((r) =>
+      r
+        .map((c, i) => c.padEnd(widths[i]))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
+}
+
+function print(opts: Common, value: unknown, human: () => string) {
+  process.stdout.write(`${opts.json ? JSON.stringify(value, null, 2) : human()}\n`);
+}
+
+/** Runs a command body: API errors go to stderr with the server's message, exit code 1. */
+function run<A extends unknown[]>(fn: (...args: A) => Promise<void>) {
+  return async (...args: A) => {
+    try {
+      await fn(...args);
+    } catch (err) {
+      const message =
+        err instanceof ApiError
+          ? `${err.message}${err.status ? ` (HTTP ${err.status})` : ''}`
+          : (err as Error).message;
+      // exit now with 1: a library's exit hook must not turn a failure into success
+      await new Promise<void>((resolve) => process.stderr.write(`posthorn: ${message}\n`, () => resolve()));
+      process.exit(1);
+    }
+  };
+}
+
+async function ask(question: string): Promise<string> {
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    return (await rl.question(question)).trim();
+  } finally {
+    rl.close();
+  }
+}
+
+/** The client commands of `posthorn` (the server commands are in main.ts). */
+export function registerClientCommands(program: Command) {
+  withCommon(
+    program
+      .command('signup')
+      .description('create an account (no password); stores its key in the credentials file')
+      .option('--email <email>', 'your email address')
+      .option('--name <name>', 'your name')
+      .option('--accept-terms', "accept the service's terms (your own answer; never assumed)"),
+  ).action(
+    run(async (opts: Common & { email?: string; name?: string; acceptTerms?: boolean }) => {
+      const interactive = process.stdin.isTTY === true;
+      const email = opts.email ?? (interactive ? await ask('Email: ') : '');
+      const name = opts.name ?? (interactive ? await ask('Name: ') : '');
+      if (!email || !name) throw new CliError('give --email and --name (or run in a terminal to be asked)');
+      let accepted = opts.acceptTerms === true;
+      if (!accepted && interactive) {
+        const answer = await ask(
+          `Do you accept the terms of service of ${apiUrlOf(opts).replace(/\/v1$/, '')}? [y/N] `,
+        );
+        accepted = /^y(es)?$/i.test(answer);
+      }
+      if (!accepted)
+        throw new CliError(
+          'signing up needs your acceptance of the terms: read them, then pass --accept-terms',
+        );
+      const client = new PosthornClient({ baseUrl: apiUrlOf(opts) });
+      const result = await client.signup({ email, name, accept_terms: true });
+      const file = saveProfile(opts.profile, {
+        api_url: apiUrlOf(opts),
+        api_key: result.account_key.key,
+        key_id: result.account_key.id,
+        email: result.account.email,
+      });
+      print(opts, { ...result, credentials_file: file }, () =>
+        [
+          `Account created for ${result.account.email}; project "${result.project.name}" (${result.project.id}).`,
+          `Your all-access key is saved in ${file} (profile "${opts.profile}").`,
+          `Project key for your application (shown once): ${result.project_key.key}`,
+          'A six-character code was emailed to you: confirm it with `posthorn verify-email CODE`.',
+        ].join('\n'),
+      );
+    }),
+  );
+
+  withCommon(
+    program.command('verify-email <code>').description('confirm your account email with the emailed code'),
+  ).action(
+    run(async (code: string, opts: Common) => {
+      const result = await clientOf(opts).verifyEmail(code);
+      print(opts, result, () => 'Email confirmed: this account can send.');
+    }),
+  );
+
+  withCommon(
+    program.command('whoami').description('the project, whether it can send (and why not), and the footer'),
+  ).action(
+    run(async (opts: Common) => {
+      const me = await clientOf(opts).me();
+      print(
+        opts,
+        me,
+        () =>
+          `${table([
+            ['Project', `${me.project.name} (${me.project.id})`],
+            ['Can send', me.sending.ready ? 'yes' : 'no'],
+            ['Email confirmed', me.sending.email_confirmed ? 'yes' : 'no'],
+            ['Verified domains', me.sending.verified_domains.join(', ') || 'none'],
+            ['Default from', me.sending.default_from],
+            [
+              'Footer address',
+              `${me.footer.address}${me.footer.is_your_own_address ? '' : ' (placeholder)'}`,
+            ],
+            ['Inbound address', me.inbound.address],
+          ])}\n\n${me.sending.note}`,
+      );
+    }),
+  );
+
+  const workspaces = program.command('workspaces').description('workspaces of the account');
+  withCommon(workspaces.command('list').description('list your workspaces')).action(
+    run(async (opts: Common) => {
+      const result = await clientOf(opts).workspaces();
+      print(opts, result, () =>
+        table([
+          ['ID', 'NAME', 'PLAN', 'ROLE'],
+          ...result.data.map((w) => [w.id, w.name, w.plan, w.role ?? '']),
+        ]),
+      );
+    }),
+  );
+
+  withCommon(
+    program
+      .command('logout')
+      .description('remove the stored credential')
+      .option('--revoke', 'also revoke the key on the server'),
+  ).action(
+    run(async (opts: Common & { revoke?: boolean }) => {
+      const profile = loadProfile(opts.profile);
+      if (!profile)
+        throw new CliError(`no stored credential for profile "${opts.profile}" in ${credentialsPath()}`);
+      if (opts.revoke && profile.key_id) await clientOf(opts).revokeKey(profile.key_id);
+      removeProfile(opts.profile);
+      print(
+        opts,
+        { logged_out: true, revoked: opts.revoke === true },
+        () => `Logged out (profile "${opts.profile}")${opts.revoke ? '; the key is revoked' : ''}.`,
+      );
+    }),
+  );
+
+  withCommon(
+    program
+      .command('send')
+      .description('send an email')
+      .requiredOption('--from <address>', 'From: an address on a verified domain')
+      .requiredOption('--to <address...>', 'recipients')
+      .requiredOption('--subject <text>', 'subject')
+      .option('--html <html>', 'HTML body')
+      .option('--text <text>', 'text body')
+      .option('--file <path>', 'read the HTML body from a file')
+      .option('--attach <path...>', 'files to attach'),
+  ).action(
+    run(
+      async (
+        opts: Common & {
+          from: string;
+          to: string[];
+          subject: string;
+          html?: string;
+          text?: string;
+          file?: string;
+          attach?: string[];
+        },
+      ) => {
+        const result = await clientOf(opts).sendEmail({
+          from: opts.from,
+          to: opts.to,
+          subject: opts.subject,
+          ...(opts.file ? { html: readFileSync(opts.file, 'utf8') } : opts.html ? { html: opts.html } : {}),
+          ...(opts.text ? { text: opts.text } : {}),
+          ...(opts.attach
+            ? {
+                attachments: opts.attach.map((p) => ({
+                  filename: basename(p),
+                  content: readFileSync(p).toString('base64'),
+                })),
+              }
+            : {}),
+        });
+        print(opts, result, () => `Accepted: ${result.id} (${result.status})`);
+      },
+    ),
+  );
+
+  const emails = program.command('emails').description('sent email');
+  withCommon(emails.command('get <id>').description('what became of one message')).action(
+    run(async (id: string, opts: Common) => {
+      const email = await clientOf(opts).getEmail(id);
+      print(opts, email, () =>
+        table([
+          ['ID', String(email.id)],
+          ['Status', String(email.status)],
+          ['From', String(email.from)],
+          ['To', (email.to as string[]).join(', ')],
+          ['Subject', String(email.subject)],
+          ['Last response', String(email.last_response ?? '')],
+        ]),
+      );
+    }),
+  );
+}

@@ -1,0 +1,107 @@
+/**
+ * A small typed client of the Posthorn API, shared by the command-line tool and (later) the MCP
+ * server, so no endpoint path or payload is written twice. `baseUrl` includes `/v1`.
+ */
+export class ApiError extends Error {
+  readonly status: number;
+  readonly body: unknown;
+  constructor(status: number, message: string, body: unknown) {
+    super(message);
+    this.status = status;
+    this.body = body;
+  }
+}
+
+export interface SignupResult {
+  account: { id: string; email: string; name: string; email_confirmed: boolean };
+  workspace: { id: string; name: string };
+  project: { id: string; name: string };
+  project_key: { id: string; key: string; name: string };
+  account_key: { id: string; key: string; name: string };
+}
+
+export interface Me {
+  project: { id: string; name: string; object: 'project' };
+  sending: {
+    ready: boolean;
+    email_confirmed: boolean;
+    verified_domains: string[];
+    default_from: string;
+    note: string;
+  };
+  footer: { address: string; is_your_own_address: boolean };
+  inbound: { domain: string; address: string };
+}
+
+export class PosthornClient {
+  readonly baseUrl: string;
+  readonly apiKey: string | undefined;
+
+  constructor(opts: { baseUrl: string; apiKey?: string }) {
+    this.baseUrl = opts.baseUrl.replace(/\/+$/, '');
+    this.apiKey = opts.apiKey;
+  }
+
+  async request<T>(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<T> {
+    let res: Response;
+    try {
+      res = await fetch(`${this.baseUrl}${path}`, {
+        method,
+        headers: {
+          ...(this.apiKey ? { authorization: `Bearer ${this.apiKey}` } : {}),
+          ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+          ...headers,
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    } catch (err) {
+      throw new ApiError(0, `cannot reach ${this.baseUrl}: ${(err as Error).message}`, null);
+    }
+    if (res.status === 204) return undefined as T;
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : null;
+    } catch {
+      // not JSON
+    }
+    if (!res.ok) {
+      const message =
+        parsed && typeof parsed === 'object' && 'error' in parsed
+          ? String((parsed as { error: unknown }).error)
+          : `HTTP ${res.status}`;
+      throw new ApiError(res.status, message, parsed);
+    }
+    return parsed as T;
+  }
+
+  signup(input: { email: string; name: string; accept_terms: boolean }) {
+    return this.request<SignupResult>('POST', '/signup', input);
+  }
+  verifyEmail(code: string) {
+    return this.request<{ email_confirmed: boolean }>('POST', '/auth/verify-email/code', { code });
+  }
+  me() {
+    return this.request<Me>('GET', '/me');
+  }
+  workspaces() {
+    return this.request<{ data: { id: string; name: string; plan: string; role?: string }[] }>(
+      'GET',
+      '/workspaces',
+    );
+  }
+  revokeKey(id: string) {
+    return this.request<void>('DELETE', `/api-keys/${encodeURIComponent(id)}`);
+  }
+  sendEmail(input: Record<string, unknown>) {
+    return this.request<{ id: string; status: string; warnings?: string[] }>('POST', '/emails', input);
+  }
+  getEmail(id: string) {
+    return this.request<Record<string, unknown>>('GET', `/emails/${encodeURIComponent(id)}`);
+  }
+}
