@@ -1,4 +1,6 @@
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { basename } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
@@ -74,6 +76,15 @@ function run<A extends unknown[]>(fn: (...args: A) => Promise<void>) {
   };
 }
 
+/** Opens a URL in the user's browser; says so when it cannot. */
+function openBrowser(url: string) {
+  const command = process.platform === 'darwin' ? 'open' : process.platform === 'win32' ? 'cmd' : 'xdg-open';
+  const args = process.platform === 'win32' ? ['/c', 'start', '', url] : [url];
+  const child = spawn(command, args, { stdio: 'ignore', detached: true });
+  child.on('error', () => process.stderr.write('(could not open a browser: open the URL above yourself)\n'));
+  child.unref();
+}
+
 async function ask(question: string): Promise<string> {
   const rl = createInterface({ input: process.stdin, output: process.stderr });
   try {
@@ -125,6 +136,48 @@ export function registerClientCommands(program: Command) {
           'A six-character code was emailed to you: confirm it with `posthorn verify-email CODE`.',
         ].join('\n'),
       );
+    }),
+  );
+
+  withCommon(
+    program
+      .command('login')
+      .description('log in through the browser: check the code, sign in (or sign up) and choose the scope')
+      .option('--no-browser', 'print the URL instead of opening a browser'),
+  ).action(
+    run(async (opts: Common & { browser: boolean }) => {
+      const client = new PosthornClient({ baseUrl: apiUrlOf(opts) });
+      const pairing = await client.startPairing(hostname());
+      process.stderr.write(
+        `Your code: ${pairing.code}\nOpen ${pairing.verification_url} and check that it shows the same code.\n`,
+      );
+      if (opts.browser) openBrowser(pairing.verification_url);
+      const deadline = new Date(pairing.expires_at).getTime();
+      const spinner = ['|', '/', '-', '\\'];
+      for (let i = 0; ; i++) {
+        if (process.stderr.isTTY)
+          process.stderr.write(`\r${spinner[i % 4]} waiting for you to authorise in the browser...`);
+        await new Promise((r) => setTimeout(r, Math.max(1, pairing.interval) * 1000));
+        const state = await client.pollPairing(pairing.poll_token);
+        if (state.status === 'pending' && Date.now() < deadline) continue;
+        if (process.stderr.isTTY) process.stderr.write('\n');
+        if (state.status !== 'authorized' || !state.key) {
+          throw new CliError(
+            `the pairing was ${state.status === 'pending' ? 'not authorised in time' : state.status}: run \`posthorn login\` again`,
+          );
+        }
+        const file = saveProfile(opts.profile, {
+          api_url: apiUrlOf(opts),
+          api_key: state.key,
+          ...(state.key_id ? { key_id: state.key_id } : {}),
+        });
+        print(
+          opts,
+          { logged_in: true, credentials_file: file },
+          () => `Logged in: the key is saved in ${file} (profile "${opts.profile}").`,
+        );
+        return;
+      }
     }),
   );
 

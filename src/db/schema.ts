@@ -421,7 +421,22 @@ export interface WebhookDeliveriesTable {
   updated_at: Generated<Date>;
 }
 
+export interface PairingsTable {
+  id: Generated<string>;
+  code: string;
+  poll_token_hash: Buffer;
+  device_name: string;
+  status: Generated<'pending' | 'authorized' | 'denied' | 'expired'>;
+  account_id: string | null;
+  key_enc: Buffer | null;
+  key_id: string | null;
+  expires_at: Date;
+  last_polled_at: Date | null;
+  created_at: Generated<Date>;
+}
+
 export interface Database {
+  pairings: PairingsTable;
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   contact_consents: ContactConsentsTable;

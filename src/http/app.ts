@@ -16,6 +16,7 @@ import { eventRoutes } from './routes/events.ts';
 import { inboundRoutes } from './routes/inbound.ts';
 import { keyRoutes } from './routes/keys.ts';
 import { listRoutes } from './routes/lists.ts';
+import { pairingApiRoutes, pairRoutes } from './routes/pair.ts';
 import { segmentRoutes } from './routes/segments.ts';
 import { statusRoutes } from './routes/status.ts';
 import { suppressionRoutes } from './routes/suppressions.ts';
@@ -145,9 +146,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await v1.register(listRoutes, deps);
       await v1.register(segmentRoutes, deps);
       await v1.register(webhookRoutes, deps);
+      await v1.register(pairingApiRoutes, deps);
     },
     { prefix: '/v1' },
   );
+  // the browser page of `posthorn login` (at {app_url}/pair)
+  await app.register(pairRoutes, deps);
   await app.register(dashboardRoutes, { ...deps, prefix: '/api' });
   await app.register(scalar, {
     routePrefix: '/v1/docs',

@@ -98,6 +98,22 @@ export class PosthornClient {
   revokeKey(id: string) {
     return this.request<void>('DELETE', `/api-keys/${encodeURIComponent(id)}`);
   }
+  startPairing(deviceName: string) {
+    return this.request<{
+      code: string;
+      verification_url: string;
+      poll_token: string;
+      expires_at: string;
+      interval: number;
+    }>('POST', '/auth/pairings', { device_name: deviceName });
+  }
+  pollPairing(pollToken: string) {
+    return this.request<{
+      status: 'pending' | 'authorized' | 'expired' | 'denied';
+      key?: string;
+      key_id?: string | null;
+    }>('GET', `/auth/pairings/${encodeURIComponent(pollToken)}`);
+  }
   sendEmail(input: Record<string, unknown>) {
     return this.request<{ id: string; status: string; warnings?: string[] }>('POST', '/emails', input);
   }

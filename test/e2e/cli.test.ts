@@ -104,3 +104,102 @@ describe('the posthorn command', () => {
     expect(res.stdout).toBe('');
   });
 });
+
+describe('posthorn login: browser pairing', () => {
+  /** The browser, over HTTP: cookies kept, forms posted as a browser does. */
+  function browser() {
+    let cookie = '';
+    return {
+      async get(pathAndQuery: string) {
+        const res = await fetch(`${server.url}${pathAndQuery}`, { headers: cookie ? { cookie } : {} });
+        return { status: res.status, html: await res.text() };
+      },
+      async post(fields: Record<string, string>) {
+        const res = await fetch(`${server.url}/pair`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', ...(cookie ? { cookie } : {}) },
+          body: new URLSearchParams(fields).toString(),
+        });
+        const set = res.headers.get('set-cookie');
+        if (set) cookie = set.split(';')[0];
+        return { status: res.status, html: await res.text() };
+      },
+    };
+  }
+
+  it('creates an account in the browser (the pairing code survives it) and the CLI gets a key of the chosen scope', async () => {
+    const { spawn } = await import('node:child_process');
+    const child = spawn(
+      process.execPath,
+      [path.join(root, 'bin/posthorn.js'), 'login', '--no-browser', '--api-url', `${server.url}/v1`],
+      {
+        env: { ...process.env, POSTHORN_CONFIG_DIR: configDir, POSTHORN_API_KEY: '' },
+      },
+    );
+    let stderr = '';
+    let stdout = '';
+    child.stderr.on('data', (d) => (stderr += d));
+    child.stdout.on('data', (d) => (stdout += d));
+    const exited = new Promise<number>((resolve) => child.on('exit', (c) => resolve(c ?? 1)));
+    const deadline = Date.now() + 15_000;
+    while (!/Open \S+/.test(stderr) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const code = /Your code: (\S+)/.exec(stderr)?.[1] as string;
+    const url = new URL(/Open (\S+)/.exec(stderr)?.[1] as string);
+    expect(code).toMatch(/^[A-Z2-9]{4}-[A-Z2-9]{4}$/);
+
+    const b = browser();
+    const first = await b.get(`${url.pathname}${url.search}`);
+    expect(first.status).toBe(200);
+    expect(first.html).toContain(code);
+    expect(first.html).toMatch(/type="checkbox" name="accept_terms" value="yes">/); // unticked
+    const email = 'paired@example.com';
+    const unticked = await b.post({ code, step: 'signup', email, name: 'Paired Person' });
+    expect(unticked.status).toBe(400);
+    expect(unticked.html).toContain('tick the box');
+    const created = await b.post({ code, step: 'signup', email, name: 'Paired Person', accept_terms: 'yes' });
+    expect(created.status, created.html).toBe(200);
+    expect(created.html).toContain('Enter the code from your email');
+    const message = await server.sink.waitFor(
+      (m) => m.to.includes(email) && /login code/.test(m.parsed.subject ?? ''),
+    );
+    const loginCode = /code: (\w{6})/.exec(message.parsed.subject ?? '')?.[1] as string;
+    const signedIn = await b.post({ code, step: 'login_finish', email, login_code: loginCode });
+    expect(signedIn.status, signedIn.html).toBe(200);
+    expect(signedIn.html).toContain(code);
+    const projectId = /name="scope" value="([0-9a-f-]{36})"/.exec(signedIn.html)?.[1] as string;
+    expect(projectId).toBeTruthy();
+    const done = await b.post({ code, step: 'authorize', scope: projectId });
+    expect(done.html).toContain('the CLI now holds a key');
+
+    expect(await exited).toBe(0);
+    expect(stdout).toContain('Logged in');
+    const stored = JSON.parse(readFileSync(path.join(configDir, 'credentials.json'), 'utf8')).profiles
+      .default;
+    const me = await server.call('GET', '/v1/me', { key: stored.api_key });
+    expect(me.status).toBe(200);
+    expect(me.body.project.id).toBe(projectId);
+    // a one-project key: the account API refuses it
+    expect((await server.call('GET', '/v1/workspaces', { key: stored.api_key })).status).toBe(401);
+    const keys = await server.runtime.ctx.db
+      .selectFrom('api_keys')
+      .select(['name', 'scope'])
+      .where('id', '=', stored.key_id)
+      .executeTakeFirstOrThrow();
+    expect(keys).toEqual({ name: expect.stringMatching(/^CLI on /), scope: 'project' });
+    // the page is spent: the code cannot be used again
+    expect((await b.get(`${url.pathname}${url.search}`)).status).toBe(404);
+  }, 40_000);
+
+  it('a denied pairing polls as denied, polling is rate-limited, and an unknown token is 404', async () => {
+    const started = await server.call('POST', '/v1/auth/pairings', { body: { device_name: 'test box' } });
+    expect(started.status).toBe(200);
+    const { code, poll_token: token } = started.body;
+    expect((await server.call('GET', `/v1/auth/pairings/${token}`)).body.status).toBe('pending');
+    expect((await server.call('GET', `/v1/auth/pairings/${token}`)).status).toBe(429);
+    const b = browser();
+    expect((await b.post({ code, step: 'deny' })).html).toContain('denied');
+    await new Promise((r) => setTimeout(r, 1100));
+    expect((await server.call('GET', `/v1/auth/pairings/${token}`)).body.status).toBe('denied');
+    expect((await server.call('GET', '/v1/auth/pairings/php_unknown')).status).toBe(404);
+  });
+});

@@ -1,0 +1,251 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { signup } from '../../domain/accounts.ts';
+import type { DomainContext } from '../../domain/context.ts';
+import { DomainError } from '../../domain/errors.ts';
+import {
+  authorizePairing,
+  denyPairing,
+  pairingScopes,
+  pendingPairing,
+  pollPairing,
+  startPairing,
+} from '../../domain/pairings.ts';
+import { authenticateSession, finishLogin, startLogin } from '../../domain/sessions.ts';
+import { errors } from '../schemas.ts';
+
+const COOKIE = 'posthorn_pair_session';
+
+function esc(value: unknown): string {
+  return String(value ?? '').replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+function page(title: string, body: string): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
+<title>${esc(title)} · Posthorn</title>
+<style>body{font:16px/1.5 system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem;color:#222}
+.code{font:700 1.6rem ui-monospace,monospace;letter-spacing:.1em}.error{color:#b00020}form{margin:1.5rem 0}
+input[type=email],input[type=text]{width:100%;padding:.4rem;margin:.2rem 0 .8rem}button{padding:.5rem 1rem}</style></head>
+<body><h1>${esc(title)}</h1>${body}</body></html>`;
+}
+
+function form(code: string, step: string, inner: string, submit: string): string {
+  return `<form method="post" action="/pair"><input type="hidden" name="code" value="${esc(code)}"><input type="hidden" name="step" value="${esc(step)}">${inner}<button type="submit" name="submit" value="${esc(submit)}">${esc(submit)}</button></form>`;
+}
+
+function sessionOf(request: FastifyRequest): string | null {
+  const cookies = request.headers.cookie ?? '';
+  const match = new RegExp(`(?:^|;\\s*)${COOKIE}=([^;]+)`).exec(cookies);
+  return match ? decodeURIComponent(match[1]) : null;
+}
+
+/**
+ * The browser side of `posthorn login`: the person checks the code, signs in with an emailed code
+ * or creates an account (an unticked terms box they must tick), picks the scope and authorises.
+ * The pairing code is carried through every step, so it survives account creation.
+ */
+export async function pairRoutes(app: FastifyInstance, { ctx }: { ctx: DomainContext }) {
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) =>
+    done(null, Object.fromEntries(new URLSearchParams(body as string))),
+  );
+
+  const render = (reply: FastifyReply, status: number, title: string, body: string) =>
+    reply.code(status).type('text/html; charset=utf-8').send(page(title, body));
+
+  async function authorizePage(reply: FastifyReply, accountId: string, code: string, error = '') {
+    const projects = await pairingScopes(ctx, accountId);
+    const choices = [
+      ...projects.map(
+        (p, i) =>
+          `<label><input type="radio" name="scope" value="${esc(p.id)}"${i === 0 ? ' checked' : ''}> Project ${esc(p.name)}</label><br>`,
+      ),
+      '<label><input type="radio" name="scope" value="all"> All access (every project, the account API)</label>',
+    ].join('');
+    return render(
+      reply,
+      error ? 400 : 200,
+      'Authorise the Posthorn CLI',
+      `${error ? `<p class="error">${esc(error)}</p>` : ''}<p>Check that your terminal shows this code:</p><p class="code">${esc(code)}</p>
+${form(code, 'authorize', `<p>What may this device reach?</p>${choices}<br>`, 'Authorise')}
+${form(code, 'deny', '', 'Deny')}`,
+    );
+  }
+
+  function signInPage(reply: FastifyReply, code: string, error = '') {
+    return render(
+      reply,
+      error ? 400 : 200,
+      'Sign in to pair the Posthorn CLI',
+      `${error ? `<p class="error">${esc(error)}</p>` : ''}<p>Your terminal shows the code <span class="code">${esc(code)}</span>.</p>
+<h2>Sign in</h2>${form(code, 'login_start', '<label>Email <input type="email" name="email" required></label>', 'Email me a code')}
+<h2>Or create an account</h2>${form(
+        code,
+        'signup',
+        '<label>Email <input type="email" name="email" required></label><label>Name <input type="text" name="name" required></label><label><input type="checkbox" name="accept_terms" value="yes"> I accept the terms of service</label><br>',
+        'Create account',
+      )}`,
+    );
+  }
+
+  function codePage(reply: FastifyReply, code: string, email: string, note: string, error = '') {
+    return render(
+      reply,
+      error ? 400 : 200,
+      'Enter the code from your email',
+      `${error ? `<p class="error">${esc(error)}</p>` : ''}<p>${esc(note)}</p>${form(
+        code,
+        'login_finish',
+        `<input type="hidden" name="email" value="${esc(email)}"><label>Code <input type="text" name="login_code" required autocomplete="one-time-code"></label>`,
+        'Continue',
+      )}`,
+    );
+  }
+
+  app.get('/pair', { schema: { hide: true } }, async (request, reply) => {
+    const code = String((request.query as { code?: string }).code ?? '');
+    try {
+      await pendingPairing(ctx, code);
+    } catch (err) {
+      return render(
+        reply,
+        404,
+        'Pairing not found',
+        `<p>${esc((err as Error).message)}. Run <code>posthorn login</code> again.</p>`,
+      );
+    }
+    const token = sessionOf(request);
+    if (token) {
+      try {
+        const { accountId } = await authenticateSession(ctx, token);
+        return authorizePage(reply, accountId, code);
+      } catch {
+        // an old session: sign in again
+      }
+    }
+    return signInPage(reply, code);
+  });
+
+  app.post('/pair', { schema: { hide: true } }, async (request, reply) => {
+    const body = (request.body ?? {}) as Record<string, string>;
+    const code = String(body.code ?? '');
+    try {
+      await pendingPairing(ctx, code);
+      switch (body.step) {
+        case 'login_start':
+          await startLogin(ctx, { email: body.email });
+          return codePage(
+            reply,
+            code,
+            body.email,
+            `If ${body.email} has an account, a login code is on its way.`,
+          );
+        case 'signup': {
+          if (body.accept_terms !== 'yes')
+            return signInPage(
+              reply,
+              code,
+              'To create an account, tick the box to accept the terms of service.',
+            );
+          await signup(ctx, { email: body.email, name: body.name, accept_terms: true });
+          await startLogin(ctx, { email: body.email });
+          return codePage(
+            reply,
+            code,
+            body.email,
+            `Account created. A login code is on its way to ${body.email}.`,
+          );
+        }
+        case 'login_finish': {
+          try {
+            const session = await finishLogin(ctx, { email: body.email, code: body.login_code });
+            reply.header(
+              'set-cookie',
+              `${COOKIE}=${encodeURIComponent(session.token)}; Path=/pair; HttpOnly; SameSite=Lax`,
+            );
+            return authorizePage(reply, session.account_id, code);
+          } catch (err) {
+            return codePage(
+              reply,
+              code,
+              body.email,
+              'Enter the code from your email.',
+              (err as Error).message,
+            );
+          }
+        }
+        case 'authorize': {
+          const token = sessionOf(request);
+          if (!token) return signInPage(reply, code, 'Sign in first.');
+          const { accountId } = await authenticateSession(ctx, token);
+          try {
+            await authorizePairing(ctx, accountId, code, body.scope);
+          } catch (err) {
+            if (err instanceof DomainError) return authorizePage(reply, accountId, code, err.message);
+            throw err;
+          }
+          return render(
+            reply,
+            200,
+            'Authorised',
+            '<p>Done: the CLI now holds a key. You can close this window.</p>',
+          );
+        }
+        case 'deny':
+          await denyPairing(ctx, code);
+          return render(reply, 200, 'Denied', '<p>The pairing was denied; no key was created.</p>');
+        default:
+          return signInPage(reply, code, 'Unknown step.');
+      }
+    } catch (err) {
+      if (err instanceof DomainError) return signInPage(reply, code, err.message);
+      throw err;
+    }
+  });
+}
+
+/** The API half: start a pairing and poll it (no key needed). */
+export async function pairingApiRoutes(app: FastifyInstance, { ctx }: { ctx: DomainContext }) {
+  const tags = ['auth'];
+  app.post(
+    '/auth/pairings',
+    {
+      schema: {
+        tags,
+        summary: 'Start a browser pairing (the CLI shows the code and opens verification_url)',
+        body: Type.Optional(Type.Object({ device_name: Type.Optional(Type.Unknown()) })),
+        response: {
+          200: Type.Object({
+            object: Type.Literal('pairing'),
+            code: Type.String(),
+            verification_url: Type.String(),
+            poll_token: Type.String(),
+            expires_at: Type.String(),
+            interval: Type.Integer({ description: 'seconds to wait between polls' }),
+          }),
+          ...errors(400),
+        },
+      },
+    },
+    async (request) => startPairing(ctx, (request.body ?? {}) as { device_name?: unknown }),
+  );
+  app.get(
+    '/auth/pairings/:poll_token',
+    {
+      schema: {
+        tags,
+        summary: 'Poll a pairing: pending, authorized (with the key, exactly once), expired or denied',
+        params: Type.Object({ poll_token: Type.String() }),
+        response: {
+          200: Type.Object({
+            object: Type.Literal('pairing'),
+            status: Type.String({ enum: ['pending', 'authorized', 'expired', 'denied'] }),
+            key: Type.Optional(Type.String()),
+            key_id: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+          }),
+          ...errors(404, 429),
+        },
+      },
+    },
+    async (request) => pollPairing(ctx, (request.params as { poll_token: string }).poll_token),
+  );
+}
