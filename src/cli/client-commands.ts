@@ -292,6 +292,16 @@ export function registerClientCommands(program: Command) {
     ),
   );
 
+  program
+    .command('mcp')
+    .description('serve the Model Context Protocol over stdio (the same API and credentials as the CLI)')
+    .option('--profile <name>', 'credentials profile to use', 'default')
+    .option('--api-url <url>', 'API base URL including /v1 (or POSTHORN_API_URL)')
+    .action(async (opts: { profile: string; apiUrl?: string }) => {
+      const { runMcpServer } = await import('../mcp/server.ts');
+      await runMcpServer(opts);
+    });
+
   const emails = program.command('emails').description('sent email');
   withCommon(emails.command('get <id>').description('what became of one message')).action(
     run(async (id: string, opts: Common) => {
