@@ -292,6 +292,111 @@ export function registerClientCommands(program: Command) {
     ),
   );
 
+  const domains = program.command('domains').description("the project's sending domains");
+  withCommon(domains.command('list').description('list the domains and their status')).action(
+    run(async (opts: Common) => {
+      const result = await clientOf(opts).request<{ data: { id: string; name: string; status: string }[] }>(
+        'GET',
+        '/domains',
+      );
+      print(opts, result, () =>
+        result.data.length === 0
+          ? 'No domains yet: add one with `posthorn domains add example.com`.'
+          : table([['ID', 'DOMAIN', 'STATUS'], ...result.data.map((d) => [d.id, d.name, d.status])]),
+      );
+    }),
+  );
+  const recordsTable = (d: { records: { type: string; name: string; value: string; status: string }[] }) =>
+    table([
+      ['TYPE', 'NAME', 'STATUS', 'VALUE'],
+      ...d.records.map((r) => [r.type, r.name, r.status, r.value]),
+    ]);
+  type DomainOut = {
+    id: string;
+    name: string;
+    status: string;
+    records: { type: string; name: string; value: string; status: string }[];
+  };
+  withCommon(
+    domains.command('add <domain>').description('add a sending domain and print the DNS records to publish'),
+  ).action(
+    run(async (domain: string, opts: Common) => {
+      const d = await clientOf(opts).request<DomainOut>('POST', '/domains', { domain });
+      print(
+        opts,
+        d,
+        () =>
+          `Added ${d.name} (${d.id}). Publish these records, then run \`posthorn domains check ${d.id}\`:\n\n${recordsTable(d)}`,
+      );
+    }),
+  );
+  withCommon(domains.command('check <id>').description('look the records up in DNS now')).action(
+    run(async (id: string, opts: Common) => {
+      if (!opts.json && process.stderr.isTTY) process.stderr.write('checking DNS...\r');
+      const d = await clientOf(opts).request<DomainOut>('POST', `/domains/${encodeURIComponent(id)}/check`);
+      print(opts, d, () => `${d.name}: ${d.status}\n\n${recordsTable(d)}`);
+    }),
+  );
+
+  const keys = program.command('keys').description('API keys of a project (all-access key)');
+  type KeyOut = {
+    id: string;
+    name: string;
+    scope: string;
+    status: string;
+    token_prefix: string;
+    key?: string;
+  };
+  const keyRows = (list: KeyOut[]) =>
+    table([
+      ['ID', 'NAME', 'SCOPE', 'STATUS', 'PREFIX'],
+      ...list.map((k) => [k.id, k.name, k.scope, k.status, k.token_prefix]),
+    ]);
+  withCommon(keys.command('list <project_id>').description("list a project's keys")).action(
+    run(async (projectId: string, opts: Common) => {
+      const result = await clientOf(opts).request<{ data: KeyOut[] }>(
+        'GET',
+        `/projects/${encodeURIComponent(projectId)}/api-keys`,
+      );
+      print(opts, result, () => keyRows(result.data));
+    }),
+  );
+  withCommon(
+    keys
+      .command('create <project_id> <name>')
+      .description('create a project key (the secret is printed once)')
+      .option('--expires-in-days <days>', '30, 90 or 365 (default: never)'),
+  ).action(
+    run(async (projectId: string, name: string, opts: Common & { expiresInDays?: string }) => {
+      const key = await clientOf(opts).request<KeyOut>(
+        'POST',
+        `/projects/${encodeURIComponent(projectId)}/api-keys`,
+        {
+          name,
+          ...(opts.expiresInDays ? { expires_in_days: Number(opts.expiresInDays) } : {}),
+        },
+      );
+      print(opts, key, () => `Created ${key.name} (${key.id}). The secret, shown once:\n${key.key}`);
+    }),
+  );
+  withCommon(
+    keys.command('rotate <key_id>').description('issue a new secret; the old one stops at once'),
+  ).action(
+    run(async (keyId: string, opts: Common) => {
+      const key = await clientOf(opts).request<KeyOut>(
+        'POST',
+        `/api-keys/${encodeURIComponent(keyId)}/rotate`,
+      );
+      print(opts, key, () => `Rotated ${key.name}. The new secret, shown once:\n${key.key}`);
+    }),
+  );
+  withCommon(keys.command('revoke <key_id>').description('revoke a key (API and SMTP stop at once)')).action(
+    run(async (keyId: string, opts: Common) => {
+      await clientOf(opts).revokeKey(keyId);
+      print(opts, { revoked: keyId }, () => `Revoked ${keyId}.`);
+    }),
+  );
+
   program
     .command('mcp')
     .description('serve the Model Context Protocol over stdio (the same API and credentials as the CLI)')

@@ -203,3 +203,31 @@ describe('posthorn login: browser pairing', () => {
     expect((await server.call('GET', '/v1/auth/pairings/php_unknown')).status).toBe(404);
   });
 });
+
+describe('posthorn domains and keys', () => {
+  it('adds, lists and checks a domain; lists, creates, rotates and revokes keys', async () => {
+    const acct = await server.signupConfirmed();
+    const env = { POSTHORN_API_KEY: acct.account_key.key, POSTHORN_API_URL: `${server.url}/v1` };
+    const added = await posthorn(['domains', 'add', 'cli-domain.example'], env);
+    expect(added.code, added.stderr).toBe(0);
+    expect(added.stdout).toMatch(/Added cli-domain\.example/);
+    expect(added.stdout).toMatch(/TXT\s+\S*_domainkey\.cli-domain\.example\s+pending/);
+    const listed = JSON.parse((await posthorn(['domains', 'list', '--json'], env)).stdout);
+    expect(listed.data.map((d: { name: string }) => d.name)).toEqual(['cli-domain.example']);
+
+    const created = await posthorn(['keys', 'create', acct.project.id, 'deploy bot', '--json'], env);
+    expect(created.code, created.stderr).toBe(0);
+    const key = JSON.parse(created.stdout);
+    expect((await server.call('GET', '/v1/me', { key: key.key })).status).toBe(200);
+    const keys = await posthorn(['keys', 'list', acct.project.id], env);
+    expect(keys.stdout).toMatch(/deploy bot\s+project\s+active/);
+    const rotated = JSON.parse((await posthorn(['keys', 'rotate', key.id, '--json'], env)).stdout);
+    expect((await server.call('GET', '/v1/me', { key: key.key })).status).toBe(401);
+    expect((await server.call('GET', '/v1/me', { key: rotated.key })).status).toBe(200);
+    expect((await posthorn(['keys', 'revoke', key.id], env)).code).toBe(0);
+    expect((await server.call('GET', '/v1/me', { key: rotated.key })).status).toBe(401);
+    const wrong = await posthorn(['keys', 'revoke', '00000000-0000-4000-8000-000000000000'], env);
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toMatch(/not found \(HTTP 404\)/);
+  }, 60_000);
+});

@@ -1,0 +1,90 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+
+const root = path.resolve(import.meta.dirname, '../..');
+let server: TestServer;
+let configDir: string;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  configDir = mkdtempSync(path.join(tmpdir(), 'posthorn-pair-'));
+});
+afterAll(async () => {
+  await server?.close();
+  rmSync(configDir, { recursive: true, force: true });
+});
+
+describe('posthorn login in a real headless Chromium (Debian’s chromium, driven by playwright-core)', () => {
+  it('creates the account on the page, authorises all access, and the CLI holds a working key', async () => {
+    const child = spawn(
+      process.execPath,
+      [path.join(root, 'bin/posthorn.js'), 'login', '--no-browser', '--api-url', `${server.url}/v1`],
+      {
+        env: { ...process.env, POSTHORN_CONFIG_DIR: configDir, POSTHORN_API_KEY: '' },
+      },
+    );
+    let stderr = '';
+    let stdout = '';
+    child.stderr.on('data', (d) => (stderr += d));
+    child.stdout.on('data', (d) => (stdout += d));
+    const exited = new Promise<number>((resolve) => child.on('exit', (c) => resolve(c ?? 1)));
+    const deadline = Date.now() + 15_000;
+    while (!/Open \S+/.test(stderr) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const code = /Your code: (\S+)/.exec(stderr)?.[1] as string;
+    const shown = new URL(/Open (\S+)/.exec(stderr)?.[1] as string);
+
+    const browser = await chromium.launch({
+      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+      headless: true,
+      // no traffic beyond this machine: every host name but the loopback resolves to nothing
+      args: ['--no-sandbox', '--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1, EXCLUDE localhost'],
+    });
+    try {
+      const page = await browser.newPage();
+      await page.goto(`${server.url}${shown.pathname}${shown.search}`);
+      expect(await page.textContent('body')).toContain(code);
+      const email = 'browser-person@example.com';
+      const signupForm = page.locator('form', { has: page.locator('input[name="name"]') });
+      await signupForm.locator('input[name="email"]').fill(email);
+      await signupForm.locator('input[name="name"]').fill('Browser Person');
+      expect(await signupForm.locator('input[name="accept_terms"]').isChecked()).toBe(false);
+      await signupForm.locator('button').click();
+      await page.waitForLoadState();
+      expect(await page.textContent('.error')).toContain('tick the box'); // the box was left unticked
+      const again = page.locator('form', { has: page.locator('input[name="name"]') });
+      await again.locator('input[name="email"]').fill(email);
+      await again.locator('input[name="name"]').fill('Browser Person');
+      await again.locator('input[name="accept_terms"]').check();
+      await again.locator('button').click();
+      await page.waitForSelector('input[name="login_code"]');
+      const message = await server.sink.waitFor(
+        (m) => m.to.includes(email) && /login code/.test(m.parsed.subject ?? ''),
+      );
+      const loginCode = /code: (\w{6})/.exec(message.parsed.subject ?? '')?.[1] as string;
+      await page.fill('input[name="login_code"]', loginCode);
+      await page.click('button');
+      await page.waitForSelector('input[name="scope"][value="all"]');
+      expect(await page.textContent('body')).toContain(code); // the pairing survived account creation
+      await page.check('input[name="scope"][value="all"]');
+      await page.click('button[value="Authorise"]');
+      await page.waitForLoadState();
+      expect(await page.textContent('body')).toContain('the CLI now holds a key');
+    } finally {
+      await browser.close();
+    }
+
+    expect(await exited).toBe(0);
+    expect(stdout).toContain('Logged in');
+    const stored = JSON.parse(readFileSync(path.join(configDir, 'credentials.json'), 'utf8')).profiles
+      .default;
+    // an all-access key: the account API answers
+    const workspaces = await server.call('GET', '/v1/workspaces', { key: stored.api_key });
+    expect(workspaces.status).toBe(200);
+    expect(workspaces.body.data).toHaveLength(1);
+  }, 60_000);
+});
