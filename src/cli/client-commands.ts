@@ -295,10 +295,7 @@ export function registerClientCommands(program: Command) {
   const domains = program.command('domains').description("the project's sending domains");
   withCommon(domains.command('list').description('list the domains and their status')).action(
     run(async (opts: Common) => {
-      const result = await clientOf(opts).request<{ data: { id: string; name: string; status: string }[] }>(
-        'GET',
-        '/domains',
-      );
+      const result = await clientOf(opts).listDomains();
       print(opts, result, () =>
         result.data.length === 0
           ? 'No domains yet: add one with `posthorn domains add example.com`.'
@@ -321,7 +318,7 @@ export function registerClientCommands(program: Command) {
     domains.command('add <domain>').description('add a sending domain and print the DNS records to publish'),
   ).action(
     run(async (domain: string, opts: Common) => {
-      const d = await clientOf(opts).request<DomainOut>('POST', '/domains', { domain });
+      const d = await clientOf(opts).addDomain<DomainOut>(domain);
       print(
         opts,
         d,
@@ -333,7 +330,7 @@ export function registerClientCommands(program: Command) {
   withCommon(domains.command('check <id>').description('look the records up in DNS now')).action(
     run(async (id: string, opts: Common) => {
       if (!opts.json && process.stderr.isTTY) process.stderr.write('checking DNS...\r');
-      const d = await clientOf(opts).request<DomainOut>('POST', `/domains/${encodeURIComponent(id)}/check`);
+      const d = await clientOf(opts).checkDomain<DomainOut>(id);
       print(opts, d, () => `${d.name}: ${d.status}\n\n${recordsTable(d)}`);
     }),
   );
@@ -354,10 +351,7 @@ export function registerClientCommands(program: Command) {
     ]);
   withCommon(keys.command('list <project_id>').description("list a project's keys")).action(
     run(async (projectId: string, opts: Common) => {
-      const result = await clientOf(opts).request<{ data: KeyOut[] }>(
-        'GET',
-        `/projects/${encodeURIComponent(projectId)}/api-keys`,
-      );
+      const result = await clientOf(opts).listKeys<{ data: KeyOut[] }>(projectId);
       print(opts, result, () => keyRows(result.data));
     }),
   );
@@ -368,14 +362,10 @@ export function registerClientCommands(program: Command) {
       .option('--expires-in-days <days>', '30, 90 or 365 (default: never)'),
   ).action(
     run(async (projectId: string, name: string, opts: Common & { expiresInDays?: string }) => {
-      const key = await clientOf(opts).request<KeyOut>(
-        'POST',
-        `/projects/${encodeURIComponent(projectId)}/api-keys`,
-        {
-          name,
-          ...(opts.expiresInDays ? { expires_in_days: Number(opts.expiresInDays) } : {}),
-        },
-      );
+      const key = await clientOf(opts).createKey<KeyOut>(projectId, {
+        name,
+        ...(opts.expiresInDays ? { expires_in_days: Number(opts.expiresInDays) } : {}),
+      });
       print(opts, key, () => `Created ${key.name} (${key.id}). The secret, shown once:\n${key.key}`);
     }),
   );
@@ -383,10 +373,7 @@ export function registerClientCommands(program: Command) {
     keys.command('rotate <key_id>').description('issue a new secret; the old one stops at once'),
   ).action(
     run(async (keyId: string, opts: Common) => {
-      const key = await clientOf(opts).request<KeyOut>(
-        'POST',
-        `/api-keys/${encodeURIComponent(keyId)}/rotate`,
-      );
+      const key = await clientOf(opts).rotateKey<KeyOut>(keyId);
       print(opts, key, () => `Rotated ${key.name}. The new secret, shown once:\n${key.key}`);
     }),
   );

@@ -153,7 +153,7 @@ export async function runMcpServer(opts: { profile: string; apiUrl?: string }) {
   server.registerTool(
     'list_domains',
     { description: 'Read-only: the project’s sending domains and their DNS records.', inputSchema: {} },
-    async () => tool(() => client().request('GET', '/domains'))(),
+    async () => tool(() => client().listDomains())(),
   );
   server.registerTool(
     'add_domain',
@@ -162,7 +162,7 @@ export async function runMcpServer(opts: { profile: string; apiUrl?: string }) {
         'Add a sending domain (side effect: creates a DKIM key); returns the DNS records to publish.',
       inputSchema: { domain: z.string().describe('like example.com') },
     },
-    async ({ domain }) => tool(() => client().request('POST', '/domains', { domain }))(),
+    async ({ domain }) => tool(() => client().addDomain(domain))(),
   );
   server.registerTool(
     'check_domain',
@@ -171,7 +171,7 @@ export async function runMcpServer(opts: { profile: string; apiUrl?: string }) {
         'Look the domain’s records up in DNS now and update its status (side effect: status may change).',
       inputSchema: { id: z.string().describe('domain id') },
     },
-    async ({ id }) => tool(() => client().request('POST', `/domains/${encodeURIComponent(id)}/check`))(),
+    async ({ id }) => tool(() => client().checkDomain(id))(),
   );
   server.registerTool(
     'create_contact',
@@ -184,7 +184,7 @@ export async function runMcpServer(opts: { profile: string; apiUrl?: string }) {
         properties: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
       },
     },
-    async (args) => tool(() => client().request('POST', '/contacts', args))(),
+    async (args) => tool(() => client().createContact(args))(),
   );
   server.registerTool(
     'track_event',
@@ -199,7 +199,7 @@ export async function runMcpServer(opts: { profile: string; apiUrl?: string }) {
         currency: z.string().optional().describe('ISO 4217, required with value'),
       },
     },
-    async (args) => tool(() => client().request('POST', '/events', args))(),
+    async (args) => tool(() => client().trackEvent(args))(),
   );
 
   await server.connect(new StdioServerTransport());

@@ -114,6 +114,33 @@ export class PosthornClient {
       key_id?: string | null;
     }>('GET', `/auth/pairings/${encodeURIComponent(pollToken)}`);
   }
+  listDomains<T = { data: { id: string; name: string; status: string }[] }>() {
+    return this.request<T>('GET', '/domains');
+  }
+  addDomain<T = Record<string, unknown>>(domain: string) {
+    return this.request<T>('POST', '/domains', { domain });
+  }
+  checkDomain<T = Record<string, unknown>>(id: string) {
+    return this.request<T>('POST', `/domains/${encodeURIComponent(id)}/check`);
+  }
+  listKeys<T = Record<string, unknown>>(projectId: string) {
+    return this.request<T>('GET', `/projects/${encodeURIComponent(projectId)}/api-keys`);
+  }
+  createKey<T = Record<string, unknown>>(
+    projectId: string,
+    input: { name: string; expires_in_days?: number },
+  ) {
+    return this.request<T>('POST', `/projects/${encodeURIComponent(projectId)}/api-keys`, input);
+  }
+  rotateKey<T = Record<string, unknown>>(id: string) {
+    return this.request<T>('POST', `/api-keys/${encodeURIComponent(id)}/rotate`);
+  }
+  createContact(input: Record<string, unknown>) {
+    return this.request<Record<string, unknown>>('POST', '/contacts', input);
+  }
+  trackEvent(input: Record<string, unknown>) {
+    return this.request<Record<string, unknown>>('POST', '/events', input);
+  }
   sendEmail(input: Record<string, unknown>) {
     return this.request<{ id: string; status: string; warnings?: string[] }>('POST', '/emails', input);
   }
