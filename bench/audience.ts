@@ -4,9 +4,8 @@
 //   (2) POST /v1/events ingested per second: one event per request, and arrays of 100
 //   (3) count latency of three typical segments over 1,000,000 contacts and 10,000,000 events
 // Run: node bench/audience.ts   (BENCH_CONTACTS, BENCH_EVENTS_PER_CONTACT, BENCH_SECONDS to change it)
-import pg from 'pg';
 import { load } from './load.ts';
-import { json, machine, signupBench, startBenchServer } from './server.ts';
+import { json, machine, readyBenchAccount, startBenchServer } from './server.ts';
 
 const contacts = Number(process.env.BENCH_CONTACTS ?? 1_000_000);
 const eventsPerContact = Number(process.env.BENCH_EVENTS_PER_CONTACT ?? 10);
@@ -15,11 +14,7 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const server = await startBenchServer({ POSTHORN_WORKER_CONCURRENCY: '4' }, ['start']);
 let failed = false;
 try {
-  const { key, projectId } = await signupBench(server);
-  const db = new pg.Client({ connectionString: server.databaseUrl() });
-  await db.connect();
-  await db.query('update accounts set email_confirmed_at = now()');
-  await db.query(`update workspaces set plan = 'unlimited'`);
+  const { key, projectId, db } = await readyBenchAccount(server);
   const auth = { authorization: `Bearer ${key}` };
 
   // (1) import

@@ -5,9 +5,8 @@
 //       sending straight to the same sink (the ceiling), and the ratio.
 // Run: node bench/send.ts   (BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_E2E_MESSAGES to change the load)
 import nodemailer from 'nodemailer';
-import pg from 'pg';
 import { load } from './load.ts';
-import { json, machine, signupBench, startBenchServer } from './server.ts';
+import { json, machine, readyBenchAccount, startBenchServer } from './server.ts';
 import { startBenchSink } from './sink.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
@@ -25,16 +24,7 @@ const server = await startBenchServer(
 );
 let failed = false;
 try {
-  const { key, projectId } = await signupBench(server);
-  // set-up the API has no door for yet: a confirmed account on the unlimited plan with a verified domain
-  const db = new pg.Client({ connectionString: server.databaseUrl() });
-  await db.connect();
-  await db.query('update accounts set email_confirmed_at = now()');
-  await db.query(`update workspaces set plan = 'unlimited'`);
-  await db.query(
-    `insert into domains (project_id, name, status, verified_at) values ($1, $2, 'verified', now())`,
-    [projectId, DOMAIN],
-  );
+  const { key, db } = await readyBenchAccount(server, { domain: DOMAIN });
 
   const message = (i: number | string) => ({
     from: `Bench <news@${DOMAIN}>`,

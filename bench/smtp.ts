@@ -7,11 +7,10 @@
 // Run: node bench/smtp.ts   (BENCH_MESSAGES, BENCH_CONNECTIONS to change the load)
 import { randomBytes } from 'node:crypto';
 import nodemailer from 'nodemailer';
-import pg from 'pg';
 import { freePort } from '../src/db/embedded.ts';
 import { startDnsServer } from '../test/helpers/dns-server.ts';
 import type { MailOptions } from '../test/helpers/smtp-clients.ts';
-import { json, machine, signupBench, startBenchServer } from './server.ts';
+import { json, machine, readyBenchAccount, startBenchServer } from './server.ts';
 import { startBenchSink } from './sink.ts';
 
 const messages = Number(process.env.BENCH_MESSAGES ?? 5_000);
@@ -63,15 +62,7 @@ async function pump(
 
 let failed = false;
 try {
-  const { key, projectId } = await signupBench(server);
-  const db = new pg.Client({ connectionString: server.databaseUrl() });
-  await db.connect();
-  await db.query('update accounts set email_confirmed_at = now()');
-  await db.query(`update workspaces set plan = 'unlimited'`);
-  await db.query(
-    `insert into domains (project_id, name, status, verified_at) values ($1, $2, 'verified', now())`,
-    [projectId, DOMAIN],
-  );
+  const { key, projectId, db } = await readyBenchAccount(server, { domain: DOMAIN });
   const me = await json(`${server.url}/v1/me`, 'GET', key);
   const inboundDomain = me.body.inbound.domain as string;
   const html = `<h1>Hello</h1><p>${'Some words of a typical transactional message. '.repeat(20)}</p>`;

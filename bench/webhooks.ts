@@ -5,9 +5,8 @@
 // Run: node bench/webhooks.ts   (BENCH_DELIVERIES to change the count)
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
-import { json, machine, signupBench, startBenchServer } from './server.ts';
+import { json, machine, readyBenchAccount, startBenchServer } from './server.ts';
 
 const count = Number(process.env.BENCH_DELIVERIES ?? 20_000);
 let received = 0;
@@ -47,10 +46,7 @@ const server = await startBenchServer(
 );
 let failed = false;
 try {
-  const { key } = await signupBench(server);
-  const db = new pg.Client({ connectionString: server.databaseUrl() });
-  await db.connect();
-  await db.query(`update workspaces set plan = 'unlimited'`);
+  const { key, db } = await readyBenchAccount(server);
   const endpoint = await json(`${server.url}/v1/webhooks`, 'POST', key, { url, events: ['contact.created'] });
   if (endpoint.status !== 200) throw new Error(`endpoint refused: ${JSON.stringify(endpoint.body)}`);
   verifier = new Webhook(endpoint.body.secret);

@@ -252,43 +252,44 @@ export async function deliverWebhook(ctx: DomainContext, deliveryId: string) {
     return;
   }
   const attempt = delivery.attempt + 1;
-  const result = await attemptDelivery(ctx, endpoint, {
-    id: delivery.id,
-    messageId: delivery.message_id,
-    attempt,
-    payload: delivery.payload,
-  });
   const schedule = ctx.config.webhookSchedule;
-  await ctx.db.transaction().execute(async (tx) => {
-    if (result.status === 'succeeded') {
-      await tx
-        .updateTable('webhook_endpoints')
-        .set({ failing_since: null })
-        .where('id', '=', endpoint.id)
-        .execute();
-      return;
-    }
-    const failingSince = endpoint.failing_since ?? new Date();
-    if (!endpoint.failing_since)
-      await tx
-        .updateTable('webhook_endpoints')
-        .set({ failing_since: failingSince })
-        .where('id', '=', endpoint.id)
-        .execute();
-    if (Date.now() - failingSince.getTime() > FAILING_DAYS * 86_400_000) {
-      await disableEndpoint(tx, ctx, endpoint.id, endpoint.project_id, endpoint.url);
-      return;
-    }
-    if (attempt < schedule.length) {
-      const retryAt = new Date(Date.now() + schedule[attempt] * 1000);
-      await tx
-        .updateTable('webhook_deliveries')
-        .set({ next_retry_at: retryAt })
-        .where('id', '=', delivery.id)
-        .execute();
-      await queueAttempt(tx, delivery, attempt, retryAt);
-    }
-  });
+  await attemptDelivery(
+    ctx,
+    endpoint,
+    { id: delivery.id, messageId: delivery.message_id, attempt, payload: delivery.payload },
+    async (tx, result) => {
+      if (result.status === 'succeeded') {
+        // the common case writes nothing more
+        if (endpoint.failing_since)
+          await tx
+            .updateTable('webhook_endpoints')
+            .set({ failing_since: null })
+            .where('id', '=', endpoint.id)
+            .execute();
+        return;
+      }
+      const failingSince = endpoint.failing_since ?? new Date();
+      if (!endpoint.failing_since)
+        await tx
+          .updateTable('webhook_endpoints')
+          .set({ failing_since: failingSince })
+          .where('id', '=', endpoint.id)
+          .execute();
+      if (Date.now() - failingSince.getTime() > FAILING_DAYS * 86_400_000) {
+        await disableEndpoint(tx, ctx, endpoint.id, endpoint.project_id, endpoint.url);
+        return;
+      }
+      if (attempt < schedule.length) {
+        const retryAt = new Date(Date.now() + schedule[attempt] * 1000);
+        await tx
+          .updateTable('webhook_deliveries')
+          .set({ next_retry_at: retryAt })
+          .where('id', '=', delivery.id)
+          .execute();
+        await queueAttempt(tx, delivery, attempt, retryAt);
+      }
+    },
+  );
 }
 
 /** Logs the next attempt of a delivery (same webhook-id and payload) and schedules it. */

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Selectable } from 'kysely';
-import type { WebhookEndpointsTable } from '../../db/schema.ts';
+import type { Tx } from '../../db/database.ts';
+import type { WebhookDeliveriesTable, WebhookEndpointsTable } from '../../db/schema.ts';
+import { checkDescription } from '../audience/fields.ts';
 import type { DomainContext } from '../context.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
 import { isUuid } from '../ids.ts';
@@ -65,13 +67,6 @@ function checkEvents(value: unknown): string[] {
       );
   }
   return [...new Set(value as string[])];
-}
-
-function checkDescription(value: unknown): string | null | undefined {
-  if (value === undefined || value === null) return value as undefined | null;
-  if (typeof value !== 'string' || value.length > 500)
-    throw new ValidationError('`description` must be a string of at most 500 characters');
-  return value;
 }
 
 async function findEndpoint(ctx: DomainContext, projectId: string, id: string): Promise<EndpointRow> {
@@ -203,26 +198,32 @@ export async function attemptDelivery(
   ctx: DomainContext,
   endpoint: EndpointRow,
   delivery: { id: string; messageId: string; attempt: number; payload: Record<string, unknown> },
+  /** What else the outcome changes (retry, endpoint state): committed WITH the attempt's row. */
+  then?: (tx: Tx, row: Selectable<WebhookDeliveriesTable>) => Promise<void>,
 ) {
   const body = JSON.stringify(delivery.payload);
   const headers = webhookHeaders(signingSecrets(ctx, endpoint), delivery.messageId, body);
   const result = await postWebhook(new URL(endpoint.url), targetPolicy(ctx), headers, body);
   const ok = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
-  const row = await ctx.db
-    .updateTable('webhook_deliveries')
-    .set({
-      attempt: delivery.attempt,
-      status: ok ? 'succeeded' : 'failed',
-      status_code: result.statusCode,
-      latency_ms: result.latencyMs,
-      response_excerpt: result.excerpt,
-      error: result.error,
-      updated_at: new Date(),
-    })
-    .where('id', '=', delivery.id)
-    .returningAll()
-    .executeTakeFirstOrThrow();
-  return row;
+  // one transaction: a crash cannot leave an attempt logged as failed with no retry scheduled
+  return ctx.db.transaction().execute(async (tx) => {
+    const row = await tx
+      .updateTable('webhook_deliveries')
+      .set({
+        attempt: delivery.attempt,
+        status: ok ? 'succeeded' : 'failed',
+        status_code: result.statusCode,
+        latency_ms: result.latencyMs,
+        response_excerpt: result.excerpt,
+        error: result.error,
+        updated_at: new Date(),
+      })
+      .where('id', '=', delivery.id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    if (then) await then(tx, row);
+    return row;
+  });
 }
 
 /** POST /webhooks/{id}/test: a sample event, signed and sent now; the attempt is logged like any other. */
@@ -250,7 +251,7 @@ export async function sendTestEvent(ctx: DomainContext, projectId: string, id: s
   );
 }
 
-export function presentDelivery(row: Selectable<import('../../db/schema.ts').WebhookDeliveriesTable>) {
+export function presentDelivery(row: Selectable<WebhookDeliveriesTable>) {
   return {
     id: row.id,
     object: 'webhook_delivery' as const,
