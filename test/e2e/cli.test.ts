@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startCliLogin } from '../helpers/cli-login.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
@@ -128,23 +129,9 @@ describe('posthorn login: browser pairing', () => {
   }
 
   it('creates an account in the browser (the pairing code survives it) and the CLI gets a key of the chosen scope', async () => {
-    const { spawn } = await import('node:child_process');
-    const child = spawn(
-      process.execPath,
-      [path.join(root, 'bin/posthorn.js'), 'login', '--no-browser', '--api-url', `${server.url}/v1`],
-      {
-        env: { ...process.env, POSTHORN_CONFIG_DIR: configDir, POSTHORN_API_KEY: '' },
-      },
-    );
-    let stderr = '';
-    let stdout = '';
-    child.stderr.on('data', (d) => (stderr += d));
-    child.stdout.on('data', (d) => (stdout += d));
-    const exited = new Promise<number>((resolve) => child.on('exit', (c) => resolve(c ?? 1)));
-    const deadline = Date.now() + 15_000;
-    while (!/Open \S+/.test(stderr) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    const code = /Your code: (\S+)/.exec(stderr)?.[1] as string;
-    const url = new URL(/Open (\S+)/.exec(stderr)?.[1] as string);
+    const login = await startCliLogin(`${server.url}/v1`, configDir);
+    const { code, exited } = login;
+    const url = login.url;
     expect(code).toMatch(/^[A-Z2-9]{4}-[A-Z2-9]{4}$/);
 
     const b = browser();
@@ -172,7 +159,7 @@ describe('posthorn login: browser pairing', () => {
     expect(done.html).toContain('the CLI now holds a key');
 
     expect(await exited).toBe(0);
-    expect(stdout).toContain('Logged in');
+    expect(login.stdout()).toContain('Logged in');
     const stored = JSON.parse(readFileSync(path.join(configDir, 'credentials.json'), 'utf8')).profiles
       .default;
     const me = await server.call('GET', '/v1/me', { key: stored.api_key });

@@ -1,12 +1,12 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startCliLogin } from '../helpers/cli-login.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
-const root = path.resolve(import.meta.dirname, '../..');
+const _root = path.resolve(import.meta.dirname, '../..');
 let server: TestServer;
 let configDir: string;
 
@@ -21,22 +21,9 @@ afterAll(async () => {
 
 describe('posthorn login in a real headless Chromium (Debian’s chromium, driven by playwright-core)', () => {
   it('creates the account on the page, authorises all access, and the CLI holds a working key', async () => {
-    const child = spawn(
-      process.execPath,
-      [path.join(root, 'bin/posthorn.js'), 'login', '--no-browser', '--api-url', `${server.url}/v1`],
-      {
-        env: { ...process.env, POSTHORN_CONFIG_DIR: configDir, POSTHORN_API_KEY: '' },
-      },
-    );
-    let stderr = '';
-    let stdout = '';
-    child.stderr.on('data', (d) => (stderr += d));
-    child.stdout.on('data', (d) => (stdout += d));
-    const exited = new Promise<number>((resolve) => child.on('exit', (c) => resolve(c ?? 1)));
-    const deadline = Date.now() + 15_000;
-    while (!/Open \S+/.test(stderr) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    const code = /Your code: (\S+)/.exec(stderr)?.[1] as string;
-    const shown = new URL(/Open (\S+)/.exec(stderr)?.[1] as string);
+    const login = await startCliLogin(`${server.url}/v1`, configDir);
+    const { code, exited } = login;
+    const shown = login.url;
 
     const browser = await chromium.launch({
       executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
@@ -79,7 +66,7 @@ describe('posthorn login in a real headless Chromium (Debian’s chromium, drive
     }
 
     expect(await exited).toBe(0);
-    expect(stdout).toContain('Logged in');
+    expect(login.stdout()).toContain('Logged in');
     const stored = JSON.parse(readFileSync(path.join(configDir, 'credentials.json'), 'utf8')).profiles
       .default;
     // an all-access key: the account API answers
