@@ -16,6 +16,24 @@ const FIELDS = new Set(['email', 'first_name', 'last_name', 'subscribed']);
 
 type ImportRow = Selectable<ImportsTable>;
 
+/** Every column but the uploaded file, which can be tens of megabytes: status reads never fetch it. */
+const STATUS_COLUMNS = [
+  'id',
+  'project_id',
+  'status',
+  'format',
+  'total',
+  'processed',
+  'created',
+  'updated',
+  'skipped',
+  'errors',
+  'error_count',
+  'failure',
+  'created_at',
+  'finished_at',
+] as const satisfies readonly (keyof ImportRow)[];
+
 export function presentImport(row: Omit<ImportRow, 'source'>) {
   return {
     id: row.id,
@@ -88,7 +106,7 @@ export async function startImport(
     const row = await tx
       .insertInto('imports')
       .values({ project_id: projectId, format: upload.format, source })
-      .returningAll()
+      .returning(STATUS_COLUMNS)
       .executeTakeFirstOrThrow();
     await enqueue(tx, [{ task: 'import_contacts', payload: { import_id: row.id }, maxAttempts: 3 }]);
     return presentImport(row);
@@ -99,7 +117,7 @@ export async function getImport(ctx: DomainContext, projectId: string, id: strin
   if (!isUuid(id)) throw new NotFoundError('Import');
   const row = await ctx.db
     .selectFrom('imports')
-    .selectAll()
+    .select(STATUS_COLUMNS)
     .where('id', '=', id)
     .where('project_id', '=', projectId)
     .executeTakeFirst();
@@ -225,48 +243,89 @@ export async function runImport(ctx: DomainContext, importId: string): Promise<v
   };
   const write = async (rows: (CleanRow & { line: number })[]) => {
     const pid = row.project_id;
-    // one statement: update the known addresses, insert the new ones (up to the plan's room), announce them
-    const room =
-      contactLimit > 0
-        ? sql`greatest(0, ${contactLimit}::bigint - (select count(*) from contacts where project_id = ${pid}))`
-        : sql`null`;
-    const { rows: result } = await sql<{ updated: string[] | null; inserted: string[] | null }>`
-      with x as (
-        select * from json_to_recordset(${JSON.stringify(rows)}::json)
-          as x(email text, first_name text, last_name text, properties jsonb, subscribed boolean, line int)
-      ), upd as (
-        update contacts c set first_name = coalesce(x.first_name, c.first_name),
-                              last_name = coalesce(x.last_name, c.last_name),
-                              properties = c.properties || coalesce(x.properties, '{}'),
-                              subscribed = coalesce(x.subscribed, c.subscribed),
-                              updated_at = now()
-          from x where c.project_id = ${pid} and c.email = x.email
-        returning c.email
-      ), fresh as (
-        select x.* from x
-         where not exists (select 1 from contacts c where c.project_id = ${pid} and c.email = x.email)
-         order by x.line limit ${room}
-      ), ins as (
-        insert into contacts (project_id, email, first_name, last_name, properties, subscribed)
-        select ${pid}, email, first_name, last_name, coalesce(properties, '{}'), coalesce(subscribed, true) from fresh
-        on conflict (project_id, email) do nothing
-        returning id, email
-      ), announced as (
-        select count(*) as n from graphile_worker.add_jobs(array(
-          select row('audience_event', json_build_object('type', 'contact.created', 'project_id', ${pid}::text, 'contact_ids', a.ids),
-                     null, null, 25, null, null, null)::graphile_worker.job_spec
-            from (select json_agg(id) as ids from ins) a where a.ids is not null))
-      )
-      select (select array_agg(email) from upd) as updated, (select array_agg(email) from ins) as inserted,
-             (select n from announced) as announced`.execute(ctx.db);
-    const updated = new Set(result[0].updated ?? []);
-    const inserted = new Set(result[0].inserted ?? []);
-    for (const r of rows) {
-      if (inserted.has(r.email)) counts.created++;
-      else if (updated.has(r.email) || contactLimit === 0)
-        counts.updated++; // (or created meanwhile by another writer)
-      else
-        addError(r.line, `${r.email}: the plan's limit of ${contactLimit} contacts per project is reached`);
+    const input = JSON.stringify(rows);
+    let room: number | null = null;
+    if (contactLimit > 0) {
+      const { n } = await ctx.db
+        .selectFrom('contacts')
+        .select((eb) => eb.fn.countAll<string>().as('n'))
+        .where('project_id', '=', pid)
+        .executeTakeFirstOrThrow();
+      room = Math.max(0, contactLimit - Number(n));
+    }
+    if (room === null || room >= rows.length) {
+      // every row fits: ONE statement inserts the new addresses (one index probe each), then
+      // updates only the rows whose insert found the address taken, and announces the new contacts
+      const { rows: result } = await sql<{ inserted: string; updated: string }>`
+        with x as (
+          select * from json_to_recordset(${input}::json)
+            as x(email text, first_name text, last_name text, properties jsonb, subscribed boolean)
+        ), ins as (
+          insert into contacts (project_id, email, first_name, last_name, properties, subscribed)
+          select ${pid}, email, first_name, last_name, coalesce(properties, '{}'), coalesce(subscribed, true) from x
+          on conflict (project_id, email) do nothing
+          returning id, email
+        ), known as materialized (
+          select x.* from x where not exists (select 1 from ins where ins.email = x.email)
+        ), upd as (
+          update contacts c set first_name = coalesce(k.first_name, c.first_name),
+                                last_name = coalesce(k.last_name, c.last_name),
+                                properties = c.properties || coalesce(k.properties, '{}'),
+                                subscribed = coalesce(k.subscribed, c.subscribed),
+                                updated_at = now()
+            from known k where c.project_id = ${pid} and c.email = k.email
+          returning c.id
+        ), announced as (
+          select count(*) as n from graphile_worker.add_jobs(array(
+            select row('audience_event', json_build_object('type', 'contact.created', 'project_id', ${pid}::text, 'contact_ids', a.ids),
+                       null, null, 25, null, null, null)::graphile_worker.job_spec
+              from (select json_agg(id) as ids from ins) a where a.ids is not null))
+        )
+        select (select count(*) from ins) as inserted, (select count(*) from upd) as updated,
+               (select n from announced) as announced`.execute(ctx.db);
+      // a row neither inserted nor updated was created meanwhile by another writer: it exists, so
+      // it counts as updated
+      const inserted = Number(result[0].inserted);
+      counts.created += inserted;
+      counts.updated += rows.length - inserted;
+    } else {
+      // near the plan's limit: update the known addresses, insert new ones only up to the room left
+      const { rows: result } = await sql<{ updated: string[] | null; inserted: string[] | null }>`
+        with x as (
+          select * from json_to_recordset(${input}::json)
+            as x(email text, first_name text, last_name text, properties jsonb, subscribed boolean, line int)
+        ), upd as (
+          update contacts c set first_name = coalesce(x.first_name, c.first_name),
+                                last_name = coalesce(x.last_name, c.last_name),
+                                properties = c.properties || coalesce(x.properties, '{}'),
+                                subscribed = coalesce(x.subscribed, c.subscribed),
+                                updated_at = now()
+            from x where c.project_id = ${pid} and c.email = x.email
+          returning c.email
+        ), fresh as (
+          select x.* from x
+           where not exists (select 1 from contacts c where c.project_id = ${pid} and c.email = x.email)
+           order by x.line limit ${room}
+        ), ins as (
+          insert into contacts (project_id, email, first_name, last_name, properties, subscribed)
+          select ${pid}, email, first_name, last_name, coalesce(properties, '{}'), coalesce(subscribed, true) from fresh
+          on conflict (project_id, email) do nothing
+          returning id, email
+        ), announced as (
+          select count(*) as n from graphile_worker.add_jobs(array(
+            select row('audience_event', json_build_object('type', 'contact.created', 'project_id', ${pid}::text, 'contact_ids', a.ids),
+                       null, null, 25, null, null, null)::graphile_worker.job_spec
+              from (select json_agg(id) as ids from ins) a where a.ids is not null))
+        )
+        select (select array_agg(email) from upd) as updated, (select array_agg(email) from ins) as inserted,
+               (select n from announced) as announced`.execute(ctx.db);
+      const updated = new Set(result[0].updated ?? []);
+      const inserted = new Set(result[0].inserted ?? []);
+      for (const r of rows) {
+        if (inserted.has(r.email)) counts.created++;
+        else if (updated.has(r.email)) counts.updated++;
+        else addError(r.line, `${r.email}: the plan's limit of ${contactLimit} contacts per project is reached`);
+      }
     }
     await ctx.db
       .updateTable('imports')
