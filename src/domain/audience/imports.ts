@@ -324,7 +324,8 @@ export async function runImport(ctx: DomainContext, importId: string): Promise<v
       for (const r of rows) {
         if (inserted.has(r.email)) counts.created++;
         else if (updated.has(r.email)) counts.updated++;
-        else addError(r.line, `${r.email}: the plan's limit of ${contactLimit} contacts per project is reached`);
+        else
+          addError(r.line, `${r.email}: the plan's limit of ${contactLimit} contacts per project is reached`);
       }
     }
     await ctx.db
