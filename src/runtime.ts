@@ -98,6 +98,7 @@ export async function startRuntime(
     stop() {
       stopping ??= (async () => {
         await Promise.all([app?.close(), smtp?.close()]); // finish in-flight requests and messages
+        await ctx.eventTracker?.close();
         await worker?.stop();
         await requestLog.close();
         await transport.close();

@@ -206,6 +206,12 @@ export interface EventsTable {
   created_at: Generated<Date>;
 }
 
+export interface AudienceOutboxTable {
+  id: Generated<number>;
+  event: ColumnType<Record<string, unknown>, string, never>;
+  created_at: Generated<Date>;
+}
+
 export interface ImportsTable {
   id: Generated<string>;
   project_id: string;
@@ -445,6 +451,7 @@ export interface Database {
   segments: SegmentsTable;
   events: EventsTable;
   imports: ImportsTable;
+  audience_outbox: AudienceOutboxTable;
   inbound_messages: InboundMessagesTable;
   inbound_attachments: InboundAttachmentsTable;
   mail_reports: MailReportsTable;

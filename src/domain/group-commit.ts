@@ -3,6 +3,7 @@
  * so concurrent requests share one transaction (one fsync, one NOTIFY) and each is still answered
  * only after its own write committed. `flush` writes a group and returns one result per item, in
  * order; if a merged group fails, each item is retried alone so one bad item cannot fail others.
+ * Reads group the same way (API key lookups): each group's query starts after all its items arrived.
  */
 export class GroupCommit<T, R> {
   private queue: { item: T; resolve: (r: R) => void; reject: (err: unknown) => void }[] = [];

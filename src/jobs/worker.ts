@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import { Logger, type Runner, run, type WorkerEvents } from 'graphile-worker';
 import type { Logger as PinoLogger } from 'pino';
 import type { Transport } from '../delivery/transport.ts';
+import { drainAudienceOutbox, enqueueDrain } from '../domain/audience/triggers.ts';
 import type { DomainContext } from '../domain/context.ts';
 import { createDnsLookup } from '../domain/dns-lookup.ts';
 import { recheckDomains } from '../domain/domains.ts';
@@ -17,6 +18,8 @@ import { importContactsTask } from './import-contacts.ts';
 import { watchWorkerLiveness } from './liveness.ts';
 import { maintenanceTask } from './maintenance.ts';
 import { sendSystemEmailTask } from './send-system-email.ts';
+
+const OUTBOX_BATCH = 5_000;
 
 export interface WorkerDeps {
   ctx: DomainContext;
@@ -37,6 +40,11 @@ export function taskList(deps: WorkerDeps) {
     import_contacts: importContactsTask(deps.ctx),
     // flows will attach here too
     audience_event: audienceEventTask([audienceWebhookSubscriber(deps.ctx)], deps.log),
+    audience_outbox: async () => {
+      while ((await drainAudienceOutbox(deps.ctx.db, OUTBOX_BATCH)) === OUTBOX_BATCH) {
+        // more waiting: the next transaction takes them
+      }
+    },
     webhook_dispatch: async (payload: unknown) => dispatchWebhooks(deps.ctx, payload as DispatchPayload),
     webhook_deliver: async (payload: unknown) =>
       deliverWebhook(deps.ctx, (payload as { delivery_id: string }).delivery_id),
@@ -63,11 +71,13 @@ export async function startWorker(deps: WorkerDeps): Promise<Runner> {
     noHandleSignals: true,
     pollInterval: 1000,
     events,
-    crontab: '7 * * * * maintenance\n17 * * * * recheck_domains',
+    // the outbox drain also runs every minute, for announcements whose nudge was lost in a crash
+    crontab: '7 * * * * maintenance\n17 * * * * recheck_domains\n* * * * * audience_outbox',
     logger: new Logger((scope) => (level, message, meta) => {
       if (level === 'error' || level === 'warning') deps.log.warn({ scope, meta }, message);
     }),
   });
+  await enqueueDrain(deps.ctx.db); // what an earlier process left in the outbox, now
   const stopWatching = watchWorkerLiveness(workerIds, deps.ctx.pool, deps.ctx.config.staleWorkerSeconds);
   runner.promise.finally(stopWatching).catch(() => {});
   return runner;

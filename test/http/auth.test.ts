@@ -115,6 +115,23 @@ describe('API key authentication', () => {
     expect((await me(other.project_key.key)).status).toBe(200);
   });
 
+  it('concurrent requests with different keys (lookups share queries) each get their own answer', async () => {
+    const good = await Promise.all([1, 2, 3].map(() => createKey(owner, owner.project.id)));
+    const revoked = await createKey(owner, owner.project.id);
+    await server.call('DELETE', `/v1/api-keys/${revoked.id}`, { key: owner.account_key.key });
+    const unknown = formatKey(newKeyId(), newSecret());
+    const calls = Array.from({ length: 60 }, (_, i) => {
+      const which = i % 5;
+      const key = which < 3 ? good[which].key : which === 3 ? revoked.key : unknown;
+      return me(key).then((res) => ({ which, res }));
+    });
+    for (const { which, res } of await Promise.all(calls)) {
+      if (which < 3) expect(res.status).toBe(200);
+      else if (which === 3) expectError(res, 401, /revoked/);
+      else expectError(res, 401, /no active key matches/);
+    }
+  });
+
   it('rotation: the old secret is refused at once, the new one works, same id, name and key id', async () => {
     const created = await createKey(owner, owner.project.id, { name: 'rotate me' });
     const res = await server.call('POST', `/v1/api-keys/${created.id}/rotate`, {

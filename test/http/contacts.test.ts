@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { drainAudienceOutbox } from '../../src/domain/audience/triggers.ts';
 import { setWorkspacePlan } from '../../src/domain/workspaces.ts';
 import { expectError } from '../helpers/assertions.ts';
 import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
@@ -18,6 +19,10 @@ afterAll(() => server?.close());
 const post = (path: string, body: unknown, k = key) => server.call('POST', path, { key: k, body });
 
 async function auditJobs(type: string) {
+  // tracked events are announced through the outbox: move them into audience_event jobs first
+  while ((await drainAudienceOutbox(server.runtime.ctx.db)) > 0) {
+    // until it is empty
+  }
   const { rows } = await server.runtime.ctx.pool.query(
     `select j.payload from graphile_worker._private_jobs j join graphile_worker._private_tasks t on t.id = j.task_id
       where t.identifier = 'audience_event' and j.payload->>'type' = $1`,

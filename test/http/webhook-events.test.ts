@@ -153,6 +153,20 @@ describe('events reach the endpoint, signed', () => {
     const deleted = await waitForHit((h) => h.body.type === 'contact.deleted' && h.body.data.id === id);
     expect(deleted.body.data).toEqual({ id, object: 'contact', deleted: true });
   });
+
+  it('contact.created for a contact that a tracked event created (announced through the outbox)', async () => {
+    const tracked = await server.call('POST', '/v1/events', {
+      key,
+      body: { email: 'first-seen@example.com', event: 'signup' },
+    });
+    expect(tracked.body.contact_created).toBe(true);
+    const hit = await waitForHit(
+      (h) => h.body.type === 'contact.created' && h.body.data.id === tracked.body.contact_id,
+    );
+    expect(hit.body.data.email).toBe('first-seen@example.com');
+    const left = await server.runtime.ctx.pool.query('select count(*)::int as n from audience_outbox');
+    expect(left.rows[0].n).toBe(0);
+  });
 });
 
 describe('inbound and domain events', () => {

@@ -5,6 +5,7 @@ import { ValidationError } from '../errors.ts';
 import { GroupCommit } from '../group-commit.ts';
 import { findContact } from './contacts.ts';
 import { checkProperties, contactEmail, dateParam, type Properties } from './fields.ts';
+import { OutboxNudge } from './triggers.ts';
 
 const CURRENCIES = new Set(Intl.supportedValuesOf('currency'));
 export const MAX_EVENTS_PER_CALL = 100;
@@ -69,7 +70,7 @@ export function checkEvent(projectId: string, body: unknown, at = ''): TrackedEv
 /**
  * Writes a group of events in ONE statement (atomic on its own, one round trip): unknown addresses
  * become contacts, the events are inserted with ids drawn from the table's sequence (so each
- * request gets its own back), and their `audience_event` jobs are enqueued. An event whose contact
+ * request gets its own back), and their announcements are written to the audience outbox. An event whose contact
  * another request created concurrently is not visible to this statement's snapshot: it is
  * written again by the next statement, which sees it.
  */
@@ -113,17 +114,16 @@ async function writeEvents(db: Db, events: TrackedEvent[]): Promise<TrackResult[
         overriding system value
         select id, project_id, contact_id, name, properties, value, currency, quantity from matched
       ), announced as (
-        select count(*) as n from graphile_worker.add_jobs(array(
-          select row('audience_event', json_build_object('type', 'event.tracked', 'project_id', project_id, 'event_ids', json_agg(id::text)),
-                     null, null, 25, null, null, null)::graphile_worker.job_spec
-            from matched group by project_id
-          union all
-          select row('audience_event', json_build_object('type', 'contact.created', 'project_id', project_id, 'contact_ids', json_agg(id)),
-                     null, null, 25, null, null, null)::graphile_worker.job_spec
-            from new_contacts group by project_id))
+        insert into audience_outbox (event)
+        select json_build_object('type', 'event.tracked', 'project_id', project_id, 'event_ids', json_agg(id::text))
+          from matched group by project_id
+        union all
+        select json_build_object('type', 'contact.created', 'project_id', project_id, 'contact_ids', json_agg(id))
+          from new_contacts group by project_id
+        returning 1
       )
       select m.i, m.id, m.contact_id, exists (select 1 from new_contacts n where n.id = m.contact_id) as created,
-             (select n from announced) as announced
+             (select count(*) from announced) as announced
         from matched m`.execute(db);
     for (const r of rows) {
       results[r.i] = {
@@ -141,10 +141,21 @@ async function writeEvents(db: Db, events: TrackedEvent[]): Promise<TrackResult[
 /** Accepts tracked events; each is answered once committed (concurrent requests share commits). */
 export class EventTracker {
   private readonly group: GroupCommit<TrackedEvent, TrackResult>;
+  private readonly nudge: OutboxNudge;
   constructor(db: Db) {
-    // one write in flight: groups grow with load, and larger groups beat parallel ones here (the
-    // commits serialise on graphile-worker's NOTIFY anyway): 1,400/s with 4 in flight, 2,700/s with 1
-    this.group = new GroupCommit((events) => writeEvents(db, events), { maxItems: 1000, maxInFlight: 1 });
+    this.nudge = new OutboxNudge(db);
+    // one write in flight: groups grow with load, and larger groups beat parallel ones here
+    this.group = new GroupCommit(
+      async (events) => {
+        const results = await writeEvents(db, events);
+        this.nudge.nudge();
+        return results;
+      },
+      { maxItems: 1000, maxInFlight: 1 },
+    );
+  }
+  close(): Promise<void> {
+    return this.nudge.close();
   }
   track(events: TrackedEvent[]): Promise<TrackResult[]> {
     return Promise.all(events.map((e) => this.group.submit(e)));

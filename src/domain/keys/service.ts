@@ -1,8 +1,10 @@
 import type { Selectable } from 'kysely';
+import type pg from 'pg';
 import type { Tx } from '../../db/database.ts';
 import type { ApiKeysTable, KeyScope } from '../../db/schema.ts';
 import type { DomainContext } from '../context.ts';
 import { AuthenticationError, ConflictError, NotFoundError, ValidationError } from '../errors.ts';
+import { GroupCommit } from '../group-commit.ts';
 import { isUuid } from '../ids.ts';
 import { requireProjectAdmin } from '../projects.ts';
 import { FACTS_COLUMNS, FACTS_JOINS, factsFromRow, type ProjectFacts } from '../status.ts';
@@ -160,13 +162,38 @@ export interface AuthenticatedKey {
 
 // A project key's project facts come with the key in the same round trip: most calls need them.
 const AUTH_QUERY = {
-  name: 'posthorn_auth_key',
-  text: `select k.id, k.name, k.scope, k.account_id, k.project_id as key_project_id, k.secret_hash, k.expires_at,
-                k.revoked_at, ${FACTS_COLUMNS}
+  name: 'posthorn_auth_keys',
+  text: `select k.key_id, k.id, k.name, k.scope, k.account_id, k.project_id as key_project_id, k.secret_hash,
+                k.expires_at, k.revoked_at, ${FACTS_COLUMNS}
            from api_keys k
            left join (projects p ${FACTS_JOINS}) on p.id = k.project_id
-          where k.key_id = $1`,
+          where k.key_id = any($1::text[])`,
 };
+
+/** A row of AUTH_QUERY: the key columns and the project facts. */
+type AuthRow = Record<string, any>;
+const keyLookups = new WeakMap<pg.Pool, GroupCommit<string, AuthRow | undefined>>();
+
+/**
+ * Looks a key up by its public id. Concurrent lookups share one query (grouped like commits):
+ * each query still starts after every request in it arrived, so a revocation committed before a
+ * request is always seen by it.
+ */
+function lookupKey(pool: pg.Pool, keyId: string): Promise<AuthRow | undefined> {
+  let group = keyLookups.get(pool);
+  if (!group) {
+    group = new GroupCommit(
+      async (ids: string[]) => {
+        const { rows } = await pool.query({ ...AUTH_QUERY, values: [[...new Set(ids)]] });
+        const byId = new Map(rows.map((r) => [r.key_id as string, r]));
+        return ids.map((id) => byId.get(id));
+      },
+      { maxInFlight: 2, maxItems: 500 },
+    );
+    keyLookups.set(pool, group);
+  }
+  return group.submit(keyId);
+}
 
 /**
  * Checks a presented API key: format and checksum first (no database hit for garbage), then one
@@ -178,8 +205,7 @@ export async function authenticateKey(
 ): Promise<{ key: AuthenticatedKey; project: ProjectFacts | null }> {
   const parsed = parseKey(token);
   if ('problem' in parsed) throw new AuthenticationError(`Invalid API key: ${parsed.problem}`);
-  const { rows } = await ctx.pool.query({ ...AUTH_QUERY, values: [parsed.keyId] });
-  const row = rows[0];
+  const row = await lookupKey(ctx.pool, parsed.keyId);
   if (!row || !ctx.secrets.matches(parsed.secret, row.secret_hash)) {
     throw new AuthenticationError('Invalid API key: no active key matches it (was it rotated?)');
   }
