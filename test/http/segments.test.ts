@@ -252,6 +252,23 @@ const definitions = (): Record<string, Cond> => ({
   'revenue at most 50 (including none)': { all: [{ revenue: { lte: 50 } }] },
   'plan is not free (or unset)': { all: [{ field: 'properties.plan', op: 'not_equals', value: 'free' }] },
   'seats text "5" is not the number 5': { all: [{ field: 'properties.seats', op: 'in', value: ['5', 5] }] },
+  'EUR revenue >= 100, or in News (counted from the facts alone)': {
+    any: [
+      { revenue: { gte: 100 }, currency: 'EUR' },
+      { list: lists.news, op: 'member' },
+    ],
+  },
+  'in News, and in Beta or a buyer (intersection and union of facts)': {
+    all: [
+      { list: lists.news, op: 'member' },
+      {
+        any: [
+          { list: lists.beta, op: 'member' },
+          { event: 'purchase', count: { gte: 1 } },
+        ],
+      },
+    ],
+  },
   'unsubscribed, or page views in the last 14 days': {
     any: [
       { field: 'subscribed', op: 'not_equals', value: true },
@@ -261,7 +278,7 @@ const definitions = (): Record<string, Cond> => ({
 });
 
 describe('segments: members computed by the database equal members computed independently', () => {
-  it('holds for fifteen definitions', async () => {
+  it('holds for seventeen definitions', async () => {
     let nonEmpty = 0;
     for (const [name, definition] of Object.entries(definitions())) {
       const created = await server.call('POST', '/v1/segments', { key, body: { name, definition } });

@@ -292,12 +292,23 @@ function eventFilter(projectId: string, c: { event?: string; within_days?: numbe
   return parts;
 }
 
-function condition(projectId: string, c: Condition): RawBuilder<boolean> {
-  if ('field' in c) return fieldCondition(c);
+/**
+ * A condition compiled either to a SET of contact ids read from the tables that hold the facts
+ * (list members, per-contact event aggregates: distinct ids, each a contact of the project) or to
+ * a predicate over `contacts`. Sets combine without reading `contacts` at all, which is what makes
+ * counting "bought for 150+ EUR or in the VIP list" cheap; a predicate uses `contacts.id in (set)`.
+ */
+type Compiled = { set: RawBuilder<unknown> } | { where: RawBuilder<boolean> };
+
+const predicate = (c: Compiled): RawBuilder<boolean> =>
+  'where' in c ? c.where : sql<boolean>`contacts.id in (${c.set})`;
+
+function condition(projectId: string, c: Condition): Compiled {
+  if ('field' in c) return { where: fieldCondition(c) };
   if ('list' in c) {
-    // a hashed subplan: one pass over the list, not a lookup per contact
+    // the primary key (list_id, contact_id) makes the ids distinct
     const members = sql`select lm.contact_id from list_members lm where lm.list_id = ${c.list} and lm.subscribed`;
-    return c.op === 'member' ? sql`contacts.id in (${members})` : sql`contacts.id not in (${members})`;
+    return c.op === 'member' ? { set: members } : { where: sql`contacts.id not in (${members})` };
   }
   if (!('revenue' in c)) {
     const parts = eventFilter(projectId, c);
@@ -309,14 +320,14 @@ function condition(projectId: string, c: Condition): RawBuilder<boolean> {
     const where = sql.join(parts, sql` and `);
     const gte = c.count?.gte ?? (c.count?.lte !== undefined ? 0 : 1);
     const lte = c.count?.lte;
-    const clauses: RawBuilder<boolean>[] = [];
-    if (gte > 0)
-      clauses.push(sql`contacts.id in (select e.contact_id from events e where ${where}
-                                        group by e.contact_id having count(*) >= ${gte})`);
-    if (lte !== undefined)
-      clauses.push(sql`contacts.id not in (select e.contact_id from events e where ${where}
-                                            group by e.contact_id having count(*) > ${lte})`);
-    return clauses.length === 0 ? sql`true` : sql`(${sql.join(clauses, sql` and `)})`;
+    const atLeast = sql`select e.contact_id from events e where ${where}
+                        group by e.contact_id having count(*) >= ${gte}`;
+    const over = sql`select e.contact_id from events e where ${where}
+                     group by e.contact_id having count(*) > ${lte ?? 0}`;
+    if (lte === undefined) return gte > 0 ? { set: atLeast } : { where: sql`true` };
+    const clauses: RawBuilder<boolean>[] = [sql`contacts.id not in (${over})`];
+    if (gte > 0) clauses.unshift(sql`contacts.id in (${atLeast})`);
+    return { where: sql`(${sql.join(clauses, sql` and `)})` };
   }
   const parts = [...eventFilter(projectId, c), sql`e.value is not null`];
   if (c.currency) parts.push(sql`e.currency = ${c.currency}`);
@@ -327,21 +338,42 @@ function condition(projectId: string, c: Condition): RawBuilder<boolean> {
                    group by e.contact_id having ${sql.join(having, sql` and `)}`;
   // "at most X" also holds for contacts with no revenue at all
   if ((c.revenue.gte ?? 0) <= 0) {
-    if (c.revenue.lte === undefined) return sql`true`;
+    if (c.revenue.lte === undefined) return { where: sql`true` };
     const over = sql`select e.contact_id from events e where ${sql.join(parts, sql` and `)}
                      group by e.contact_id having sum(e.value) > ${c.revenue.lte as number}`;
-    return sql`contacts.id not in (${over})`;
+    return { where: sql`contacts.id not in (${over})` };
   }
-  return sql`contacts.id in (${sums})`;
+  return { set: sums };
+}
+
+function compileGroup(projectId: string, group: Group): Compiled {
+  const [kind, items] = 'all' in group ? (['all', group.all] as const) : (['any', group.any] as const);
+  const parts = items.map((item) =>
+    'all' in item || 'any' in item
+      ? compileGroup(projectId, item as Group)
+      : condition(projectId, item as Condition),
+  );
+  if (parts.every((p) => 'set' in p)) {
+    const sets = parts.map((p) => sql`(${(p as { set: RawBuilder<unknown> }).set})`);
+    if (sets.length === 1) return parts[0];
+    return { set: sql.join(sets, sql.raw(kind === 'all' ? ' intersect ' : ' union ')) };
+  }
+  return {
+    where: sql<boolean>`(${sql.join(parts.map(predicate), sql.raw(kind === 'all' ? ' and ' : ' or '))})`,
+  };
 }
 
 /** The definition as one SQL condition over `contacts` (the caller adds the project filter). */
 export function compileDefinition(projectId: string, group: Group): RawBuilder<boolean> {
-  const [kind, items] = 'all' in group ? (['and', group.all] as const) : (['or', group.any] as const);
-  const parts = items.map((item) =>
-    'all' in item || 'any' in item
-      ? compileDefinition(projectId, item as Group)
-      : condition(projectId, item as Condition),
-  );
-  return sql<boolean>`(${sql.join(parts, sql.raw(` ${kind} `))})`;
+  return predicate(compileGroup(projectId, group));
+}
+
+/**
+ * The number of contacts matching the definition, as one query: counted straight from the set of
+ * ids when the definition is made of list and event facts only, else over `contacts`.
+ */
+export function compileCount(projectId: string, group: Group): RawBuilder<{ n: number }> {
+  const compiled = compileGroup(projectId, group);
+  if ('set' in compiled) return sql`select count(*) as n from (${compiled.set}) s`;
+  return sql`select count(*) as n from contacts where contacts.project_id = ${projectId} and ${compiled.where}`;
 }

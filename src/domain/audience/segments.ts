@@ -5,7 +5,7 @@ import type { DomainContext } from '../context.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.ts';
 import { isUuid } from '../ids.ts';
 import { checkDescription, checkName } from './fields.ts';
-import { compileDefinition, type Group, validateDefinition } from './segment-language.ts';
+import { compileCount, compileDefinition, type Group, validateDefinition } from './segment-language.ts';
 
 type SegmentRow = Selectable<SegmentsTable>;
 
@@ -139,14 +139,8 @@ export function withSegmentSettings<T>(ctx: DomainContext, fn: (db: Tx) => Promi
 
 /** How many contacts the segment holds right now. */
 export async function countSegment(ctx: DomainContext, projectId: string, id: string) {
-  const condition = await segmentCondition(ctx, projectId, id);
-  const row = await withSegmentSettings(ctx, (db) =>
-    db
-      .selectFrom('contacts')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('contacts.project_id', '=', projectId)
-      .where(condition)
-      .executeTakeFirstOrThrow(),
-  );
-  return { object: 'segment_count' as const, segment_id: id, count: Number(row.n) };
+  const row = await findSegment(ctx, projectId, id);
+  const query = compileCount(projectId, row.definition as Group);
+  const { rows } = await withSegmentSettings(ctx, (db) => query.execute(db));
+  return { object: 'segment_count' as const, segment_id: id, count: Number(rows[0].n) };
 }
