@@ -322,6 +322,26 @@ describe('segments: members computed by the database equal members computed inde
     const members = await server.call('GET', `/v1/contacts?segment=${seg.body.id}`, { key });
     expect(members.body.data.map((c: { id: string }) => c.id)).toEqual([people[0].id]);
   });
+
+  it('revenue sums are exact to 4 decimals: 0.7 + 0.1 reaches 0.8 (binary floating point gives 0.7999…)', async () => {
+    const body = (value: number) => ({ email: 'cents@example.com', event: 'tip', value, currency: 'GBP' });
+    await server.call('POST', '/v1/events', { key, body: body(0.7) });
+    await server.call('POST', '/v1/events', { key, body: body(0.1) });
+    const count = async (revenue: Record<string, number>) => {
+      const seg = await server.call('POST', '/v1/segments', {
+        key,
+        body: {
+          name: `tips ${JSON.stringify(revenue)}`,
+          definition: { all: [{ revenue, currency: 'GBP' }] },
+        },
+      });
+      return (await server.call('GET', `/v1/segments/${seg.body.id}/count`, { key })).body.count;
+    };
+    expect(await count({ gte: 0.8 })).toBe(1);
+    expect(await count({ gte: 0.8001 })).toBe(0);
+    expect(await count({ lte: 0.8 })).toBe(people.length + 1); // everyone: the others have no GBP revenue
+    expect(await count({ lte: 0.7999 })).toBe(people.length);
+  });
 });
 
 describe('segment definitions are checked', () => {

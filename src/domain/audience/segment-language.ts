@@ -17,7 +17,8 @@ import { PROPERTY_KEY } from './fields.ts';
  *     performed at least `gte` (default 1) and at most `lte` times in the last d days;
  *     {"count": {"lte": 0}} means "never performed"
  *   {"revenue": {"gte"?: x, "lte"?: x}, "currency"?: "EUR", "event"?: "<name>", "within_days"?: d}
- *     total event value of the contact
+ *     total event value of the contact, exact to 4 decimal places (the finest minor unit of any
+ *     ISO 4217 currency)
  * Compiled to one parameterised SQL condition over `contacts`: input never becomes SQL text.
  */
 export type Op =
@@ -303,6 +304,14 @@ type Compiled = { set: RawBuilder<unknown> } | { where: RawBuilder<boolean> };
 const predicate = (c: Compiled): RawBuilder<boolean> =>
   'where' in c ? c.where : sql<boolean>`contacts.id in (${c.set})`;
 
+/**
+ * A contact's revenue in ten-thousandths of the currency unit: whole numbers, which double
+ * precision adds exactly (below 2^53, i.e. sums under 900 billion units). Several times cheaper per
+ * row than a numeric sum, whose per-contact state dominated revenue segments over 1M contacts.
+ */
+const REVENUE = sql`sum(round(e.value::float8 * 10000))`;
+const tenThousandths = (amount: number) => Math.round(amount * 10_000);
+
 function condition(projectId: string, c: Condition): Compiled {
   if ('field' in c) return { where: fieldCondition(c) };
   if ('list' in c) {
@@ -332,15 +341,15 @@ function condition(projectId: string, c: Condition): Compiled {
   const parts = [...eventFilter(projectId, c), sql`e.value is not null`];
   if (c.currency) parts.push(sql`e.currency = ${c.currency}`);
   const having: RawBuilder<boolean>[] = [];
-  if (c.revenue.gte !== undefined) having.push(sql`sum(e.value) >= ${c.revenue.gte}`);
-  if (c.revenue.lte !== undefined) having.push(sql`sum(e.value) <= ${c.revenue.lte}`);
+  if (c.revenue.gte !== undefined) having.push(sql`${REVENUE} >= ${tenThousandths(c.revenue.gte)}`);
+  if (c.revenue.lte !== undefined) having.push(sql`${REVENUE} <= ${tenThousandths(c.revenue.lte)}`);
   const sums = sql`select e.contact_id from events e where ${sql.join(parts, sql` and `)}
                    group by e.contact_id having ${sql.join(having, sql` and `)}`;
   // "at most X" also holds for contacts with no revenue at all
   if ((c.revenue.gte ?? 0) <= 0) {
     if (c.revenue.lte === undefined) return { where: sql`true` };
     const over = sql`select e.contact_id from events e where ${sql.join(parts, sql` and `)}
-                     group by e.contact_id having sum(e.value) > ${c.revenue.lte as number}`;
+                     group by e.contact_id having ${REVENUE} > ${tenThousandths(c.revenue.lte)}`;
     return { where: sql`contacts.id not in (${over})` };
   }
   return { set: sums };
