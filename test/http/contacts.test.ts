@@ -190,6 +190,24 @@ describe('contacts', () => {
     });
     const limits = await server.call('GET', '/v1/limits', { key: k });
     expect(limits.body.contacts).toEqual({ count: 1000, limit: 1000 });
+    // an event for an unknown address would create a contact: refused the same way, nothing written
+    const event = await post('/v1/events', { email: 'new-buyer@example.com', event: 'purchase' }, k);
+    expect(event.status).toBe(402);
+    expect(event.body).toMatchObject({ code: 'plan_upgrade_required', feature: 'contacts' });
+    const batch = await post(
+      '/v1/events',
+      [
+        { email: 'last@example.com', event: 'login' },
+        { email: 'new-buyer@example.com', event: 'purchase' },
+      ],
+      k,
+    );
+    expect(batch.status).toBe(402);
+    const none = await server.call('GET', '/v1/events', { key: k });
+    expect(none.body.total).toBe(0);
+    // an event for a known contact is still tracked
+    expect((await post('/v1/events', { email: 'last@example.com', event: 'login' }, k)).status).toBe(200);
+    expect((await server.call('GET', '/v1/limits', { key: k })).body.contacts.count).toBe(1000);
     await setWorkspacePlan(server.runtime.ctx, small.workspace.id, 'unlimited');
     expect((await post('/v1/contacts', { email: 'one-too-many@example.com' }, k)).status).toBe(200);
   });

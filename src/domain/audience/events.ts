@@ -3,7 +3,9 @@ import type { Db } from '../../db/database.ts';
 import type { DomainContext } from '../context.ts';
 import { ValidationError } from '../errors.ts';
 import { GroupCommit } from '../group-commit.ts';
-import { findContact } from './contacts.ts';
+import { planOrDefault } from '../plans.ts';
+import type { ProjectFacts } from '../status.ts';
+import { checkContactLimit, findContact } from './contacts.ts';
 import { checkProperties, contactEmail, dateParam, type Properties } from './fields.ts';
 import { OutboxNudge } from './triggers.ts';
 
@@ -136,6 +138,26 @@ async function writeEvents(db: Db, events: TrackedEvent[]): Promise<TrackResult[
     pending = pending.filter((e) => results[e.i] === undefined);
   }
   return results;
+}
+
+/**
+ * On a plan with a contact limit, refuses (402) events whose unknown addresses would create
+ * contacts past it, before anything is written. Unmetered plans skip the lookup.
+ */
+export async function checkEventContactLimit(
+  ctx: DomainContext,
+  facts: ProjectFacts,
+  events: TrackedEvent[],
+) {
+  if (planOrDefault(facts.plan).contactLimit === 0) return;
+  const emails = [...new Set(events.map((e) => e.email))];
+  const known = await ctx.db
+    .selectFrom('contacts')
+    .select('email')
+    .where('project_id', '=', facts.id)
+    .where('email', 'in', emails)
+    .execute();
+  await checkContactLimit(ctx, facts, emails.length - known.length);
 }
 
 /** Accepts tracked events; each is answered once committed (concurrent requests share commits). */

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import {
   checkEvent,
+  checkEventContactLimit,
   EventTracker,
   listEvents,
   MAX_EVENTS_PER_CALL,
@@ -9,7 +10,7 @@ import {
 } from '../../domain/audience/events.ts';
 import type { DomainContext } from '../../domain/context.ts';
 import { ValidationError } from '../../domain/errors.ts';
-import { projectOf } from '../auth.ts';
+import { projectFactsOf, projectOf } from '../auth.ts';
 import { bearerSecurity, errors, Nullable, PageQuery, page } from '../schemas.ts';
 
 export const EventSchema = Type.Object({
@@ -54,14 +55,14 @@ export async function eventRoutes(app: FastifyInstance, { ctx }: { ctx: DomainCo
         tags,
         summary: 'Track an event (or up to 100 in an array)',
         description:
-          'Connects a named action to an email address: `email` and `event` are required; `properties` is free-form; `value` with an ISO 4217 `currency` (and `quantity`) counts as revenue. An address that is not a contact yet becomes one (subscribed). Answered once the event is committed. An array of events is validated whole (a bad one refuses all, naming its index) and answered as {data: [...]}.',
+          'Connects a named action to an email address: `email` and `event` are required; `properties` is free-form; `value` with an ISO 4217 `currency` (and `quantity`) counts as revenue. An address that is not a contact yet becomes one (subscribed); on a plan with a contact limit, an event that would create a contact past it is refused with 402. Answered once the event is committed. An array of events is validated whole (a bad one refuses all, naming its index) and answered as {data: [...]}.',
         security: bearerSecurity,
         body: Type.Unknown({
           description: '{email, event, properties, value, currency, quantity} or an array of them',
         }),
         response: {
           200: Type.Union([Tracked, Type.Object({ data: Type.Array(Tracked) })]),
-          ...errors(400, 401),
+          ...errors(400, 401, 402),
         },
       },
     },
@@ -72,9 +73,12 @@ export async function eventRoutes(app: FastifyInstance, { ctx }: { ctx: DomainCo
         if (body.length === 0 || body.length > MAX_EVENTS_PER_CALL)
           throw new ValidationError(`Send 1 to ${MAX_EVENTS_PER_CALL} events in one call`);
         const events = body.map((e, i) => checkEvent(projectId, e, `[${i}].`));
+        await checkEventContactLimit(ctx, await projectFactsOf(request, ctx), events);
         return { data: await tracker.track(events) };
       }
-      const [result] = await tracker.track([checkEvent(projectId, body)]);
+      const event = checkEvent(projectId, body);
+      await checkEventContactLimit(ctx, await projectFactsOf(request, ctx), [event]);
+      const [result] = await tracker.track([event]);
       return result;
     },
   );
