@@ -78,10 +78,27 @@ describe('contact import', () => {
       properties: { plan: 'pro', city: 'Lima' },
     });
 
+    // a subscription the file states is kept as consent history (source "import"); none is invented
+    expect(two.body.consent_history).toEqual([
+      expect.objectContaining({ status: 'withdrawn', source: 'import' }),
+    ]);
+    expect(five.body.consent_history).toEqual([]);
+
     const again = await finished((await upload(CSV, 'text/csv')).body.id);
     expect(again).toMatchObject({ status: 'completed', created: 0, updated: 3, skipped: 3 });
     const all = await server.call('GET', '/v1/contacts?limit=100', { key });
     expect(all.body.total).toBe(3);
+    // the same subscription again is no change: no second record
+    const twoAgain = await server.call('GET', '/v1/contacts/two@example.com', { key });
+    expect(twoAgain.body.consent_history).toHaveLength(1);
+    // a change of subscription in a later file is recorded
+    await finished((await upload('email,subscribed\ntwo@example.com,yes\n', 'text/csv')).body.id);
+    const resubscribed = await server.call('GET', '/v1/contacts/two@example.com', { key });
+    expect(resubscribed.body.subscribed).toBe(true);
+    expect(resubscribed.body.consent_history.map((c: { status: string }) => c.status)).toEqual([
+      'withdrawn',
+      'granted',
+    ]);
   });
 
   it('imports a JSON array, updating existing contacts and merging their properties', async () => {

@@ -264,17 +264,27 @@ export async function runImport(ctx: DomainContext, importId: string): Promise<v
           insert into contacts (project_id, email, first_name, last_name, properties, subscribed)
           select ${pid}, email, first_name, last_name, coalesce(properties, '{}'), coalesce(subscribed, true) from x
           on conflict (project_id, email) do nothing
-          returning id, email
+          returning id, email, subscribed
         ), known as materialized (
-          select x.* from x where not exists (select 1 from ins where ins.email = x.email)
+          select x.*, c.id as contact_id, c.subscribed as was
+            from x join contacts c on c.project_id = ${pid} and c.email = x.email
+           where not exists (select 1 from ins where ins.email = x.email)
         ), upd as (
           update contacts c set first_name = coalesce(k.first_name, c.first_name),
                                 last_name = coalesce(k.last_name, c.last_name),
                                 properties = c.properties || coalesce(k.properties, '{}'),
                                 subscribed = coalesce(k.subscribed, c.subscribed),
                                 updated_at = now()
-            from known k where c.project_id = ${pid} and c.email = k.email
+            from known k where c.id = k.contact_id
           returning c.id
+        ), consented as (
+          -- a subscription the file states is consent history, as through the API
+          insert into contact_consents (contact_id, project_id, status, source)
+          select i.id, ${pid}::uuid, case when i.subscribed then 'granted' else 'withdrawn' end, 'import'
+            from ins i join x on x.email = i.email where x.subscribed is not null
+          union all
+          select k.contact_id, ${pid}::uuid, case when k.subscribed then 'granted' else 'withdrawn' end, 'import'
+            from known k where k.subscribed is not null and k.subscribed <> k.was
         ), announced as (
           select count(*) as n from graphile_worker.add_jobs(array(
             select row('audience_event', json_build_object('type', 'contact.created', 'project_id', ${pid}::text, 'contact_ids', a.ids),
@@ -294,23 +304,33 @@ export async function runImport(ctx: DomainContext, importId: string): Promise<v
         with x as (
           select * from json_to_recordset(${input}::json)
             as x(email text, first_name text, last_name text, properties jsonb, subscribed boolean, line int)
+        ), prior as materialized (
+          select x.*, c.id as contact_id, c.subscribed as was
+            from x join contacts c on c.project_id = ${pid} and c.email = x.email
         ), upd as (
-          update contacts c set first_name = coalesce(x.first_name, c.first_name),
-                                last_name = coalesce(x.last_name, c.last_name),
-                                properties = c.properties || coalesce(x.properties, '{}'),
-                                subscribed = coalesce(x.subscribed, c.subscribed),
+          update contacts c set first_name = coalesce(p.first_name, c.first_name),
+                                last_name = coalesce(p.last_name, c.last_name),
+                                properties = c.properties || coalesce(p.properties, '{}'),
+                                subscribed = coalesce(p.subscribed, c.subscribed),
                                 updated_at = now()
-            from x where c.project_id = ${pid} and c.email = x.email
+            from prior p where c.id = p.contact_id
           returning c.email
         ), fresh as (
           select x.* from x
-           where not exists (select 1 from contacts c where c.project_id = ${pid} and c.email = x.email)
+           where not exists (select 1 from prior p where p.email = x.email)
            order by x.line limit ${room}
         ), ins as (
           insert into contacts (project_id, email, first_name, last_name, properties, subscribed)
           select ${pid}, email, first_name, last_name, coalesce(properties, '{}'), coalesce(subscribed, true) from fresh
           on conflict (project_id, email) do nothing
-          returning id, email
+          returning id, email, subscribed
+        ), consented as (
+          insert into contact_consents (contact_id, project_id, status, source)
+          select i.id, ${pid}::uuid, case when i.subscribed then 'granted' else 'withdrawn' end, 'import'
+            from ins i join x on x.email = i.email where x.subscribed is not null
+          union all
+          select p.contact_id, ${pid}::uuid, case when p.subscribed then 'granted' else 'withdrawn' end, 'import'
+            from prior p where p.subscribed is not null and p.subscribed <> p.was
         ), announced as (
           select count(*) as n from graphile_worker.add_jobs(array(
             select row('audience_event', json_build_object('type', 'contact.created', 'project_id', ${pid}::text, 'contact_ids', a.ids),
