@@ -72,9 +72,9 @@ export function checkEvent(projectId: string, body: unknown, at = ''): TrackedEv
 /**
  * Writes a group of events in ONE statement (atomic on its own, one round trip): unknown addresses
  * become contacts, the events are inserted with ids drawn from the table's sequence (so each
- * request gets its own back), and their announcements are written to the audience outbox. An event whose contact
- * another request created concurrently is not visible to this statement's snapshot: it is
- * written again by the next statement, which sees it.
+ * request gets its own back), and their announcements are written to the audience outbox. An
+ * event whose contact another request created concurrently is not visible to this statement's
+ * snapshot: it is written again by the next statement, which sees it.
  */
 async function writeEvents(db: Db, events: TrackedEvent[]): Promise<TrackResult[]> {
   const results: TrackResult[] = new Array(events.length);

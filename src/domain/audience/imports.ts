@@ -265,10 +265,12 @@ export async function runImport(ctx: DomainContext, importId: string): Promise<v
           select ${pid}, email, first_name, last_name, coalesce(properties, '{}'), coalesce(subscribed, true) from x
           on conflict (project_id, email) do nothing
           returning id, email, subscribed
+        ), taken as materialized (
+          select x.* from x where not exists (select 1 from ins where ins.email = x.email)
         ), known as materialized (
-          select x.*, c.id as contact_id, c.subscribed as was
-            from x join contacts c on c.project_id = ${pid} and c.email = x.email
-           where not exists (select 1 from ins where ins.email = x.email)
+          -- only the rows whose insert found the address taken (none in a file of new contacts)
+          select t.*, c.id as contact_id, c.subscribed as was
+            from taken t join contacts c on c.project_id = ${pid} and c.email = t.email
         ), upd as (
           update contacts c set first_name = coalesce(k.first_name, c.first_name),
                                 last_name = coalesce(k.last_name, c.last_name),
