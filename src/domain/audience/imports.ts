@@ -243,7 +243,6 @@ export async function runImport(ctx: DomainContext, importId: string): Promise<v
   };
   const write = async (rows: (CleanRow & { line: number })[]) => {
     const pid = row.project_id;
-    const input = JSON.stringify(rows);
     let room: number | null = null;
     if (contactLimit > 0) {
       const { n } = await ctx.db
@@ -253,46 +252,50 @@ export async function runImport(ctx: DomainContext, importId: string): Promise<v
         .executeTakeFirstOrThrow();
       room = Math.max(0, contactLimit - Number(n));
     }
+    // the parts both statements share: the rows (x), the insert of new contacts (ins) from a source,
+    // the contacts that existed (known) among a source, and then the update of the known ones, the
+    // consent history (a subscription the file states, on a new contact or as a change) and the
+    // announcement of the new contacts
+    const input = sql`x as (
+        select * from json_to_recordset(${JSON.stringify(rows)}::json)
+          as x(email text, first_name text, last_name text, properties jsonb, subscribed boolean, line int))`;
+    const insert = (source: string) => sql`ins as (
+        insert into contacts (project_id, email, first_name, last_name, properties, subscribed)
+        select ${pid}, email, first_name, last_name, coalesce(properties, '{}'), coalesce(subscribed, true)
+          from ${sql.table(source)}
+        on conflict (project_id, email) do nothing
+        returning id, email, subscribed)`;
+    const known = (source: string) => sql`known as materialized (
+        select s.*, c.id as contact_id, c.subscribed as was
+          from ${sql.table(source)} s join contacts c on c.project_id = ${pid} and c.email = s.email)`;
+    const updateConsentAnnounce = sql`upd as (
+        update contacts c set first_name = coalesce(k.first_name, c.first_name),
+                              last_name = coalesce(k.last_name, c.last_name),
+                              properties = c.properties || coalesce(k.properties, '{}'),
+                              subscribed = coalesce(k.subscribed, c.subscribed),
+                              updated_at = now()
+          from known k where c.id = k.contact_id
+        returning c.email
+      ), consented as (
+        insert into contact_consents (contact_id, project_id, status, source)
+        select i.id, ${pid}::uuid, case when i.subscribed then 'granted' else 'withdrawn' end, 'import'
+          from ins i join x on x.email = i.email where x.subscribed is not null
+        union all
+        select k.contact_id, ${pid}::uuid, case when k.subscribed then 'granted' else 'withdrawn' end, 'import'
+          from known k where k.subscribed is not null and k.subscribed <> k.was
+      ), announced as (
+        select count(*) as n from graphile_worker.add_jobs(array(
+          select row('audience_event', json_build_object('type', 'contact.created', 'project_id', ${pid}::text, 'contact_ids', a.ids),
+                     null, null, 25, null, null, null)::graphile_worker.job_spec
+            from (select json_agg(id) as ids from ins) a where a.ids is not null)))`;
+
     if (room === null || room >= rows.length) {
-      // every row fits: ONE statement inserts the new addresses (one index probe each), then
-      // updates only the rows whose insert found the address taken, and announces the new contacts
-      const { rows: result } = await sql<{ inserted: string; updated: string }>`
-        with x as (
-          select * from json_to_recordset(${input}::json)
-            as x(email text, first_name text, last_name text, properties jsonb, subscribed boolean)
-        ), ins as (
-          insert into contacts (project_id, email, first_name, last_name, properties, subscribed)
-          select ${pid}, email, first_name, last_name, coalesce(properties, '{}'), coalesce(subscribed, true) from x
-          on conflict (project_id, email) do nothing
-          returning id, email, subscribed
-        ), taken as materialized (
-          select x.* from x where not exists (select 1 from ins where ins.email = x.email)
-        ), known as materialized (
-          -- only the rows whose insert found the address taken (none in a file of new contacts)
-          select t.*, c.id as contact_id, c.subscribed as was
-            from taken t join contacts c on c.project_id = ${pid} and c.email = t.email
-        ), upd as (
-          update contacts c set first_name = coalesce(k.first_name, c.first_name),
-                                last_name = coalesce(k.last_name, c.last_name),
-                                properties = c.properties || coalesce(k.properties, '{}'),
-                                subscribed = coalesce(k.subscribed, c.subscribed),
-                                updated_at = now()
-            from known k where c.id = k.contact_id
-          returning c.id
-        ), consented as (
-          -- a subscription the file states is consent history, as through the API
-          insert into contact_consents (contact_id, project_id, status, source)
-          select i.id, ${pid}::uuid, case when i.subscribed then 'granted' else 'withdrawn' end, 'import'
-            from ins i join x on x.email = i.email where x.subscribed is not null
-          union all
-          select k.contact_id, ${pid}::uuid, case when k.subscribed then 'granted' else 'withdrawn' end, 'import'
-            from known k where k.subscribed is not null and k.subscribed <> k.was
-        ), announced as (
-          select count(*) as n from graphile_worker.add_jobs(array(
-            select row('audience_event', json_build_object('type', 'contact.created', 'project_id', ${pid}::text, 'contact_ids', a.ids),
-                       null, null, 25, null, null, null)::graphile_worker.job_spec
-              from (select json_agg(id) as ids from ins) a where a.ids is not null))
-        )
+      // every row fits: insert first (one index probe per new address), then update only the rows
+      // whose insert found the address taken (none in a file of new contacts)
+      const { rows: result } = await sql<{ inserted: string }>`
+        with ${input}, ${insert('x')},
+        taken as materialized (select x.* from x where not exists (select 1 from ins where ins.email = x.email)),
+        ${known('taken')}, ${updateConsentAnnounce}
         select (select count(*) from ins) as inserted, (select count(*) from upd) as updated,
                (select n from announced) as announced`.execute(ctx.db);
       // a row neither inserted nor updated was created meanwhile by another writer: it exists, so
@@ -303,42 +306,10 @@ export async function runImport(ctx: DomainContext, importId: string): Promise<v
     } else {
       // near the plan's limit: update the known addresses, insert new ones only up to the room left
       const { rows: result } = await sql<{ updated: string[] | null; inserted: string[] | null }>`
-        with x as (
-          select * from json_to_recordset(${input}::json)
-            as x(email text, first_name text, last_name text, properties jsonb, subscribed boolean, line int)
-        ), prior as materialized (
-          select x.*, c.id as contact_id, c.subscribed as was
-            from x join contacts c on c.project_id = ${pid} and c.email = x.email
-        ), upd as (
-          update contacts c set first_name = coalesce(p.first_name, c.first_name),
-                                last_name = coalesce(p.last_name, c.last_name),
-                                properties = c.properties || coalesce(p.properties, '{}'),
-                                subscribed = coalesce(p.subscribed, c.subscribed),
-                                updated_at = now()
-            from prior p where c.id = p.contact_id
-          returning c.email
-        ), fresh as (
-          select x.* from x
-           where not exists (select 1 from prior p where p.email = x.email)
-           order by x.line limit ${room}
-        ), ins as (
-          insert into contacts (project_id, email, first_name, last_name, properties, subscribed)
-          select ${pid}, email, first_name, last_name, coalesce(properties, '{}'), coalesce(subscribed, true) from fresh
-          on conflict (project_id, email) do nothing
-          returning id, email, subscribed
-        ), consented as (
-          insert into contact_consents (contact_id, project_id, status, source)
-          select i.id, ${pid}::uuid, case when i.subscribed then 'granted' else 'withdrawn' end, 'import'
-            from ins i join x on x.email = i.email where x.subscribed is not null
-          union all
-          select p.contact_id, ${pid}::uuid, case when p.subscribed then 'granted' else 'withdrawn' end, 'import'
-            from prior p where p.subscribed is not null and p.subscribed <> p.was
-        ), announced as (
-          select count(*) as n from graphile_worker.add_jobs(array(
-            select row('audience_event', json_build_object('type', 'contact.created', 'project_id', ${pid}::text, 'contact_ids', a.ids),
-                       null, null, 25, null, null, null)::graphile_worker.job_spec
-              from (select json_agg(id) as ids from ins) a where a.ids is not null))
-        )
+        with ${input}, ${known('x')},
+        fresh as (select x.* from x where not exists (select 1 from known k where k.email = x.email)
+                   order by x.line limit ${room}),
+        ${insert('fresh')}, ${updateConsentAnnounce}
         select (select array_agg(email) from upd) as updated, (select array_agg(email) from ins) as inserted,
                (select n from announced) as announced`.execute(ctx.db);
       const updated = new Set(result[0].updated ?? []);
