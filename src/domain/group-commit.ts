@@ -1,9 +1,10 @@
 /**
  * Group commit: items submitted while a write is in flight wait and go together in the next one,
- * so concurrent requests share one transaction (one fsync, one NOTIFY) and each is still answered
- * only after its own write committed. `flush` writes a group and returns one result per item, in
- * order; if a merged group fails, each item is retried alone so one bad item cannot fail others.
- * Reads group the same way (API key lookups): each group's query starts after all its items arrived.
+ * so concurrent requests share one transaction (one round trip, one commit) and each is still
+ * answered only after its own write committed. `flush` writes a group and returns one result per
+ * item, in order; if a merged group fails, each item is retried alone so one bad item cannot fail
+ * the others (unless `retryAlone` is false: then the group fails together). Reads group the same
+ * way (API key lookups): each group's query starts after all its items arrived.
  */
 export class GroupCommit<T, R> {
   private queue: { item: T; resolve: (r: R) => void; reject: (err: unknown) => void }[] = [];
@@ -11,11 +12,16 @@ export class GroupCommit<T, R> {
   private readonly flush: (items: T[]) => Promise<R[]>;
   private readonly maxInFlight: number;
   private readonly maxItems: number;
+  private readonly retryAlone: boolean;
 
-  constructor(flush: (items: T[]) => Promise<R[]>, opts: { maxInFlight?: number; maxItems?: number } = {}) {
+  constructor(
+    flush: (items: T[]) => Promise<R[]>,
+    opts: { maxInFlight?: number; maxItems?: number; retryAlone?: boolean } = {},
+  ) {
     this.flush = flush;
     this.maxInFlight = opts.maxInFlight ?? 2;
     this.maxItems = opts.maxItems ?? 1000;
+    this.retryAlone = opts.retryAlone ?? true;
   }
 
   submit(item: T): Promise<R> {
@@ -43,7 +49,10 @@ export class GroupCommit<T, R> {
         g.resolve(results[i]);
       });
     } catch (err) {
-      if (group.length === 1) return group[0].reject(err);
+      if (group.length === 1 || !this.retryAlone) {
+        for (const g of group) g.reject(err);
+        return;
+      }
       await Promise.all(group.map((g) => this.flush([g.item]).then(([r]) => g.resolve(r), g.reject)));
     }
   }

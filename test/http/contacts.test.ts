@@ -208,6 +208,13 @@ describe('contacts', () => {
     // an event for a known contact is still tracked
     expect((await post('/v1/events', { email: 'last@example.com', event: 'login' }, k)).status).toBe(200);
     expect((await server.call('GET', '/v1/limits', { key: k })).body.contacts.count).toBe(1000);
+    // over the limit (as after a downgrade): known contacts' events still pass, new ones do not
+    await server.runtime.ctx.pool.query(
+      `insert into contacts (project_id, email) values ($1, 'over@example.com')`,
+      [small.project.id],
+    );
+    expect((await post('/v1/events', { email: 'over@example.com', event: 'login' }, k)).status).toBe(200);
+    expect((await post('/v1/events', { email: 'newer@example.com', event: 'login' }, k)).status).toBe(402);
     await setWorkspacePlan(server.runtime.ctx, small.workspace.id, 'unlimited');
     expect((await post('/v1/contacts', { email: 'one-too-many@example.com' }, k)).status).toBe(200);
   });

@@ -339,8 +339,17 @@ describe('segments: members computed by the database equal members computed inde
     };
     expect(await count({ gte: 0.8 })).toBe(1);
     expect(await count({ gte: 0.8001 })).toBe(0);
+    // thresholds between two steps of 0.0001 are rounded outward, never onto the wrong side
+    expect(await count({ gte: 0.79995 })).toBe(1);
+    expect(await count({ gte: 0.80005 })).toBe(0);
+    expect(await count({ gte: 0.7, lte: 0.80005 })).toBe(1);
+    expect(await count({ gte: 0.7, lte: 0.79995 })).toBe(0);
     expect(await count({ lte: 0.8 })).toBe(people.length + 1); // everyone: the others have no GBP revenue
     expect(await count({ lte: 0.7999 })).toBe(people.length);
+    // a threshold whose product with 10,000 is not whole in floating point (1.1 * 10000 = 11000.000000000002)
+    await server.call('POST', '/v1/events', { key, body: body(0.3) });
+    expect(await count({ gte: 1.1 })).toBe(1);
+    expect(await count({ gte: 0.7, lte: 1.1 })).toBe(1);
   });
 });
 

@@ -34,6 +34,14 @@ describe('merging outbox announcements into audience_event jobs', () => {
     expect(merged).toHaveLength(4);
   });
 
+  it('keeps the ids of an announcement that follows one without ids under the same key', () => {
+    const merged = mergeAnnouncements([
+      { type: 'event.tracked', project_id: P1 },
+      { type: 'event.tracked', project_id: P1, event_ids: ['1', '2'] },
+    ]);
+    expect(merged.flatMap((m) => m.event_ids ?? [])).toEqual(['1', '2']);
+  });
+
   it(`splits a merge at ${MAX_IDS_PER_JOB.toLocaleString('en')} ids per job and loses none`, () => {
     const ids = (from: number, n: number) => Array.from({ length: n }, (_, i) => String(from + i));
     const merged = mergeAnnouncements([

@@ -157,7 +157,8 @@ export async function checkEventContactLimit(
     .where('project_id', '=', facts.id)
     .where('email', 'in', emails)
     .execute();
-  await checkContactLimit(ctx, facts, emails.length - known.length);
+  // events for known contacts pass even when a downgrade left the project over its limit
+  if (known.length < emails.length) await checkContactLimit(ctx, facts, emails.length - known.length);
 }
 
 /** Accepts tracked events; each is answered once committed (concurrent requests share commits). */

@@ -17,9 +17,11 @@ import { PROPERTY_KEY } from './fields.ts';
  *     performed at least `gte` (default 1) and at most `lte` times in the last d days;
  *     {"count": {"lte": 0}} means "never performed"
  *   {"revenue": {"gte"?: x, "lte"?: x}, "currency"?: "EUR", "event"?: "<name>", "within_days"?: d}
- *     total event value of the contact, exact to 4 decimal places (the finest minor unit of any
- *     ISO 4217 currency)
- * Compiled to one parameterised SQL condition over `contacts`: input never becomes SQL text.
+ *     total event value of the contact, each value counted to 4 decimal places (the finest minor
+ *     unit of any ISO 4217 currency), exact for totals under 900 billion
+ * Compiled to parameterised SQL: input never becomes SQL text. A definition made only of list and
+ * event facts is a set of contact ids (counted without reading `contacts`); any other is one
+ * condition over `contacts`.
  */
 export type Op =
   | 'equals'
@@ -310,7 +312,17 @@ const predicate = (c: Compiled): RawBuilder<boolean> =>
  * row than a numeric sum, whose per-contact state dominated revenue segments over 1M contacts.
  */
 const REVENUE = sql`sum(round(e.value::float8 * 10000))`;
-const tenThousandths = (amount: number) => Math.round(amount * 10_000);
+/**
+ * A threshold in ten-thousandths: itself when it is on that grid (1.1 * 10000 is
+ * 11000.000000000002 in binary floating point), else rounded outward, up for "at least" and down
+ * for "at most", so a sum between two grid steps is never counted on the wrong side.
+ */
+function tenThousandths(amount: number, bound: 'gte' | 'lte'): number {
+  const scaled = amount * 10_000;
+  const nearest = Math.round(scaled);
+  if (Math.abs(scaled - nearest) < 1e-6) return nearest;
+  return bound === 'gte' ? Math.ceil(scaled) : Math.floor(scaled);
+}
 
 function condition(projectId: string, c: Condition): Compiled {
   if ('field' in c) return { where: fieldCondition(c) };
@@ -341,15 +353,15 @@ function condition(projectId: string, c: Condition): Compiled {
   const parts = [...eventFilter(projectId, c), sql`e.value is not null`];
   if (c.currency) parts.push(sql`e.currency = ${c.currency}`);
   const having: RawBuilder<boolean>[] = [];
-  if (c.revenue.gte !== undefined) having.push(sql`${REVENUE} >= ${tenThousandths(c.revenue.gte)}`);
-  if (c.revenue.lte !== undefined) having.push(sql`${REVENUE} <= ${tenThousandths(c.revenue.lte)}`);
+  if (c.revenue.gte !== undefined) having.push(sql`${REVENUE} >= ${tenThousandths(c.revenue.gte, 'gte')}`);
+  if (c.revenue.lte !== undefined) having.push(sql`${REVENUE} <= ${tenThousandths(c.revenue.lte, 'lte')}`);
   const sums = sql`select e.contact_id from events e where ${sql.join(parts, sql` and `)}
                    group by e.contact_id having ${sql.join(having, sql` and `)}`;
   // "at most X" also holds for contacts with no revenue at all
   if ((c.revenue.gte ?? 0) <= 0) {
     if (c.revenue.lte === undefined) return { where: sql`true` };
     const over = sql`select e.contact_id from events e where ${sql.join(parts, sql` and `)}
-                     group by e.contact_id having ${REVENUE} > ${tenThousandths(c.revenue.lte)}`;
+                     group by e.contact_id having ${REVENUE} > ${tenThousandths(c.revenue.lte, 'lte')}`;
     return { where: sql`contacts.id not in (${over})` };
   }
   return { set: sums };

@@ -61,7 +61,7 @@ export function mergeAnnouncements(events: AudienceEvent[]): AudienceEvent[] {
     }
     for (const id of e[ids]) {
       let last = chunks.at(-1);
-      if (!last || (last[ids]?.length ?? 0) >= MAX_IDS_PER_JOB) {
+      if (!last?.[ids] || last[ids].length >= MAX_IDS_PER_JOB) {
         last = { ...e, [ids]: [] };
         chunks.push(last);
       }

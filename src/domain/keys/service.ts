@@ -188,7 +188,8 @@ function lookupKey(pool: pg.Pool, keyId: string): Promise<AuthRow | undefined> {
         const byId = new Map(rows.map((r) => [r.key_id as string, r]));
         return ids.map((id) => byId.get(id));
       },
-      { maxInFlight: 2, maxItems: 500 },
+      // a failed lookup query is the database failing: the group fails together, not 500 retries
+      { maxInFlight: 2, maxItems: 500, retryAlone: false },
     );
     keyLookups.set(pool, group);
   }

@@ -153,7 +153,12 @@ export async function fanOut(ctx: DomainContext, events: WebhookEvent[]): Promis
   if (deliveries.length === 0) return 0;
   const delay = ctx.config.webhookSchedule[0] ?? 0;
   await ctx.db.transaction().execute(async (tx) => {
-    await tx.insertInto('webhook_deliveries').values(deliveries).execute();
+    // in chunks: a statement takes at most 65,535 parameters (6 a row here)
+    for (let i = 0; i < deliveries.length; i += 5_000)
+      await tx
+        .insertInto('webhook_deliveries')
+        .values(deliveries.slice(i, i + 5_000))
+        .execute();
     const jobs: JobSpec[] = deliveries.map((d) => ({
       task: 'webhook_deliver',
       payload: { delivery_id: d.id },
