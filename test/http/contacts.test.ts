@@ -322,6 +322,14 @@ describe('events', () => {
     });
     const mine = await server.call('GET', '/v1/contacts/buyer@example.com/events', { key });
     expect(mine.body.total).toBe(2);
+    const byEmail = await server.call('GET', '/v1/events?email=Buyer@Example.com', { key });
+    expect(byEmail.body.total).toBe(2);
+    expect(byEmail.body.data.map((e: { event: string }) => e.event).sort()).toEqual([
+      'page_view',
+      'purchase',
+    ]);
+    const nobody = await server.call('GET', '/v1/events?email=nobody@example.com', { key });
+    expect(nobody.body).toMatchObject({ data: [], total: 0 });
     expect((await auditJobs('event.tracked')).some((p) => p.event_ids.includes(res.body.id))).toBe(true);
   });
 
