@@ -155,7 +155,13 @@ describe('posthorn login: browser pairing', () => {
     expect(signedIn.html).toContain(code);
     const projectId = /name="scope" value="([0-9a-f-]{36})"/.exec(signedIn.html)?.[1] as string;
     expect(projectId).toBeTruthy();
-    const done = await b.post({ code, step: 'authorize', scope: projectId });
+    // a forged form (no token, or a wrong one, as another site would post) authorises nothing
+    const csrf = /name="csrf" value="([^"]+)"/.exec(signedIn.html)?.[1] as string;
+    expect(csrf).toBeTruthy();
+    expect((await b.post({ code, step: 'authorize', scope: 'all' })).status).toBe(403);
+    const wrong = `${csrf.startsWith('A') ? 'B' : 'A'}${csrf.slice(1)}`;
+    expect((await b.post({ code, step: 'authorize', scope: 'all', csrf: wrong })).status).toBe(403);
+    const done = await b.post({ code, step: 'authorize', scope: projectId, csrf });
     expect(done.html).toContain('the CLI now holds a key');
 
     expect(await exited).toBe(0);

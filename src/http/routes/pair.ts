@@ -1,3 +1,4 @@
+import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { signup } from '../../domain/accounts.ts';
@@ -33,6 +34,22 @@ function form(code: string, step: string, inner: string, submit: string): string
   return `<form method="post" action="/pair"><input type="hidden" name="code" value="${esc(code)}"><input type="hidden" name="step" value="${esc(step)}">${inner}<button type="submit" name="submit" value="${esc(submit)}">${esc(submit)}</button></form>`;
 }
 
+/**
+ * The authorise form's anti-forgery token: a keyed hash of the session and the pairing code, so
+ * only a page this server rendered for that session can authorise that code (another site cannot
+ * read it), whatever a browser does with SameSite cookies.
+ */
+function csrfToken(ctx: DomainContext, session: string, code: string): Buffer {
+  return ctx.secrets.hash(`pair-authorize:${session}:${code}`);
+}
+
+function csrfMatches(ctx: DomainContext, session: string, code: string, presented: unknown): boolean {
+  if (typeof presented !== 'string') return false;
+  const expected = csrfToken(ctx, session, code);
+  const given = Buffer.from(presented, 'base64url');
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
 function sessionOf(request: FastifyRequest): string | null {
   const cookies = request.headers.cookie ?? '';
   const match = new RegExp(`(?:^|;\\s*)${COOKIE}=([^;]+)`).exec(cookies);
@@ -52,7 +69,14 @@ export async function pairRoutes(app: FastifyInstance, { ctx }: { ctx: DomainCon
   const render = (reply: FastifyReply, status: number, title: string, body: string) =>
     reply.code(status).type('text/html; charset=utf-8').send(page(title, body));
 
-  async function authorizePage(reply: FastifyReply, accountId: string, code: string, error = '') {
+  async function authorizePage(
+    reply: FastifyReply,
+    session: { accountId: string; token: string },
+    code: string,
+    error = '',
+  ) {
+    const { accountId } = session;
+    const csrf = csrfToken(ctx, session.token, code).toString('base64url');
     const projects = await pairingScopes(ctx, accountId);
     const choices = [
       ...projects.map(
@@ -66,7 +90,7 @@ export async function pairRoutes(app: FastifyInstance, { ctx }: { ctx: DomainCon
       error ? 400 : 200,
       'Authorise the Posthorn CLI',
       `${error ? `<p class="error">${esc(error)}</p>` : ''}<p>Check that your terminal shows this code:</p><p class="code">${esc(code)}</p>
-${form(code, 'authorize', `<p>What may this device reach?</p>${choices}<br>`, 'Authorise')}
+${form(code, 'authorize', `<input type="hidden" name="csrf" value="${csrf}"><p>What may this device reach?</p>${choices}<br>`, 'Authorise')}
 ${form(code, 'deny', '', 'Deny')}`,
     );
   }
@@ -117,7 +141,7 @@ ${form(code, 'deny', '', 'Deny')}`,
     if (token) {
       try {
         const { accountId } = await authenticateSession(ctx, token);
-        return authorizePage(reply, accountId, code);
+        return authorizePage(reply, { accountId, token }, code);
       } catch {
         // an old session: sign in again
       }
@@ -162,7 +186,7 @@ ${form(code, 'deny', '', 'Deny')}`,
               'set-cookie',
               `${COOKIE}=${encodeURIComponent(session.token)}; Path=/pair; HttpOnly; SameSite=Lax`,
             );
-            return authorizePage(reply, session.account_id, code);
+            return authorizePage(reply, { accountId: session.account_id, token: session.token }, code);
           } catch (err) {
             return codePage(
               reply,
@@ -177,10 +201,18 @@ ${form(code, 'deny', '', 'Deny')}`,
           const token = sessionOf(request);
           if (!token) return signInPage(reply, code, 'Sign in first.');
           const { accountId } = await authenticateSession(ctx, token);
+          if (!csrfMatches(ctx, token, code, body.csrf))
+            return render(
+              reply,
+              403,
+              'Not authorised',
+              '<p>This form did not come from the pairing page of your session. Open the link from your terminal again.</p>',
+            );
           try {
             await authorizePairing(ctx, accountId, code, body.scope);
           } catch (err) {
-            if (err instanceof DomainError) return authorizePage(reply, accountId, code, err.message);
+            if (err instanceof DomainError)
+              return authorizePage(reply, { accountId, token }, code, err.message);
             throw err;
           }
           return render(
