@@ -414,6 +414,7 @@ export interface WebhookDeliveriesTable {
   endpoint_id: string;
   project_id: string;
   message_id: string;
+  fanout_key: string | null;
   event_type: string;
   payload: ColumnType<Record<string, unknown>, string, string>;
   attempt: Generated<number>;

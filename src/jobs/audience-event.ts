@@ -1,7 +1,9 @@
+import type { JobHelpers } from 'graphile-worker';
 import type { Logger } from 'pino';
 import type { AudienceEvent } from '../domain/audience/triggers.ts';
 
-export type AudienceSubscriber = (event: AudienceEvent) => Promise<void>;
+/** A subscriber gets the event and its occurrence: the job's id, the same when the job runs again. */
+export type AudienceSubscriber = (event: AudienceEvent, occurrence: string) => Promise<void>;
 
 /**
  * Fans an audience event (contact created or changed, list joined, event tracked) out to its
@@ -9,9 +11,9 @@ export type AudienceSubscriber = (event: AudienceEvent) => Promise<void>;
  * job can run again after a crash.
  */
 export function audienceEventTask(subscribers: AudienceSubscriber[], log: Logger) {
-  return async (payload: unknown) => {
+  return async (payload: unknown, helpers: JobHelpers) => {
     const event = payload as AudienceEvent;
     log.debug({ type: event.type, project: event.project_id }, 'audience event');
-    for (const subscriber of subscribers) await subscriber(event);
+    for (const subscriber of subscribers) await subscriber(event, `job:${helpers.job.id}`);
   };
 }

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { Logger, type Runner, run, type WorkerEvents } from 'graphile-worker';
+import { type JobHelpers, Logger, type Runner, run, type WorkerEvents } from 'graphile-worker';
 import type { Logger as PinoLogger } from 'pino';
 import type { Transport } from '../delivery/transport.ts';
 import { drainAudienceOutbox, enqueueDrain } from '../domain/audience/triggers.ts';
@@ -45,7 +45,8 @@ export function taskList(deps: WorkerDeps) {
         // more waiting: the next transaction takes them
       }
     },
-    webhook_dispatch: async (payload: unknown) => dispatchWebhooks(deps.ctx, payload as DispatchPayload),
+    webhook_dispatch: async (payload: unknown, helpers: JobHelpers) =>
+      dispatchWebhooks(deps.ctx, payload as DispatchPayload, `job:${helpers.job.id}`),
     webhook_deliver: async (payload: unknown) =>
       deliverWebhook(deps.ctx, (payload as { delivery_id: string }).delivery_id),
     maintenance: maintenanceTask({ db: deps.ctx.db }),

@@ -4,6 +4,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDnsLookup } from '../../src/domain/dns-lookup.ts';
 import { recheckDomains } from '../../src/domain/domains.ts';
+import { fanOut, type WebhookEvent } from '../../src/domain/webhooks/dispatch.ts';
 import { setWorkspacePlan } from '../../src/domain/workspaces.ts';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.ts';
 import { FROM, waitForStatus } from '../helpers/emails.ts';
@@ -152,6 +153,32 @@ describe('events reach the endpoint, signed', () => {
     await server.call('DELETE', `/v1/contacts/${id}`, { key });
     const deleted = await waitForHit((h) => h.body.type === 'contact.deleted' && h.body.data.id === id);
     expect(deleted.body.data).toEqual({ id, object: 'contact', deleted: true });
+  });
+
+  it('a fan-out job that runs again (after a crash) adds no delivery and sends nothing twice', async () => {
+    const ctx = server.runtime.ctx;
+    const { rows } = await ctx.pool.query(
+      `insert into contacts (project_id, email) values ($1, 'rerun@example.com') returning id`,
+      [account.project.id],
+    );
+    const id = rows[0].id as string;
+    const event = (): WebhookEvent => ({
+      type: 'contact.created',
+      key: id,
+      projectId: account.project.id,
+      createdAt: new Date(),
+      data: { id, object: 'contact', email: 'rerun@example.com' },
+    });
+    expect(await fanOut(ctx, [event()], 'job:4242')).toBe(1);
+    expect(await fanOut(ctx, [event()], 'job:4242')).toBe(0); // the same job again
+    expect(await fanOut(ctx, [event()], 'job:4243')).toBe(1); // another announcement is another delivery
+    const first = await waitForHit((h) => h.body.type === 'contact.created' && h.body.data.id === id);
+    const deliveries = await ctx.pool.query(
+      `select distinct message_id from webhook_deliveries where fanout_key is not null and payload->'data'->>'id' = $1`,
+      [id],
+    );
+    expect(deliveries.rows).toHaveLength(2);
+    expect(deliveries.rows.map((r) => r.message_id)).toContain(first.headers['webhook-id']);
   });
 
   it('contact.created for a contact that a tracked event created (announced through the outbox)', async () => {

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db, Tx } from '../../db/database.ts';
 import { enqueue, type JobSpec } from '../../jobs/enqueue.ts';
@@ -13,9 +13,13 @@ import { getInbound } from '../inbound/messages.ts';
 import { queueSystemEmail } from '../system-mail.ts';
 import { attemptDelivery, presentDelivery } from './endpoints.ts';
 
-/** A webhook event before fan-out: its type, project, time and the `data` object. */
+/**
+ * A webhook event before fan-out: its type, project, time, the `data` object, and `key`, which
+ * tells it apart from the other events of the same job (the email event's or the subject's id).
+ */
 export interface WebhookEvent {
   type: string;
+  key: string;
   projectId: string;
   createdAt: Date;
   data: Record<string, unknown>;
@@ -76,6 +80,7 @@ async function emailEvents(ctx: DomainContext, ids: number[]): Promise<WebhookEv
     .execute();
   return rows.map((r) => ({
     type: EMAIL_EVENT_TYPES[r.event_type],
+    key: String(r.event_id),
     projectId: r.project_id,
     createdAt: r.event_at,
     data: {
@@ -98,6 +103,7 @@ async function contactEvents(ctx: DomainContext, event: AudienceEvent): Promise<
   if (type === 'contact.deleted') {
     return event.contact_ids.map((id) => ({
       type,
+      key: id,
       projectId: event.project_id,
       createdAt: new Date(),
       data: { id, object: 'contact', deleted: true },
@@ -111,6 +117,7 @@ async function contactEvents(ctx: DomainContext, event: AudienceEvent): Promise<
     .execute();
   return rows.map((row) => ({
     type,
+    key: row.id,
     projectId: event.project_id,
     createdAt: new Date(),
     data: presentContact(row),
@@ -119,18 +126,24 @@ async function contactEvents(ctx: DomainContext, event: AudienceEvent): Promise<
 
 /** The audience_event subscriber: contact events become webhook events for projects with endpoints. */
 export function audienceWebhookSubscriber(ctx: DomainContext) {
-  return async (event: AudienceEvent) => {
+  return async (event: AudienceEvent, occurrence: string) => {
     if (!event.type.startsWith('contact.')) return;
     if (!(await projectsWithWebhooks(ctx.db, [event.project_id])).has(event.project_id)) return;
-    await fanOut(ctx, await contactEvents(ctx, event));
+    await fanOut(ctx, await contactEvents(ctx, event), occurrence);
   };
 }
 
 /**
  * Fans events out to the endpoints subscribed to them: one delivery row (with a stable
- * `webhook-id`) and one delivery job each, committed together.
+ * `webhook-id`) and one delivery job each, committed together. `occurrence` names the job doing it
+ * (stable when that job runs again): the delivery's key and webhook-id derive from it, the event's
+ * key and the endpoint, so a second run adds no delivery and sends nothing twice.
  */
-export async function fanOut(ctx: DomainContext, events: WebhookEvent[]): Promise<number> {
+export async function fanOut(
+  ctx: DomainContext,
+  events: WebhookEvent[],
+  occurrence: string,
+): Promise<number> {
   if (events.length === 0) return 0;
   const endpoints = await ctx.db
     .selectFrom('webhook_endpoints')
@@ -141,33 +154,44 @@ export async function fanOut(ctx: DomainContext, events: WebhookEvent[]): Promis
   const deliveries = events.flatMap((e) =>
     endpoints
       .filter((ep) => ep.project_id === e.projectId && ep.events.includes(e.type))
-      .map((ep) => ({
-        id: randomUUID(),
-        endpoint_id: ep.id,
-        project_id: e.projectId,
-        message_id: `msg_${randomUUID().replace(/-/g, '')}`,
-        event_type: e.type,
-        payload: JSON.stringify({ type: e.type, created_at: e.createdAt.toISOString(), data: e.data }),
-      })),
+      .map((ep) => {
+        const fanoutKey = createHash('sha256')
+          .update(`${occurrence}\n${e.type}\n${e.key}\n${ep.id}`)
+          .digest('hex');
+        return {
+          endpoint_id: ep.id,
+          project_id: e.projectId,
+          message_id: `msg_${fanoutKey.slice(0, 32)}`,
+          fanout_key: fanoutKey,
+          event_type: e.type,
+          payload: JSON.stringify({ type: e.type, created_at: e.createdAt.toISOString(), data: e.data }),
+        };
+      }),
   );
   if (deliveries.length === 0) return 0;
   const delay = ctx.config.webhookSchedule[0] ?? 0;
-  await ctx.db.transaction().execute(async (tx) => {
+  return ctx.db.transaction().execute(async (tx) => {
+    const ids: string[] = [];
     // in chunks: a statement takes at most 65,535 parameters (6 a row here)
-    for (let i = 0; i < deliveries.length; i += 5_000)
-      await tx
+    for (let i = 0; i < deliveries.length; i += 5_000) {
+      const rows = await tx
         .insertInto('webhook_deliveries')
         .values(deliveries.slice(i, i + 5_000))
+        .onConflict((oc) => oc.column('fanout_key').doNothing())
+        .returning('id')
         .execute();
-    const jobs: JobSpec[] = deliveries.map((d) => ({
+      ids.push(...rows.map((r) => r.id));
+    }
+    // only what this run added gets a delivery job: a second run finds the rows and adds none
+    const jobs: JobSpec[] = ids.map((id) => ({
       task: 'webhook_deliver',
-      payload: { delivery_id: d.id },
+      payload: { delivery_id: id },
       runAt: delay > 0 ? new Date(Date.now() + delay * 1000) : null,
       maxAttempts: 3,
     }));
     await enqueue(tx, jobs);
+    return ids.length;
   });
-  return deliveries.length;
 }
 
 export interface DispatchPayload {
@@ -180,8 +204,9 @@ export interface DispatchPayload {
 }
 
 /** The webhook_dispatch job: turns announced events into deliveries. */
-export async function dispatchWebhooks(ctx: DomainContext, payload: DispatchPayload) {
-  if (payload.email_event_ids?.length) await fanOut(ctx, await emailEvents(ctx, payload.email_event_ids));
+export async function dispatchWebhooks(ctx: DomainContext, payload: DispatchPayload, occurrence: string) {
+  if (payload.email_event_ids?.length)
+    await fanOut(ctx, await emailEvents(ctx, payload.email_event_ids), occurrence);
   if (payload.suppressed_email_ids?.length) {
     const rows = await ctx.db
       .selectFrom('email_events')
@@ -196,6 +221,7 @@ export async function dispatchWebhooks(ctx: DomainContext, payload: DispatchPayl
           ctx,
           rows.map((r) => Number(r.id)),
         ),
+        occurrence,
       );
   }
   if (payload.inbound_id) {
@@ -206,9 +232,19 @@ export async function dispatchWebhooks(ctx: DomainContext, payload: DispatchPayl
       .executeTakeFirst();
     if (row) {
       const data = await getInbound(ctx, row.project_id, payload.inbound_id);
-      await fanOut(ctx, [
-        { type: 'email.received', projectId: row.project_id, createdAt: row.created_at, data },
-      ]);
+      await fanOut(
+        ctx,
+        [
+          {
+            type: 'email.received',
+            key: payload.inbound_id,
+            projectId: row.project_id,
+            createdAt: row.created_at,
+            data,
+          },
+        ],
+        occurrence,
+      );
     }
   }
   if (payload.domain_id && payload.domain_event) {
@@ -219,9 +255,11 @@ export async function dispatchWebhooks(ctx: DomainContext, payload: DispatchPayl
       .executeTakeFirst();
     if (row) {
       const data = await presentDomain(ctx, row);
-      await fanOut(ctx, [
-        { type: payload.domain_event, projectId: row.project_id, createdAt: new Date(), data },
-      ]);
+      await fanOut(
+        ctx,
+        [{ type: payload.domain_event, key: row.id, projectId: row.project_id, createdAt: new Date(), data }],
+        occurrence,
+      );
     }
   }
 }
