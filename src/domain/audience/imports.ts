@@ -314,9 +314,28 @@ export async function runImport(ctx: DomainContext, importId: string): Promise<v
                (select n from announced) as announced`.execute(ctx.db);
       const updated = new Set(result[0].updated ?? []);
       const inserted = new Set(result[0].inserted ?? []);
+      const left = rows.filter((r) => !inserted.has(r.email) && !updated.has(r.email));
+      // of the rows left out, those another writer created meanwhile exist: they count as updated,
+      // as in the other statement; the rest found no room
+      const meanwhile = new Set(
+        left.length === 0
+          ? []
+          : (
+              await ctx.db
+                .selectFrom('contacts')
+                .select('email')
+                .where('project_id', '=', pid)
+                .where(
+                  'email',
+                  'in',
+                  left.map((r) => r.email),
+                )
+                .execute()
+            ).map((c) => c.email),
+      );
       for (const r of rows) {
         if (inserted.has(r.email)) counts.created++;
-        else if (updated.has(r.email)) counts.updated++;
+        else if (updated.has(r.email) || meanwhile.has(r.email)) counts.updated++;
         else
           addError(r.line, `${r.email}: the plan's limit of ${contactLimit} contacts per project is reached`);
       }
