@@ -43,21 +43,39 @@ export function presentContact(row: ContactRow) {
   };
 }
 
+/** How many contacts the project holds. */
+export async function countContacts(db: Db, projectId: string): Promise<number> {
+  const row = await db
+    .selectFrom('contacts')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('project_id', '=', projectId)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** The project's contacts among these (normalised) addresses: address -> contact id. */
+export async function contactIdsByEmail(db: Db, projectId: string, emails: string[]) {
+  if (emails.length === 0) return new Map<string, string>();
+  const rows = await db
+    .selectFrom('contacts')
+    .select(['id', 'email'])
+    .where('project_id', '=', projectId)
+    .where('email', 'in', emails)
+    .execute();
+  return new Map(rows.map((r) => [r.email, r.id]));
+}
+
 /** Refuses to create `adding` contacts past the plan's contact limit (0 = unmetered): 402. */
 export async function checkContactLimit(ctx: DomainContext, facts: ProjectFacts, adding: number) {
   const plan = planOrDefault(facts.plan);
   if (plan.contactLimit === 0) return;
-  const row = await ctx.db
-    .selectFrom('contacts')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('project_id', '=', facts.id)
-    .executeTakeFirstOrThrow();
-  if (Number(row.n) + adding > plan.contactLimit) {
+  const count = await countContacts(ctx.db, facts.id);
+  if (count + adding > plan.contactLimit) {
     const upgrade = PLANS.find((p) => p.contactLimit === 0 || p.contactLimit > plan.contactLimit) ?? null;
     throw new PlanFeatureError(
       'contacts',
       upgrade?.id ?? null,
-      `The ${plan.name} plan holds ${plan.contactLimit} contacts per project and this project has ${row.n}; upgrade to ${upgrade?.name ?? 'a larger plan'} for more`,
+      `The ${plan.name} plan holds ${plan.contactLimit} contacts per project and this project has ${count}; upgrade to ${upgrade?.name ?? 'a larger plan'} for more`,
     );
   }
 }

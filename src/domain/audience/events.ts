@@ -5,7 +5,7 @@ import { ValidationError } from '../errors.ts';
 import { GroupCommit } from '../group-commit.ts';
 import { planOrDefault } from '../plans.ts';
 import type { ProjectFacts } from '../status.ts';
-import { checkContactLimit, findContact } from './contacts.ts';
+import { checkContactLimit, contactIdsByEmail, findContact } from './contacts.ts';
 import { checkProperties, contactEmail, dateParam, type Properties } from './fields.ts';
 import { OutboxNudge } from './triggers.ts';
 
@@ -151,14 +151,9 @@ export async function checkEventContactLimit(
 ) {
   if (planOrDefault(facts.plan).contactLimit === 0) return;
   const emails = [...new Set(events.map((e) => e.email))];
-  const known = await ctx.db
-    .selectFrom('contacts')
-    .select('email')
-    .where('project_id', '=', facts.id)
-    .where('email', 'in', emails)
-    .execute();
+  const known = await contactIdsByEmail(ctx.db, facts.id, emails);
   // events for known contacts pass even when a downgrade left the project over its limit
-  if (known.length < emails.length) await checkContactLimit(ctx, facts, emails.length - known.length);
+  if (known.size < emails.length) await checkContactLimit(ctx, facts, emails.length - known.size);
 }
 
 /** Accepts tracked events; each is answered once committed (concurrent requests share commits). */

@@ -7,6 +7,7 @@ import type { DomainContext } from '../context.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
 import { isUuid } from '../ids.ts';
 import { planOrDefault } from '../plans.ts';
+import { contactIdsByEmail, countContacts } from './contacts.ts';
 import { checkProperties, contactEmail, optionalName, PROPERTY_KEY, type PropertyValue } from './fields.ts';
 
 export const MAX_IMPORT_ROWS = 1_000_000;
@@ -243,15 +244,7 @@ export async function runImport(ctx: DomainContext, importId: string): Promise<v
   };
   const write = async (rows: (CleanRow & { line: number })[]) => {
     const pid = row.project_id;
-    let room: number | null = null;
-    if (contactLimit > 0) {
-      const { n } = await ctx.db
-        .selectFrom('contacts')
-        .select((eb) => eb.fn.countAll<string>().as('n'))
-        .where('project_id', '=', pid)
-        .executeTakeFirstOrThrow();
-      room = Math.max(0, contactLimit - Number(n));
-    }
+    const room = contactLimit > 0 ? Math.max(0, contactLimit - (await countContacts(ctx.db, pid))) : null;
     // the parts both statements share: the rows (x), the insert of new contacts (ins) from a source,
     // the contacts that existed (known) among a source, and then the update of the known ones, the
     // consent history (a subscription the file states, on a new contact or as a change) and the
@@ -296,8 +289,9 @@ export async function runImport(ctx: DomainContext, importId: string): Promise<v
         with ${input}, ${insert('x')},
         taken as materialized (select x.* from x where not exists (select 1 from ins where ins.email = x.email)),
         ${known('taken')}, ${updateConsentAnnounce}
-        select (select count(*) from ins) as inserted, (select count(*) from upd) as updated,
-               (select n from announced) as announced`.execute(ctx.db);
+        select (select count(*) from ins) as inserted, (select n from announced) as announced`.execute(
+        ctx.db,
+      );
       // a row neither inserted nor updated was created meanwhile by another writer: it exists, so
       // it counts as updated
       const inserted = Number(result[0].inserted);
@@ -317,21 +311,10 @@ export async function runImport(ctx: DomainContext, importId: string): Promise<v
       const left = rows.filter((r) => !inserted.has(r.email) && !updated.has(r.email));
       // of the rows left out, those another writer created meanwhile exist: they count as updated,
       // as in the other statement; the rest found no room
-      const meanwhile = new Set(
-        left.length === 0
-          ? []
-          : (
-              await ctx.db
-                .selectFrom('contacts')
-                .select('email')
-                .where('project_id', '=', pid)
-                .where(
-                  'email',
-                  'in',
-                  left.map((r) => r.email),
-                )
-                .execute()
-            ).map((c) => c.email),
+      const meanwhile = await contactIdsByEmail(
+        ctx.db,
+        pid,
+        left.map((r) => r.email),
       );
       for (const r of rows) {
         if (inserted.has(r.email)) counts.created++;

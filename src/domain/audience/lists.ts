@@ -4,7 +4,7 @@ import type { DomainContext } from '../context.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.ts';
 import { isUuid } from '../ids.ts';
 import type { ProjectFacts } from '../status.ts';
-import { checkContactLimit } from './contacts.ts';
+import { checkContactLimit, contactIdsByEmail } from './contacts.ts';
 import { checkDescription, checkName, contactEmail } from './fields.ts';
 import { announce } from './triggers.ts';
 
@@ -135,15 +135,10 @@ async function resolveTargets(
       throw new ValidationError(`No contact with id ${missing.slice(0, 5).join(', ')} in this project`);
     return { ids: rows.map((r) => r.id), unknownEmails: [] as string[] };
   }
-  const rows = await ctx.db
-    .selectFrom('contacts')
-    .select(['id', 'email'])
-    .where('project_id', '=', projectId)
-    .where('email', 'in', targets.emails)
-    .execute();
+  const known = await contactIdsByEmail(ctx.db, projectId, targets.emails);
   return {
-    ids: rows.map((r) => r.id),
-    unknownEmails: targets.emails.filter((e) => !rows.some((r) => r.email === e)),
+    ids: [...known.values()],
+    unknownEmails: targets.emails.filter((e) => !known.has(e)),
   };
 }
 

@@ -343,9 +343,9 @@ function condition(projectId: string, c: Condition): Compiled {
     const lte = c.count?.lte;
     const atLeast = sql`select e.contact_id from events e where ${where}
                         group by e.contact_id having count(*) >= ${gte}`;
-    const over = sql`select e.contact_id from events e where ${where}
-                     group by e.contact_id having count(*) > ${lte ?? 0}`;
     if (lte === undefined) return gte > 0 ? { set: atLeast } : { where: sql`true` };
+    const over = sql`select e.contact_id from events e where ${where}
+                     group by e.contact_id having count(*) > ${lte}`;
     const clauses: RawBuilder<boolean>[] = [sql`contacts.id not in (${over})`];
     if (gte > 0) clauses.unshift(sql`contacts.id in (${atLeast})`);
     return { where: sql`(${sql.join(clauses, sql` and `)})` };

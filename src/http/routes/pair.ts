@@ -1,4 +1,3 @@
-import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { signup } from '../../domain/accounts.ts';
@@ -39,15 +38,18 @@ function form(code: string, step: string, inner: string, submit: string): string
  * only a page this server rendered for that session can authorise that code (another site cannot
  * read it), whatever a browser does with SameSite cookies.
  */
-function csrfToken(ctx: DomainContext, session: string, code: string): Buffer {
-  return ctx.secrets.hash(`pair-authorize:${session}:${code}`);
+const csrfInput = (session: string, code: string) => `pair-authorize:${session}:${code}`;
+
+function csrfToken(ctx: DomainContext, session: string, code: string): string {
+  return ctx.secrets.hash(csrfInput(session, code)).toString('base64url');
 }
 
+/** The presented token against the expected one, timing-safe (the secrets' own comparison). */
 function csrfMatches(ctx: DomainContext, session: string, code: string, presented: unknown): boolean {
-  if (typeof presented !== 'string') return false;
-  const expected = csrfToken(ctx, session, code);
-  const given = Buffer.from(presented, 'base64url');
-  return given.length === expected.length && timingSafeEqual(given, expected);
+  return (
+    typeof presented === 'string' &&
+    ctx.secrets.matches(csrfInput(session, code), Buffer.from(presented, 'base64url'))
+  );
 }
 
 function sessionOf(request: FastifyRequest): string | null {
@@ -76,7 +78,7 @@ export async function pairRoutes(app: FastifyInstance, { ctx }: { ctx: DomainCon
     error = '',
   ) {
     const { accountId } = session;
-    const csrf = csrfToken(ctx, session.token, code).toString('base64url');
+    const csrf = csrfToken(ctx, session.token, code);
     const projects = await pairingScopes(ctx, accountId);
     const choices = [
       ...projects.map(
