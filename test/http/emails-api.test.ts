@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setWorkspacePlan } from '../../src/domain/workspaces.ts';
 import { countEmails, expectError, FROM, waitForStatus } from '../helpers/emails.ts';
@@ -17,6 +18,13 @@ afterAll(() => server?.close());
 
 const send = (body: unknown, headers?: Record<string, string>) =>
   server.call('POST', '/v1/emails', { key, body, headers });
+
+/** Usage already counted today for a project, as earlier sends would have left it. */
+const addUsage = (projectId: string, counts: { sent: number; shared_domain_sent?: number }) =>
+  server.runtime.ctx.db
+    .insertInto('sending_usage')
+    .values({ project_id: projectId, day: new Date().toISOString().slice(0, 10), shard: 0, ...counts })
+    .execute();
 
 describe('POST /v1/emails delivers every field as sent', () => {
   it('arrives in the SMTP sink with addresses, bodies, headers, attachments, inline image and Posthorn headers', async () => {
@@ -207,6 +215,52 @@ describe('refusals write nothing', () => {
   });
 });
 
+describe('reserved headers', () => {
+  const withHeader = (name: string, i = 0) => ({
+    from: FROM,
+    to: `reserved${i}@example.org`,
+    subject: 'S',
+    text: 'x',
+    headers: { 'X-Fine': 'yes', [name]: 'v@example.org' },
+  });
+
+  it.each([
+    'Resent-From',
+    'resent-to',
+    'RESENT-MESSAGE-ID',
+    'Resent-Date',
+    'Resent-Sender',
+    'Delivered-To',
+    'delivered-to',
+    'Envelope-To',
+    'X-Envelope-To',
+    'X-Original-To',
+    'Errors-To',
+    'Disposition-Notification-To',
+    'Return-Receipt-To',
+    'List-Unsubscribe',
+    'list-unsubscribe-post',
+    'LIST-UNSUBSCRIBE-POST',
+  ])('refuses %s with 400 naming it and writes nothing', async (name) => {
+    const before = await countEmails(server);
+    expectError(await send(withHeader(name)), 400, new RegExp(`\\b${name}\\b.*reserved`));
+    const batch = await server.call('POST', '/v1/emails/batch', {
+      key,
+      body: [withHeader('X-Other', 0), withHeader(name, 1)],
+    });
+    expectError(batch, 400, new RegExp(`^Message 1: .*\\b${name}\\b.*reserved`));
+    expect(await countEmails(server)).toBe(before);
+  });
+
+  it('still accepts headers that only resemble reserved ones', async () => {
+    const res = await send({
+      ...withHeader('X-Resent-Note'),
+      headers: { 'X-Resent-Note': 'a', 'X-List-Unsubscribe-Reason': 'b', 'X-Delivered-To-Team': 'c' },
+    });
+    expect(res.status).toBe(200);
+  });
+});
+
 describe('header injection', () => {
   it('refuses line breaks in the subject, the from name and header values', async () => {
     expectError(
@@ -270,6 +324,89 @@ describe('idempotency, batch, schedule, suppression, reading', () => {
     expect(again.body).toEqual(first.body);
     expect(await countEmails(server)).toBe(before);
     expectError(await send({ ...body, subject: 'Twice' }, headers), 409, /Idempotency-Key/);
+  });
+
+  it('replays a retry of the send that used the last of the monthly allowance; a new key gets 402', async () => {
+    const other = await server.signupConfirmed();
+    await addUsage(other.project.id, { sent: 2999 });
+    const body = { from: FROM, to: 'last-of-month@example.org', subject: 'Last', text: 'x' };
+    const idem = { 'Idempotency-Key': 'last-of-month' };
+    const call = (headers: Record<string, string>) =>
+      server.call('POST', '/v1/emails', { key: other.project_key.key, body, headers });
+    const first = await call(idem);
+    expect(first.status).toBe(200);
+    const before = await countEmails(server);
+    const again = await call(idem);
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual(first.body);
+    const fresh = await call({ 'Idempotency-Key': 'next-of-month' });
+    expect(fresh.status).toBe(402);
+    expect(fresh.body).toMatchObject({
+      error: expect.stringMatching(/3000 messages a month/),
+      feature: 'sending_overage',
+    });
+    expect((await call({})).status).toBe(402);
+    expect(await countEmails(server)).toBe(before);
+  });
+
+  it('replays a retry of the send that used the last of the shared-domain daily cap; a new key gets 429', async () => {
+    const other = await server.signupConfirmed();
+    await setWorkspacePlan(server.runtime.ctx, other.workspace.id, 'starter');
+    await addUsage(other.project.id, { sent: 499, shared_domain_sent: 499 });
+    const body = { from: FROM, to: 'last-of-day@example.org', subject: 'Last', text: 'x' };
+    const idem = { 'Idempotency-Key': 'last-of-day' };
+    const call = (headers: Record<string, string>) =>
+      server.call('POST', '/v1/emails', { key: other.project_key.key, body, headers });
+    const first = await call(idem);
+    expect(first.status).toBe(200);
+    const before = await countEmails(server);
+    const again = await call(idem);
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual(first.body);
+    expectError(await call({ 'Idempotency-Key': 'next-of-day' }), 429, /shared domain allows 500/);
+    // the same key with another body is still a conflict, not a limit refusal
+    expectError(
+      await server.call('POST', '/v1/emails', {
+        key: other.project_key.key,
+        body: { ...body, subject: 'Other' },
+        headers: idem,
+      }),
+      409,
+      /Idempotency-Key/,
+    );
+    expect(await countEmails(server)).toBe(before);
+  });
+
+  it('sends once for identical concurrent requests with one key, answering each the same', async () => {
+    const to = `concurrent-${Date.now()}@example.org`;
+    const body = { from: FROM, to, subject: 'Once', text: 'x' };
+    const headers = { 'Idempotency-Key': `concurrent-${Date.now()}` };
+    const answers = await Promise.all(Array.from({ length: 5 }, () => send(body, headers)));
+    for (const a of answers) {
+      expect(a.status).toBe(200);
+      expect(a.body).toEqual(answers[0].body);
+    }
+    const rows = await server.runtime.ctx.db
+      .selectFrom('emails')
+      .select('id')
+      .where(sql<boolean>`${to} = any(to_addresses)`)
+      .execute();
+    expect(rows.map((r) => r.id)).toEqual([answers[0].body.id]);
+  });
+
+  it('ignores a key older than 24 hours', async () => {
+    const body = { from: FROM, to: 'expired-key@example.org', subject: 'Old', text: 'x' };
+    const headers = { 'Idempotency-Key': `expired-${Date.now()}` };
+    const first = await send(body, headers);
+    expect(first.status).toBe(200);
+    await server.runtime.ctx.db
+      .updateTable('idempotency_keys')
+      .set({ created_at: new Date(Date.now() - 25 * 3_600_000) })
+      .where('key', '=', headers['Idempotency-Key'])
+      .execute();
+    const other = await send({ ...body, subject: 'New' }, headers);
+    expect(other.status).toBe(200);
+    expect(other.body.id).not.toBe(first.body.id);
   });
 
   it('accepts a batch, or refuses it whole naming the first bad message', async () => {

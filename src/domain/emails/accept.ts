@@ -18,6 +18,8 @@ export interface Sender {
   facts: ProjectFacts;
   apiKeyId: string | null;
   stream: Stream;
+  /** A door's own trace header for each message (SMTP submission's `Received`), added after validation. */
+  traceHeader?: (emailId: string) => string;
 }
 
 export interface AcceptedEmail {
@@ -80,10 +82,11 @@ export function checkSenders(
 }
 
 /**
- * Accepts messages for delivery: validates every one (a batch is refused whole, naming the first bad
- * message), runs the send checks, then commits the rows, their events, usage and delivery jobs in one
- * transaction before answering. Suppressed recipients are dropped; a message with none left is stored
- * as `suppressed`.
+ * Accepts messages for delivery: answers a retry of an idempotent request first (before any check: the
+ * send it repeats may have used the last of a limit), validates every message (a batch is refused
+ * whole, naming the first bad message), runs the send checks, then commits the rows, their events,
+ * usage and delivery jobs in one transaction before answering. Suppressed recipients are dropped; a
+ * message with none left is stored as `suppressed`.
  */
 export async function acceptEmails(
   ctx: DomainContext,
@@ -91,6 +94,11 @@ export async function acceptEmails(
   inputs: EmailInput[],
   opts: { batch: boolean; idempotency?: Idempotency },
 ): Promise<AcceptedEmail[] | { replay: unknown }> {
+  const projectId = sender.facts.id;
+  if (opts.idempotency) {
+    const stored = await storedResponse(ctx.db, projectId, opts.idempotency);
+    if (stored) return stored;
+  }
   const label = (i: number) => (opts.batch ? `Message ${i}: ` : '');
   const now = new Date();
   const messages = inputs.map((input, i) => {
@@ -103,8 +111,14 @@ export async function acceptEmails(
     }
   });
   const onShared = checkSenders(ctx, sender, messages, label);
-  await checkSendingLimits(ctx, sender.facts, messages.length, onShared);
-  const projectId = sender.facts.id;
+  try {
+    await checkSendingLimits(ctx, sender.facts, messages.length, onShared);
+  } catch (err) {
+    // the identical request may have committed since the lookup above, using the last of the limit
+    const stored = opts.idempotency && (await storedResponse(ctx.db, projectId, opts.idempotency));
+    if (stored) return stored;
+    throw err;
+  }
   const allRecipients = messages.flatMap((m) => [...m.to, ...m.cc, ...m.bcc].map((r) => r.address));
   // the worker checks again just before sending, so a suppression added meanwhile still holds
   const suppressed = sender.facts.has_suppressions
@@ -116,7 +130,7 @@ export async function acceptEmails(
       .deleteFrom('idempotency_keys')
       .where('project_id', '=', projectId)
       .where('key', '=', opts.idempotency.key)
-      .where('created_at', '<', new Date(Date.now() - 86_400_000))
+      .where('created_at', '<', idempotencyCutoff())
       .execute();
   }
 
@@ -235,7 +249,7 @@ function prepareWrite(ctx: DomainContext, sender: Sender, messages: ValidEmail[]
       subject: m.subject,
       html: m.html,
       text_body: m.text,
-      headers: m.headers,
+      headers: sender.traceHeader ? { Received: sender.traceHeader(id), ...m.headers } : m.headers,
       tags: m.tags,
       attachments: m.attachments.map((a) => ({
         filename: a.filename,
@@ -311,6 +325,43 @@ export async function applyWrite(db: Db | Tx, write: EmailWrite): Promise<void> 
     await db.insertInto('email_attachments').values(write.attachments).execute();
 }
 
+const IDEMPOTENCY_TTL_MS = 86_400_000;
+const idempotencyCutoff = () => new Date(Date.now() - IDEMPOTENCY_TTL_MS);
+
+/** The stored answer for a request's key: the replay for the same request, 409 for another one. */
+function answerFromStored(
+  stored: { request_hash: Buffer; response: unknown },
+  idem: Idempotency,
+): { replay: unknown } {
+  if (!stored.request_hash.equals(idem.requestHash)) {
+    throw new ConflictError(
+      'This Idempotency-Key was already used with a different request; use a new key for a new request',
+    );
+  }
+  return { replay: stored.response };
+}
+
+/**
+ * The committed answer under this key (younger than 24 h), if any. Only committed keys are seen, and
+ * a key commits together with its response; a request still in flight is caught by
+ * `claimIdempotencyKey`.
+ */
+async function storedResponse(
+  db: Db,
+  projectId: string,
+  idem: Idempotency,
+): Promise<{ replay: unknown } | null> {
+  const stored = await db
+    .selectFrom('idempotency_keys')
+    .select(['request_hash', 'response'])
+    .where('project_id', '=', projectId)
+    .where('key', '=', idem.key)
+    .where('created_at', '>=', idempotencyCutoff())
+    .where('response', 'is not', null)
+    .executeTakeFirst();
+  return stored ? answerFromStored(stored, idem) : null;
+}
+
 /**
  * Takes the idempotency key for this request. A concurrent request with the same key waits on the
  * unique index until the first commits, then replays its response.
@@ -330,10 +381,5 @@ async function claimIdempotencyKey(
     .where('project_id', '=', projectId)
     .where('key', '=', idem.key)
     .executeTakeFirstOrThrow();
-  if (!existing.request_hash.equals(idem.requestHash)) {
-    throw new ConflictError(
-      'This Idempotency-Key was already used with a different request; use a new key for a new request',
-    );
-  }
-  return { replay: existing.response };
+  return answerFromStored(existing, idem);
 }

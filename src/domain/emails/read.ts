@@ -2,6 +2,7 @@ import type { Selectable } from 'kysely';
 import { sql } from 'kysely';
 import type { EmailStatus, EmailsTable } from '../../db/schema.ts';
 import type { DomainContext } from '../context.ts';
+import { parseIsoDate } from '../dates.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.ts';
 import { isUuid } from '../ids.ts';
 
@@ -94,9 +95,11 @@ const STATUSES: EmailStatus[] = [
 ];
 
 function date(value: string, name: string): Date {
-  const d = new Date(value);
-  if (Number.isNaN(d.getTime()))
-    throw new ValidationError(`Query parameter \`${name}\` must be an ISO 8601 date-time`);
+  const d = parseIsoDate(value);
+  if (!d)
+    throw new ValidationError(
+      `Query parameter \`${name}\` must be an ISO 8601 date or date-time such as 2026-11-01T09:00:00Z`,
+    );
   return d;
 }
 

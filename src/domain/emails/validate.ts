@@ -1,4 +1,5 @@
 import { type Mailbox, parseMailbox } from '../../mail/address.ts';
+import { parseIsoDate } from '../dates.ts';
 import { ValidationError } from '../errors.ts';
 
 export const MAX_RECIPIENTS = 50;
@@ -43,7 +44,28 @@ export const PROTECTED_HEADERS = new Set([
   'received',
   'return-path',
   'feedback-id',
+  // where the message was delivered: written by the receiving side, never by the sender
+  'delivered-to',
+  'envelope-to',
+  'x-envelope-to',
+  'x-original-to',
+  // where bounces and receipts go: Posthorn handles bounces itself
+  'errors-to',
+  'disposition-notification-to',
+  'return-receipt-to',
+  // set by campaigns and flows (RFC 8058 one-click unsubscribe)
+  'list-unsubscribe',
+  'list-unsubscribe-post',
 ]);
+// whole families: Posthorn's own headers, and resending (RFC 5322 3.6.6) which rewrites routing
+const PROTECTED_HEADER_PREFIXES = ['x-posthorn-', 'resent-'];
+
+/** Whether a header (any case) is one a sender may not set: the one rule for API and SMTP input. */
+export function isProtectedHeader(name: string): boolean {
+  const lower = name.toLowerCase();
+  return PROTECTED_HEADERS.has(lower) || PROTECTED_HEADER_PREFIXES.some((p) => lower.startsWith(p));
+}
+
 const HEADER_NAME = /^[!-9;-~]+$/;
 const TAG_TEXT = /^[A-Za-z0-9_-]{1,256}$/;
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
@@ -118,10 +140,9 @@ export function validateEmail(input: EmailInput, now = new Date()): ValidEmail {
   for (const [name, value] of Object.entries(input.headers ?? {})) {
     if (!HEADER_NAME.test(name))
       throw new ValidationError(`\`headers\`: "${name.slice(0, 50)}" is not a valid header name`);
-    const lower = name.toLowerCase();
-    if (PROTECTED_HEADERS.has(lower) || lower.startsWith('x-posthorn-')) {
+    if (isProtectedHeader(name)) {
       throw new ValidationError(
-        `\`headers\`: ${name} is set by Posthorn and cannot be given (use the matching field if there is one)`,
+        `\`headers\`: ${name} is reserved: it is set by Posthorn or by the receiving servers and cannot be given (use the matching field if there is one)`,
       );
     }
     if (typeof value !== 'string') throw new ValidationError(`\`headers.${name}\` must be a string`);
@@ -176,10 +197,8 @@ export function validateEmail(input: EmailInput, now = new Date()): ValidEmail {
 
   let scheduledAt: Date | null = null;
   if (input.scheduled_at !== undefined) {
-    const parsed = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/.test(input.scheduled_at)
-      ? new Date(input.scheduled_at)
-      : new Date(Number.NaN);
-    if (Number.isNaN(parsed.getTime())) {
+    const parsed = parseIsoDate(input.scheduled_at, { timeRequired: true });
+    if (!parsed) {
       throw new ValidationError('`scheduled_at` must be an ISO 8601 date-time such as 2026-12-01T09:00:00Z');
     }
     if (parsed.getTime() > now.getTime() + MAX_SCHEDULE_DAYS * 86_400_000) {
