@@ -98,12 +98,18 @@ export interface SystemEmailsTable {
   message_id: string;
   to_address: string;
   subject: string;
+  /** The message as composed, unsigned (it is signed when it leaves); cleared once it is sent. */
   raw: Buffer | null;
-  status: Generated<'queued' | 'sent' | 'failed'>;
+  status: Generated<SystemEmailStatus>;
+  /** The last refusal or bounce (the relay's reply, or the DSN's diagnostic). */
   last_error: string | null;
+  attempts: Generated<number>;
+  next_attempt_at: NullableTimestamp;
   sent_at: NullableTimestamp;
   created_at: Generated<Date>;
 }
+
+export type SystemEmailStatus = 'queued' | 'deferred' | 'sent' | 'bounced' | 'complained' | 'failed';
 
 export interface MailboxMessagesTable {
   id: Generated<string>;

@@ -1,8 +1,9 @@
 import type { Selectable } from 'kysely';
 import { sql } from 'kysely';
 import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
 import type { EmailStatus, EmailsTable } from '../db/schema.ts';
-import { DeliveryError, type Transport } from '../delivery/transport.ts';
+import { DeliveryError, type DeliveryResult, type Transport } from '../delivery/transport.ts';
 import type { DomainContext } from '../domain/context.ts';
 import { createSigningKeys } from '../domain/dkim-keys.ts';
 import { type SuppressionReason, suppress, suppressedAmong } from '../domain/suppressions.ts';
@@ -46,6 +47,39 @@ function domainOf(address: string): string {
 
 function bareRecipients(row: EmailRow): string[] {
   return [...row.to_addresses, ...row.cc_addresses, ...row.bcc_addresses].map(addressOf);
+}
+
+/**
+ * The one way a signed message leaves Posthorn (project mail and the service's own): handed to the
+ * transport with the VERP return path that names it, on the signing domain's bounce subdomain (or
+ * the shared domain), so the return path aligns with d= and a bounce finds its way back to the MX.
+ */
+export function handOver(
+  deps: { ctx: DomainContext; transport: Transport },
+  message: { id: string; key: DkimKey; to: string[]; raw: Buffer; messageId: string },
+): Promise<DeliveryResult> {
+  const { sharedDomain } = deps.ctx.config;
+  const domain = message.key.domain === sharedDomain ? sharedDomain : `bounces.${message.key.domain}`;
+  return deps.transport.send({
+    from: bounceAddress(deps.ctx.secrets.hash, message.id, domain),
+    to: message.to,
+    raw: message.raw,
+    messageId: message.messageId,
+  });
+}
+
+/**
+ * When a deferred message is tried next: the retry schedule's step for the attempt just made (the
+ * last step repeats), or null when that would pass POSTHORN_RETRY_FOR_HOURS since it was created.
+ */
+export function nextAttemptAt(
+  config: Pick<Config, 'retrySchedule' | 'retryForHours'>,
+  attempts: number,
+  createdAt: Date,
+): Date | null {
+  const { retrySchedule, retryForHours } = config;
+  const at = Date.now() + retrySchedule[Math.min(attempts - 1, retrySchedule.length - 1)] * 1000;
+  return at - createdAt.getTime() > retryForHours * 3_600_000 ? null : new Date(at);
 }
 
 /**
@@ -156,15 +190,9 @@ async function deliverOne(
   const real = recipients.filter((r) => !isSimulated(r));
   if (real.length > 0) {
     try {
-      const result = await deps.transport.send({
-        // the return path aligns with the signing domain: its bounce subdomain, or the shared domain
-        from: bounceAddress(
-          deps.ctx.secrets.hash,
-          row.id,
-          extra.key.domain === deps.ctx.config.sharedDomain
-            ? deps.ctx.config.sharedDomain
-            : `bounces.${extra.key.domain}`,
-        ),
+      const result = await handOver(deps, {
+        id: row.id,
+        key: extra.key,
         to: real,
         raw,
         messageId: row.message_id,
@@ -234,13 +262,13 @@ async function deliverOne(
 
 async function recordOutcomes(deps: DeliveryDeps, rows: EmailRow[], outcomes: Outcome[]) {
   const { ctx } = deps;
-  const { retrySchedule, retryForHours } = ctx.config;
+  const { retryForHours } = ctx.config;
   const jobs: JobSpec[] = [];
   for (const o of outcomes) {
     if (o.status !== 'deferred') continue;
     const row = rows.find((r) => r.id === o.id) as EmailRow;
-    const delay = retrySchedule[Math.min(row.attempts - 1, retrySchedule.length - 1)] * 1000;
-    if (Date.now() + delay - row.created_at.getTime() > retryForHours * 3_600_000) {
+    const retryAt = nextAttemptAt(ctx.config, row.attempts, row.created_at);
+    if (!retryAt) {
       o.status = 'failed';
       o.events.push({
         type: 'failed',
@@ -248,7 +276,7 @@ async function recordOutcomes(deps: DeliveryDeps, rows: EmailRow[], outcomes: Ou
         detail: { reason: `still deferred after ${retryForHours} hours: gave up`, response: o.response },
       });
     } else {
-      o.retryAt = new Date(Date.now() + delay);
+      o.retryAt = retryAt;
       jobs.push({
         task: 'deliver_email',
         payload: { ids: [o.id] },

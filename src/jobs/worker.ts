@@ -31,11 +31,7 @@ export interface WorkerDeps {
 /** The task list: one entry per job name, each in its own file. */
 export function taskList(deps: WorkerDeps) {
   return {
-    send_system_email: sendSystemEmailTask({
-      db: deps.ctx.db,
-      transport: deps.transport,
-      systemFrom: deps.ctx.config.systemFrom,
-    }),
+    send_system_email: sendSystemEmailTask(deps),
     deliver_email: deliverEmailTask(deps),
     import_contacts: importContactsTask(deps.ctx),
     // flows will attach here too

@@ -19,6 +19,7 @@ export interface ComposeInput {
     contentId: string | null;
     content: Buffer;
   }[];
+  /** The sending project's id; `system` for the service's own mail, which belongs to no project. */
   projectId: string;
   stream: string;
   /** Internal tags (campaign, flow, step, variation) for Feedback-ID. */

@@ -39,9 +39,10 @@ function summariseAuth(result: AuthenticateResult): InboundAuth {
 
 /**
  * The inbound MX: takes mail only for the addresses Posthorn serves (projects' inbound addresses,
- * verified domains with inbound enabled, VERP bounce addresses, the feedback-loop address) and
- * refuses every other recipient at RCPT with 550. Received mail is parsed, authenticated
- * (SPF, DKIM, DMARC, ARC) and stored; bounce and complaint reports update the messages they name.
+ * verified domains with inbound enabled, VERP bounce addresses of project and system mail, the
+ * feedback-loop address) and refuses every other recipient at RCPT with 550. Received mail is
+ * parsed, authenticated (SPF, DKIM, DMARC, ARC) and stored; bounce and complaint reports update the
+ * messages they name.
  */
 export function createMxServer(opts: { ctx: DomainContext; log: Logger; tls: TlsOptions }): SMTPServer {
   const { ctx, log } = opts;
@@ -62,7 +63,8 @@ export function createMxServer(opts: { ctx: DomainContext; log: Logger; tls: Tls
       if (report) {
         for (const emailId of new Set(reports)) {
           const outcome = await applyMailReport(ctx, emailId, report);
-          done.push(`${report.kind} for ${outcome.emailId ?? 'an unknown message'}`);
+          const about = outcome.systemEmailId ? `system email ${outcome.systemEmailId}` : outcome.emailId;
+          done.push(`${report.kind} for ${about ?? 'an unknown message'}`);
         }
       } else {
         done.push('not a bounce or complaint report: ignored');

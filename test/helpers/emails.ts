@@ -1,3 +1,5 @@
+import type { Selectable } from 'kysely';
+import type { SystemEmailStatus, SystemEmailsTable } from '../../src/db/schema.ts';
 import type { TestServer } from './server.ts';
 
 export { expectError } from './assertions.ts';
@@ -30,4 +32,28 @@ export async function countEmails(server: TestServer): Promise<number> {
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .executeTakeFirstOrThrow();
   return Number(row.n);
+}
+
+/** Polls the outbox row of the newest system email to an address until the status is reached. */
+export async function waitForSystemEmail(
+  server: TestServer,
+  to: string,
+  status: SystemEmailStatus,
+  timeoutMs = 20_000,
+): Promise<Selectable<SystemEmailsTable>> {
+  const deadline = Date.now() + timeoutMs;
+  let last: Selectable<SystemEmailsTable> | undefined;
+  while (Date.now() < deadline) {
+    last = await server.runtime.ctx.db
+      .selectFrom('system_emails')
+      .selectAll()
+      .where('to_address', '=', to)
+      .orderBy('created_at', 'desc')
+      .executeTakeFirst();
+    if (last?.status === status) return last;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(
+    `no system email to ${to} reached ${status}; last: ${JSON.stringify(last && { ...last, raw: undefined })}`,
+  );
 }
