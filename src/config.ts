@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { DEFAULT_PLAN, PLANS } from './domain/plans.ts';
 
 /** Every setting Posthorn reads, from the environment, documented in README.md. */
 export interface Config {
@@ -19,6 +20,8 @@ export interface Config {
   tlsCertFile: string | undefined;
   /** Allow AUTH without TLS (loopback testing only). */
   smtpAllowInsecureAuth: boolean;
+  /** The submission server's own host name: its greeting and the Received header of submitted mail. */
+  smtpHost: string;
   mxPort: number;
   /** Largest message the inbound MX takes, in bytes. */
   mxMaxBytes: number;
@@ -47,6 +50,8 @@ export interface Config {
   retryForHours: number;
   /** A worker silent this long is presumed dead and its jobs are unlocked for others. */
   staleWorkerSeconds: number;
+  /** The plan of every new workspace (signup and POST /workspaces). */
+  defaultPlan: string;
 }
 
 export class ConfigError extends Error {}
@@ -93,6 +98,15 @@ function retrySchedule(
     throw new ConfigError(`${name} must be comma-separated whole seconds like "60,300,1800", got "${raw}"`);
   }
   return parts.map(Number);
+}
+
+function plan(env: Env, name: string): string {
+  const raw = (env[name] ?? '').trim().toLowerCase();
+  if (raw === '') return DEFAULT_PLAN;
+  const ids = PLANS.map((p) => p.id);
+  if (!ids.includes(raw))
+    throw new ConfigError(`${name} must be one of ${ids.join(', ')}, got "${env[name]}"`);
+  return raw;
 }
 
 /** Reads POSTHORN_SECRET, or the secret stored in the data dir (generated on first start). */
@@ -154,6 +168,7 @@ export function loadConfig(env: Env = process.env): Config {
       .filter(Boolean),
     sharedDomain,
     spfInclude: (env.POSTHORN_SPF_INCLUDE || `_spf.${sharedDomain}`).toLowerCase(),
+    smtpHost: (env.POSTHORN_SMTP_HOST || `smtp.${sharedDomain}`).toLowerCase(),
     inboundHost: (env.POSTHORN_INBOUND_HOST || `mx.${sharedDomain}`).toLowerCase(),
     systemFrom: env.POSTHORN_SYSTEM_FROM || `Posthorn <no-reply@${sharedDomain}>`,
     secret: loadSecret(env, dataDir),
@@ -165,5 +180,6 @@ export function loadConfig(env: Env = process.env): Config {
     retrySchedule: retrySchedule(env.POSTHORN_RETRY_SCHEDULE),
     retryForHours: integer(env, 'POSTHORN_RETRY_FOR_HOURS', 72, 0, 24 * 30),
     staleWorkerSeconds: integer(env, 'POSTHORN_STALE_WORKER_SECONDS', 60, 1, 86_400),
+    defaultPlan: plan(env, 'POSTHORN_DEFAULT_PLAN'),
   };
 }

@@ -4,6 +4,7 @@ import { hostname } from 'node:os';
 import { basename } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
+import { zoneValue } from '../domain/dns-records.ts';
 import { ApiError, PosthornClient } from '../sdk/client.ts';
 import { credentialsPath, loadProfile, removeProfile, saveProfile } from './credentials.ts';
 
@@ -303,17 +304,14 @@ export function registerClientCommands(program: Command) {
       );
     }),
   );
-  const recordsTable = (d: { records: { type: string; name: string; value: string; status: string }[] }) =>
+  type RecordOut = { type: string; name: string; value: string; priority?: number; status: string };
+  // values in zone-file form: a DKIM key is two quoted strings of at most 255 characters
+  const recordsTable = (d: { records: RecordOut[] }) =>
     table([
       ['TYPE', 'NAME', 'STATUS', 'VALUE'],
-      ...d.records.map((r) => [r.type, r.name, r.status, r.value]),
+      ...d.records.map((r) => [r.type, r.name, r.status, zoneValue(r)]),
     ]);
-  type DomainOut = {
-    id: string;
-    name: string;
-    status: string;
-    records: { type: string; name: string; value: string; status: string }[];
-  };
+  type DomainOut = { id: string; name: string; status: string; records: RecordOut[] };
   withCommon(
     domains.command('add <domain>').description('add a sending domain and print the DNS records to publish'),
   ).action(

@@ -1,6 +1,7 @@
 import { loadConfig } from '../config.ts';
 import { listMailbox, readMailboxMessage } from '../delivery/mailbox.ts';
-import { dkimRecordValue, sharedDomainKey } from '../domain/dkim-keys.ts';
+import { sharedDomainKey } from '../domain/dkim-keys.ts';
+import { formatRecordsToPublish, sharedDomainRecords } from '../domain/dns-records.ts';
 import { DomainError } from '../domain/errors.ts';
 import { isUuid } from '../domain/ids.ts';
 import { setWorkspacePlan } from '../domain/workspaces.ts';
@@ -32,10 +33,13 @@ export async function runOperatorCommand(command: OperatorCommand) {
       case 'shared-domain': {
         const key = await sharedDomainKey(runtime.ctx);
         const domain = runtime.ctx.config.sharedDomain;
-        console.log(`Publish these records for the shared domain ${domain}:`);
-        console.log(`  TXT  ${key.selector}._domainkey.${domain}  "${dkimRecordValue(key.publicBase64)}"`);
-        console.log(`  TXT  ${runtime.ctx.config.spfInclude}  "v=spf1 ip4:<your sending IPs> -all"`);
-        console.log(`  MX   ${domain}  10 ${runtime.ctx.config.inboundHost}`);
+        console.log(
+          `Publish these records for the shared domain ${domain} (a TXT value over 255 characters is several quoted strings in one record; DNS joins them):\n`,
+        );
+        console.log(formatRecordsToPublish(sharedDomainRecords(runtime.ctx.config, key)));
+        console.log(
+          '\nReplace each <...> with your own value. The sending IPs also need reverse DNS (PTR) naming a host that resolves back to them.',
+        );
         break;
       }
       case 'mailbox':

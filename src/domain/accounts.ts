@@ -42,8 +42,9 @@ export interface SignupInput {
 }
 
 /**
- * Creates the account, a workspace on the default plan with a starter project, a project key and an
- * all-access key, and queues the verification code email: all in one transaction.
+ * Creates the account, a workspace on the default plan (POSTHORN_DEFAULT_PLAN) with a starter
+ * project, a project key and an all-access key, and queues the verification code email: all in one
+ * transaction.
  */
 export async function signup(ctx: DomainContext, input: SignupInput) {
   const email = normalizeEmail(input.email);
@@ -63,7 +64,7 @@ export async function signup(ctx: DomainContext, input: SignupInput) {
         .values({ email, name, terms_accepted_at: new Date() })
         .returningAll()
         .executeTakeFirstOrThrow();
-      const { workspace, project } = await insertWorkspace(tx, account.id, `${name}'s workspace`);
+      const { workspace, project } = await insertWorkspace(tx, ctx, account.id, `${name}'s workspace`);
       const projectKey = await createKey(tx, ctx, {
         accountId: account.id,
         projectId: project.id,

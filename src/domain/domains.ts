@@ -4,8 +4,9 @@ import type { DomainRecord, DomainsTable } from '../db/schema.ts';
 import { enqueue } from '../jobs/enqueue.ts';
 import { normalizeHostname } from './addresses.ts';
 import type { DomainContext } from './context.ts';
-import { dkimRecordValue, newRsaKeyPair } from './dkim-keys.ts';
+import { newRsaKeyPair } from './dkim-keys.ts';
 import { type DnsLookup, DnsUnavailableError } from './dns-lookup.ts';
+import { customerDomainRecords } from './dns-records.ts';
 import { ConflictError, NotFoundError, ValidationError } from './errors.ts';
 import { isUuid } from './ids.ts';
 import { requireFeature } from './plans.ts';
@@ -44,71 +45,6 @@ export function normalizeSendingDomain(input: unknown, sharedDomain: string): st
   return name;
 }
 
-/** The records a domain must publish: DKIM key, return-path SPF and MX (required), DMARC (recommended). */
-export function expectedRecords(
-  ctx: DomainContext,
-  row: DomainRow,
-  publicKeys: Map<string, string>,
-): Omit<DomainRecord, 'status'>[] {
-  const returnPath = `${row.return_path}.${row.name}`;
-  const rotation: Omit<DomainRecord, 'status'>[] = row.next_dkim_selector
-    ? [
-        {
-          type: 'TXT',
-          name: `${row.next_dkim_selector}._domainkey.${row.name}`,
-          value: dkimRecordValue(publicKeys.get(row.next_dkim_selector) as string),
-          purpose:
-            'DKIM key rotation: publish this new key; Posthorn signs with it once a check finds it (keep the old record until then)',
-          required: false,
-        },
-      ]
-    : [];
-  return [
-    {
-      type: 'TXT',
-      name: `${row.dkim_selector}._domainkey.${row.name}`,
-      value: dkimRecordValue(publicKeys.get(row.dkim_selector as string) as string),
-      purpose: 'DKIM: the public key that verifies the signature on your mail',
-      required: true,
-    },
-    {
-      type: 'TXT',
-      name: returnPath,
-      value: `v=spf1 include:${ctx.config.spfInclude} ~all`,
-      purpose: 'SPF for the return-path (bounce) domain, so SPF aligns with your From domain',
-      required: true,
-    },
-    {
-      type: 'MX',
-      name: returnPath,
-      value: ctx.config.inboundHost,
-      priority: 10,
-      purpose: 'Return path: bounces and complaints come back to Posthorn',
-      required: true,
-    },
-    {
-      type: 'TXT',
-      name: `_dmarc.${row.name}`,
-      value: `v=DMARC1; p=none; rua=mailto:dmarc@${row.name}`,
-      purpose: 'DMARC (recommended): tells receivers what to do with mail that fails; start with p=none',
-      required: false,
-    },
-    ...rotation,
-    ...(row.inbound_enabled
-      ? [
-          {
-            type: 'MX' as const,
-            name: row.name,
-            value: ctx.config.inboundHost,
-            priority: 10,
-            purpose: 'Inbound: mail to any address at this domain is received by Posthorn (GET /v1/inbound)',
-            required: false,
-          },
-        ]
-      : []),
-  ];
-}
-
 async function publicKeysOf(ctx: DomainContext, row: DomainRow): Promise<Map<string, string>> {
   const keys = await ctx.db
     .selectFrom('dkim_keys')
@@ -121,7 +57,7 @@ async function publicKeysOf(ctx: DomainContext, row: DomainRow): Promise<Map<str
 
 export async function presentDomain(ctx: DomainContext, row: DomainRow) {
   const checked = new Map(row.records.map((r) => [`${r.type} ${r.name}`, r]));
-  const records = expectedRecords(ctx, row, await publicKeysOf(ctx, row)).map((r) => {
+  const records = customerDomainRecords(ctx.config, row, await publicKeysOf(ctx, row)).map((r) => {
     const last = checked.get(`${r.type} ${r.name}`);
     return { ...r, status: last?.status ?? 'pending', ...(last?.found ? { found: last.found } : {}) };
   });
@@ -284,7 +220,7 @@ async function checkRecord(dns: DnsLookup, r: Omit<DomainRecord, 'status'>): Pro
  * `failed`. A DNS failure (SERVFAIL, timeout) changes nothing and says so.
  */
 export async function checkDomain(ctx: DomainContext, dns: DnsLookup, row: DomainRow) {
-  const expected = expectedRecords(ctx, row, await publicKeysOf(ctx, row));
+  const expected = customerDomainRecords(ctx.config, row, await publicKeysOf(ctx, row));
   const records = await Promise.all(expected.map((r) => checkRecord(dns, r)));
   const ok = records.filter((r) => r.required).every((r) => r.status === 'verified');
   // a rotated key takes over once its record is published

@@ -21,11 +21,11 @@ export function presentWorkspace(row: WorkspaceRow) {
 
 export const STARTER_PROJECT_NAME = 'Default project';
 
-/** Inserts a workspace owned by the account, with its starter project. */
-export async function insertWorkspace(tx: Tx, accountId: string, name: string) {
+/** Inserts a workspace owned by the account, on the configured default plan, with its starter project. */
+export async function insertWorkspace(tx: Tx, ctx: DomainContext, accountId: string, name: string) {
   const workspace = await tx
     .insertInto('workspaces')
-    .values({ name, owner_account_id: accountId })
+    .values({ name, owner_account_id: accountId, plan: ctx.config.defaultPlan })
     .returningAll()
     .executeTakeFirstOrThrow();
   await tx
@@ -36,12 +36,12 @@ export async function insertWorkspace(tx: Tx, accountId: string, name: string) {
   return { workspace, project };
 }
 
-/** POST /workspaces: a new billing boundary on the default plan, with a starter project. */
+/** POST /workspaces: a new billing boundary on the default plan (POSTHORN_DEFAULT_PLAN) with a starter project. */
 export async function createWorkspace(ctx: DomainContext, accountId: string, input: { name: unknown }) {
   const name = checkName(input.name, 'workspace');
   const { workspace, project } = await ctx.db
     .transaction()
-    .execute((tx) => insertWorkspace(tx, accountId, name));
+    .execute((tx) => insertWorkspace(tx, ctx, accountId, name));
   return { ...presentWorkspace(workspace), project: presentProject(project, 'owner') };
 }
 

@@ -50,9 +50,22 @@ async function resolveSender(
 }
 
 /**
+ * The trace header of a submitted message (RFC 5321 4.4): this server, the protocol (ESMTPSA: AUTH
+ * over TLS, RFC 3848), the email id and the time. No `from` clause: the client's address and the
+ * name it gave in EHLO are not passed on to the recipients.
+ */
+export function receivedHeader(host: string, emailId: string, overTls: boolean, at: Date): string {
+  const date = at.toUTCString().replace(/GMT$/, '+0000');
+  return `by ${host} (Posthorn) with ${overTls ? 'ESMTPSA' : 'ESMTPA'} id ${emailId}; ${date}`;
+}
+
+/**
  * SMTP submission (RFC 6409): the password is an API key and every message goes through the same
  * send path as POST /v1/emails (checks, suppression, headers, DKIM, statuses; stream transactional).
- * Permanent refusals answer 5xx and temporary ones 4xx, with the reason in the reply text.
+ * Permanent refusals answer 5xx and temporary ones 4xx, with the reason in the reply text. AUTH is
+ * offered only once the connection is encrypted (STARTTLS or the implicit-TLS port), so a client is
+ * never invited to send its key in clear; POSTHORN_SMTP_ALLOW_INSECURE_AUTH=1 lifts that for
+ * loopback testing.
  */
 export function createSubmissionServer(opts: {
   ctx: DomainContext;
@@ -77,8 +90,9 @@ export function createSubmissionServer(opts: {
       account: false,
     });
   };
+  const insecureAuth = ctx.config.smtpAllowInsecureAuth;
   const server = new SMTPServer({
-    name: ctx.config.inboundHost,
+    name: ctx.config.smtpHost,
     banner: 'Posthorn submission: AUTH with an API key as the password',
     secure: opts.secure ?? false,
     key: opts.tls.key,
@@ -86,12 +100,22 @@ export function createSubmissionServer(opts: {
     size: MAX_MESSAGE_BYTES,
     authMethods: ['PLAIN', 'LOGIN'],
     authOptional: false,
-    allowInsecureAuth: ctx.config.smtpAllowInsecureAuth,
+    allowInsecureAuth: insecureAuth,
     logger: false,
     disableReverseLookup: true,
     closeTimeout: 5_000,
     // our replies carry their own enhanced codes (5.7.1 for a policy refusal, not the table's 5.1.1)
     hideENHANCEDSTATUSCODES: true,
+    // smtp-server lists AUTH in EHLO before STARTTLS and only then answers it with 538: until the
+    // connection is encrypted, this session has no AUTH at all (not listed, not accepted)
+    onConnect(session, callback) {
+      if (!session.secure && !insecureAuth) session.disabledCommands = ['AUTH'];
+      callback();
+    },
+    onSecure(_socket, session, callback) {
+      session.disabledCommands = undefined;
+      callback();
+    },
     async onAuth(auth: SMTPServerAuthentication, _session, callback) {
       try {
         const username = auth.username ?? '';
@@ -147,7 +171,12 @@ export function createSubmissionServer(opts: {
           );
           const result = await acceptEmails(
             ctx,
-            { facts: user.facts, apiKeyId: user.key.id, stream: 'transactional' },
+            {
+              facts: user.facts,
+              apiKeyId: user.key.id,
+              stream: 'transactional',
+              traceHeader: (id) => receivedHeader(ctx.config.smtpHost, id, session.secure, new Date()),
+            },
             [input],
             { batch: false },
           );

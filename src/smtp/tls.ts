@@ -39,6 +39,7 @@ export async function loadTlsPair(config: Config): Promise<TlsPair> {
           name: 'subjectAltName',
           altNames: [
             { type: 2, value: config.inboundHost },
+            { type: 2, value: config.smtpHost },
             { type: 2, value: 'localhost' },
             { type: 7, ip: '127.0.0.1' },
           ],

@@ -1,11 +1,14 @@
 import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SUBMISSION_USERNAME } from '../../src/smtp/submission.ts';
+import { createSubmissionServer, SUBMISSION_USERNAME } from '../../src/smtp/submission.ts';
+import { loadTlsPair } from '../../src/smtp/tls.ts';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.ts';
 import { FROM, waitForStatus } from '../helpers/emails.ts';
 import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
-import { sharedDkimResolver, submit, swaks } from '../helpers/smtp-clients.ts';
+import { RawSmtpSession, sharedDkimResolver, submit } from '../helpers/smtp-clients.ts';
 
 let server: TestServer;
 let dns: TestDnsServer;
@@ -175,7 +178,7 @@ describe('SMTP submission with nodemailer as the client', () => {
     expect(again.response).toContain('revoked');
   });
 
-  it('refuses AUTH before STARTTLS', async () => {
+  it('never asks a client that skips STARTTLS for its key: no AUTH, and MAIL is refused with 530', async () => {
     const res = await submit(
       server,
       projectAuth(),
@@ -183,8 +186,8 @@ describe('SMTP submission with nodemailer as the client', () => {
       { ignoreTLS: true },
     );
     expect(res.ok).toBe(false);
-    expect(res.code).toBe(538);
-    expect(res.response).toMatch(/STARTTLS/i);
+    expect(res.code).toBe(530);
+    expect(res.response).toContain('Authentication required');
   });
 
   it('refuses a message over the size limit with 552 and stores nothing', async () => {
@@ -231,104 +234,115 @@ describe('SMTP submission with nodemailer as the client', () => {
     expect(res.response).toContain('not-verified.example');
   });
 
-  it('announces SIZE and AUTH PLAIN LOGIN after STARTTLS, and answers MAIL without AUTH with 530', async () => {
-    const res = await submit(server, null, { from: FROM, to: 'x@example.org', subject: 'x', text: 'x' });
-    expect(res.ok).toBe(false);
-    expect(res.code).toBe(530);
-    const transcript = await swaks([
-      '--server',
-      `127.0.0.1:${server.runtime.smtp?.submissionPort}`,
-      '--tls',
-      '--quit-after',
-      'EHLO',
-    ]);
-    expect(transcript.output).toMatch(/<~ {2}250[- ]SIZE 41943040/);
-    expect(transcript.output).toMatch(/<~ {2}250[- ]AUTH PLAIN LOGIN/);
+  it("stamps a Received header of its own (host, ESMTPSA, email id, date; no client address) and drops the client's", async () => {
+    const res = await submit(
+      server,
+      projectAuth(),
+      {
+        from: FROM,
+        to: 'traced@example.org',
+        subject: 'Traced',
+        text: 'Hi',
+        headers: {
+          Received: 'from forged.example ([203.0.113.9]) by relay.example with SMTP',
+          'Disposition-Notification-To': 'receipts@example.org',
+        },
+      },
+      { ehloName: 'laptop-of-the-sender.example' },
+    );
+    expect(res.ok, res.response).toBe(true);
+    const id = await emailOf(res.response);
+    const email = await waitForStatus(server, account.project_key.key, id, 'sent');
+    const message = await server.sink.waitFor((m) => m.parsed.messageId === email.message_id);
+    const received = message.parsed.headerLines.filter((h) => h.key === 'received').map((h) => h.line);
+    expect(received).toHaveLength(1);
+    const value = received[0].replace(/\r?\n[ \t]+/g, ' ');
+    expect(value).toMatch(
+      new RegExp(
+        `^Received: by smtp\\.posthorn\\.localhost \\(Posthorn\\) with ESMTPSA id ${id}; \\w{3}, \\d{2} \\w{3} \\d{4} \\d{2}:\\d{2}:\\d{2} \\+0000$`,
+      ),
+    );
+    const stamped = new Date(value.slice(value.indexOf(';') + 1)).getTime();
+    expect(Math.abs(stamped - Date.parse(email.created_at))).toBeLessThan(60_000);
+    // the client's address and the name it gave in EHLO stay private
+    expect(value).not.toContain('127.0.0.1');
+    expect(value).not.toContain('laptop-of-the-sender');
+    expect(message.parsed.headers.has('disposition-notification-to')).toBe(false);
   });
 });
 
-describe('SMTP submission with swaks (Debian) as the client', () => {
-  const base = () => [
-    '--server',
-    `127.0.0.1:${server.runtime.smtp?.submissionPort}`,
-    '--tls',
-    '--from',
-    'onboarding@posthorn.localhost',
-  ];
+describe('SMTP submission dialogue on a raw socket', () => {
+  const port = () => server.runtime.smtp?.submissionPort as number;
+  const keywords = (reply: { lines: string[] }) => reply.lines.slice(1);
 
-  it('AUTH PLAIN with a project key delivers a signed message with both headers', async () => {
-    const result = await swaks([
-      ...base(),
-      '--to',
-      'swaks-plain@example.org',
-      '--auth',
-      'PLAIN',
-      '--auth-user',
-      'posthorn',
-      '--auth-password',
-      account.project_key.key,
-      '--header',
-      'Subject: From swaks',
-      '--body',
-      'Sent by swaks',
-    ]);
-    expect(result.code, result.output).toBe(0);
-    const id = /queued as ([0-9a-f-]{36})/.exec(result.output)?.[1] as string;
-    const email = await waitForStatus(server, account.project_key.key, id, 'sent');
-    const message = await server.sink.waitFor((m) => m.parsed.messageId === email.message_id);
-    expect(message.parsed.subject).toBe('From swaks');
-    expect(message.parsed.headers.get('x-posthorn-project')).toBe(account.project.id);
-    expect(message.parsed.headers.get('x-posthorn-stream')).toBe('transactional');
-    const verified = await dkimVerify(message.raw, { resolver: await sharedDkimResolver(server) });
-    expect(verified.results[0].status.result).toBe('pass');
+  it("greets with the submission host's own name, not the MX's", async () => {
+    const { session, greeting } = await RawSmtpSession.connect(port());
+    try {
+      expect(greeting.code).toBe(220);
+      expect(greeting.lines[0]).toMatch(/^smtp\.posthorn\.localhost ESMTP /);
+      const ehlo = await session.command('EHLO client.example');
+      expect(ehlo.code).toBe(250);
+      expect(ehlo.lines[0]).toMatch(/^smtp\.posthorn\.localhost /);
+      expect([greeting.lines[0], ehlo.lines[0]].join(' ')).not.toContain('mx.posthorn.localhost');
+    } finally {
+      session.close();
+    }
   });
 
-  it('AUTH LOGIN with an all-access key and the project id as username', async () => {
-    const result = await swaks([
-      ...base(),
-      '--to',
-      'swaks-login@example.org',
-      '--auth',
-      'LOGIN',
-      '--auth-user',
-      account.project.id,
-      '--auth-password',
-      account.account_key.key,
-    ]);
-    expect(result.code, result.output).toBe(0);
-    expect(result.output).toMatch(/250 2\.0\.0 Accepted: queued as/);
+  it('offers AUTH PLAIN LOGIN only after STARTTLS (SIZE both times), and answers MAIL without AUTH with 530', async () => {
+    const { session } = await RawSmtpSession.connect(port());
+    try {
+      const before = await session.command('EHLO client.example');
+      expect(before.code).toBe(250);
+      expect(keywords(before)).toContain('STARTTLS');
+      expect(keywords(before)).toContain('SIZE 41943040');
+      expect(keywords(before).filter((k) => k.startsWith('AUTH'))).toEqual([]);
+      // a client that tries anyway is not authenticated, and cannot send
+      const early = await session.command(
+        `AUTH PLAIN ${Buffer.from('\0posthorn\0ph_not_a_key').toString('base64')}`,
+      );
+      expect(early.code).toBeGreaterThanOrEqual(500);
+      const mailBefore = await session.command('MAIL FROM:<onboarding@posthorn.localhost>');
+      expect(mailBefore.code).toBe(530);
+
+      expect((await session.startTls()).code).toBe(220);
+      const after = await session.command('EHLO client.example');
+      expect(after.code).toBe(250);
+      expect(keywords(after)).toContain('AUTH PLAIN LOGIN');
+      expect(keywords(after)).toContain('SIZE 41943040');
+      expect(keywords(after)).not.toContain('STARTTLS');
+      const mailAfter = await session.command('MAIL FROM:<onboarding@posthorn.localhost>');
+      expect(mailAfter.code).toBe(530);
+      const auth = await session.command(
+        `AUTH PLAIN ${Buffer.from(`\0posthorn\0${account.project_key.key}`).toString('base64')}`,
+      );
+      expect(auth.code).toBe(235);
+    } finally {
+      session.close();
+    }
   });
 
-  it('a bad key fails AUTH with 535 and AUTH without TLS is refused', async () => {
-    const bad = await swaks([
-      ...base(),
-      '--to',
-      'x@example.org',
-      '--auth',
-      'PLAIN',
-      '--auth-user',
-      'posthorn',
-      '--auth-password',
-      'ph_wrong',
-    ]);
-    expect(bad.code).not.toBe(0);
-    expect(bad.output).toMatch(/535/);
-    const plain = await swaks([
-      '--server',
-      `127.0.0.1:${server.runtime.smtp?.submissionPort}`,
-      '--from',
-      'onboarding@posthorn.localhost',
-      '--to',
-      'x@example.org',
-      '--auth',
-      'PLAIN',
-      '--auth-user',
-      'posthorn',
-      '--auth-password',
-      account.project_key.key,
-    ]);
-    expect(plain.code).not.toBe(0);
-    expect(plain.output).toMatch(/538 .*STARTTLS/);
-    expect(plain.output).not.toMatch(/Accepted: queued/);
+  it('with POSTHORN_SMTP_ALLOW_INSECURE_AUTH=1 (loopback testing) offers and accepts AUTH before STARTTLS', async () => {
+    const { ctx } = server.runtime;
+    const config = { ...ctx.config, smtpAllowInsecureAuth: true };
+    const insecure = createSubmissionServer({
+      ctx: { ...ctx, config },
+      log: pino({ level: 'silent' }),
+      tls: await loadTlsPair(config),
+    });
+    await new Promise<void>((resolve) => insecure.listen(0, '127.0.0.1', resolve));
+    const { session } = await RawSmtpSession.connect((insecure.server.address() as AddressInfo).port);
+    try {
+      const ehlo = await session.command('EHLO client.example');
+      expect(keywords(ehlo)).toContain('AUTH PLAIN LOGIN');
+      expect(keywords(ehlo)).toContain('STARTTLS');
+      const auth = await session.command(
+        `AUTH PLAIN ${Buffer.from(`\0posthorn\0${account.project_key.key}`).toString('base64')}`,
+      );
+      expect(auth.code).toBe(235);
+    } finally {
+      session.close();
+      await new Promise<void>((resolve) => insecure.close(() => resolve()));
+    }
   });
 });

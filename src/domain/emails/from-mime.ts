@@ -1,10 +1,7 @@
 import type { AddressObject, ParsedMail } from 'mailparser';
 import { formatMailbox } from '../../mail/address.ts';
 import { ValidationError } from '../errors.ts';
-import { type EmailInput, PROTECTED_HEADERS } from './validate.ts';
-
-// headers of a submitted message that describe its transport, not its content: never passed on
-const TRANSPORT_HEADERS = new Set(['delivered-to', 'x-original-to', 'envelope-to', 'x-envelope-to']);
+import { type EmailInput, isProtectedHeader } from './validate.ts';
 
 function mailboxes(field: AddressObject | AddressObject[] | undefined): { name: string; address: string }[] {
   const objects = field === undefined ? [] : Array.isArray(field) ? field : [field];
@@ -22,8 +19,9 @@ function mailboxes(field: AddressObject | AddressObject[] | undefined): { name: 
 /**
  * A message submitted over SMTP as the input of the one send path (`acceptEmails`). The envelope
  * decides who receives it: recipients named in To or Cc keep their header (and display name), the
- * other envelope recipients are Bcc. Custom headers pass on; headers Posthorn sets itself
- * (Message-ID, Date, DKIM-Signature, Received, ...) are replaced by its own.
+ * other envelope recipients are Bcc. Custom headers pass on; the headers no sender may set (the
+ * one rule of `isProtectedHeader`: Message-ID, Date, DKIM-Signature, Received, Delivered-To, ...)
+ * are dropped, and Posthorn writes its own where it has one.
  */
 export function emailInputFromMime(parsed: ParsedMail, envelopeRecipients: string[]): EmailInput {
   const from = mailboxes(parsed.from);
@@ -53,7 +51,7 @@ export function emailInputFromMime(parsed: ParsedMail, envelopeRecipients: strin
 
   const headers: Record<string, string> = {};
   for (const { key, line } of parsed.headerLines) {
-    if (PROTECTED_HEADERS.has(key) || TRANSPORT_HEADERS.has(key) || key.startsWith('x-posthorn-')) continue;
+    if (isProtectedHeader(key)) continue;
     if (key.startsWith('content-')) continue;
     const colon = line.indexOf(':');
     const name = line.slice(0, colon).trim();

@@ -1,0 +1,37 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer({ POSTHORN_DEFAULT_PLAN: 'pro' });
+});
+afterAll(() => server?.close());
+
+describe('POSTHORN_DEFAULT_PLAN=pro', () => {
+  it('puts a signup workspace on pro, so its project has inbound mail and webhooks at once', async () => {
+    const { workspace, project_key } = await server.signup();
+    const row = await server.runtime.ctx.db
+      .selectFrom('workspaces')
+      .select('plan')
+      .where('id', '=', workspace.id)
+      .executeTakeFirstOrThrow();
+    expect(row.plan).toBe('pro');
+    expect((workspace as { plan?: string }).plan).toBe('pro');
+    const limits = await server.call('GET', '/v1/limits', { key: project_key.key });
+    expect(limits.status).toBe(200);
+    expect(limits.body.plan).toBe('pro');
+    expect(limits.body.features).toMatchObject({ inbound: true, webhooks: true });
+  });
+
+  it('puts a workspace made with POST /v1/workspaces on pro too', async () => {
+    const { account_key } = await server.signup();
+    const res = await server.call('POST', '/v1/workspaces', {
+      key: account_key.key,
+      body: { name: 'Second' },
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.plan).toBe('pro');
+    const list = await server.call('GET', '/v1/workspaces', { key: account_key.key });
+    expect(list.body.data.map((w: { plan: string }) => w.plan)).toEqual(['pro', 'pro']);
+  });
+});
