@@ -14,15 +14,15 @@ function newCode(): string {
   return `${chars.slice(0, 4).join('')}-${chars.slice(4).join('')}`;
 }
 
-function deviceName(value: unknown): string {
+function deviceName(value: string | null | undefined): string {
   if (value === undefined || value === null) return 'a device';
-  if (typeof value !== 'string' || value.trim() === '' || value.length > 100)
-    throw new ValidationError('`device_name` must be a string of at most 100 characters');
+  if (value.trim() === '') throw new ValidationError('`device_name` must not be blank');
+  if (value.length > 100) throw new ValidationError('`device_name` must be at most 100 characters');
   return value.trim();
 }
 
 /** POST /auth/pairings: a code to show, the page to open and the token to poll with (10 minutes). */
-export async function startPairing(ctx: DomainContext, body: { device_name?: unknown }) {
+export async function startPairing(ctx: DomainContext, body: { device_name?: string | null }) {
   const device = deviceName(body.device_name);
   const code = newCode();
   const pollToken = `php_${randomBase62(40)}`;

@@ -85,12 +85,14 @@ export async function insertProject(tx: Tx, workspaceId: string, accountId: stri
   return project;
 }
 
+export interface CreateProjectInput {
+  name: string;
+  /** May be left out (or null) when the account administers exactly one workspace. */
+  workspace_id?: string | null;
+}
+
 /** POST /projects: needs Owner or Admin of the workspace (the only one, when the account has one). */
-export async function createProject(
-  ctx: DomainContext,
-  accountId: string,
-  input: { name: unknown; workspace_id?: unknown },
-) {
+export async function createProject(ctx: DomainContext, accountId: string, input: CreateProjectInput) {
   const name = checkName(input.name, 'project');
   const workspaces = await ctx.db
     .selectFrom('workspace_members')
@@ -107,8 +109,6 @@ export async function createProject(
     }
     workspaceId = workspaces[0].workspace_id;
   } else {
-    if (typeof input.workspace_id !== 'string')
-      throw new ValidationError('`workspace_id` must be a string (a workspace id)');
     if (!workspaces.some((w) => w.workspace_id === input.workspace_id)) throw new NotFoundError('Workspace');
     workspaceId = input.workspace_id;
   }
@@ -116,16 +116,19 @@ export async function createProject(
   return presentProject(project, 'owner');
 }
 
+/** The roles a project member can be given; a project has one Owner, its creator. */
+export type MemberRole = Exclude<Role, 'owner'>;
+
 /** Adds an existing account to a project with a role (how teams grow until invitations exist). */
 export async function addProjectMember(
   ctx: DomainContext,
   accountId: string,
   projectId: string,
-  input: { email: unknown; role: unknown },
+  input: { email: string; role: MemberRole },
 ) {
   await requireProjectAdmin(ctx.db, accountId, projectId);
   const email = normalizeEmail(input.email);
-  if (!['admin', 'member'].includes(input.role as string))
+  if (!['admin', 'member'].includes(input.role))
     throw new ValidationError('`role` must be "admin" or "member"');
   const member = await ctx.db
     .selectFrom('accounts')
@@ -135,8 +138,8 @@ export async function addProjectMember(
   if (!member) throw new NotFoundError('Account with that email');
   await ctx.db
     .insertInto('project_members')
-    .values({ project_id: projectId, account_id: member.id, role: input.role as Role })
-    .onConflict((oc) => oc.columns(['project_id', 'account_id']).doUpdateSet({ role: input.role as Role }))
+    .values({ project_id: projectId, account_id: member.id, role: input.role })
+    .onConflict((oc) => oc.columns(['project_id', 'account_id']).doUpdateSet({ role: input.role }))
     .execute();
   return listProjectMembers(ctx, projectId);
 }

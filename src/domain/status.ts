@@ -125,9 +125,7 @@ export function accountStatus(ctx: DomainContext, facts: ProjectFacts) {
 }
 
 /** PATCH /me/footer: the postal address printed in marketing and automation footers. */
-export async function setFooterAddress(ctx: DomainContext, projectId: string, address: unknown) {
-  if (typeof address !== 'string')
-    throw new ValidationError('`address` is required: your postal address, as a string');
+export async function setFooterAddress(ctx: DomainContext, projectId: string, address: string) {
   const trimmed = address.trim();
   if (trimmed.length < 10 || trimmed.length > 500) {
     throw new ValidationError('`address` must be a full postal address between 10 and 500 characters');

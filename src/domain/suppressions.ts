@@ -6,7 +6,18 @@ import type { DomainContext } from './context.ts';
 import { NotFoundError, ValidationError } from './errors.ts';
 import type { Stream } from './status.ts';
 
-export type SuppressionReason = 'hard_bounce' | 'complaint' | 'unsubscribe' | 'manual';
+/** Why an address is suppressed: the first two come from delivery, the last two from people. */
+export const SUPPRESSION_REASONS = ['hard_bounce', 'complaint', 'unsubscribe', 'manual'] as const;
+export type SuppressionReason = (typeof SUPPRESSION_REASONS)[number];
+
+/** The reasons a caller may give when adding an address by hand. */
+export const MANUAL_SUPPRESSION_REASONS = ['manual', 'unsubscribe'] as const;
+
+/** An address added by hand; `reason` defaults to `manual`. */
+export interface SuppressionInput {
+  email: string;
+  reason?: (typeof MANUAL_SUPPRESSION_REASONS)[number];
+}
 
 /** Hard bounces, complaints and manual entries block every stream; unsubscribes only marketing and automation. */
 export function reasonsBlocking(stream: Stream): SuppressionReason[] {
@@ -91,13 +102,14 @@ function present(row: {
   };
 }
 
+/** GET /suppressions: newest first, paginated, optionally of one reason. */
 export async function listSuppressions(
   ctx: DomainContext,
   projectId: string,
-  page: { limit: number; offset: number; reason?: string },
+  page: { limit: number; offset: number; reason?: SuppressionReason },
 ) {
   let query = ctx.db.selectFrom('suppressions').where('project_id', '=', projectId);
-  if (page.reason) query = query.where('reason', '=', page.reason as SuppressionReason);
+  if (page.reason) query = query.where('reason', '=', page.reason);
   const [rows, total] = await Promise.all([
     query
       .selectAll()
@@ -111,14 +123,11 @@ export async function listSuppressions(
   return { data: rows.map(present), total: Number(total.n), limit: page.limit, offset: page.offset };
 }
 
-export async function addSuppression(
-  ctx: DomainContext,
-  projectId: string,
-  input: { email: unknown; reason?: unknown },
-) {
+/** POST /suppressions: adds an address by hand; an address already listed keeps its reason. */
+export async function addSuppression(ctx: DomainContext, projectId: string, input: SuppressionInput) {
   const email = normalizeEmail(input.email).toLowerCase();
-  const reason = (input.reason ?? 'manual') as SuppressionReason;
-  if (!['manual', 'unsubscribe'].includes(reason)) {
+  const reason = input.reason ?? 'manual';
+  if (!(MANUAL_SUPPRESSION_REASONS as readonly string[]).includes(reason)) {
     throw new ValidationError(
       '`reason` must be "manual" (blocks every stream) or "unsubscribe" (blocks marketing and automation)',
     );

@@ -29,6 +29,17 @@ const TYPE_NAMES: Record<string, string> = {
 export function describeValidationError(errors: ErrorObject[], part: string | undefined): string {
   const last = errors[errors.length - 1];
   if (last.keyword === 'anyOf' || last.keyword === 'oneOf') {
+    // a union whose value took a branch's shape and failed inside it: name the inner field
+    const deeper = errors.filter(
+      (x) =>
+        x !== last &&
+        x.instancePath.length > last.instancePath.length &&
+        x.instancePath.startsWith(last.instancePath),
+    );
+    if (deeper.length > 0) {
+      deeper.sort((a, b) => b.instancePath.length - a.instancePath.length);
+      return describeValidationError([deeper[0]], part);
+    }
     // a union: say which shapes are accepted instead of the first branch's complaint
     const here = errors.filter((x) => x.instancePath === last.instancePath && x !== last);
     const other = here.find((x) => x.keyword !== 'type');

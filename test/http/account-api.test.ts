@@ -101,6 +101,11 @@ describe('projects', () => {
     for (const workspace_id of [NIL, eve.workspace.id]) {
       expectError(await as(solo).post('/v1/projects', { name: 'X', workspace_id }), 404);
     }
+    expectError(
+      await as(solo).post('/v1/projects', { name: 'X', workspace_id: 'not-a-uuid' }),
+      400,
+      /workspace_id.*uuid/,
+    );
 
     const list = await as(solo).get('/v1/projects');
     expect(list.status).toBe(200);
@@ -226,6 +231,8 @@ describe('project API keys', () => {
     const mate = await server.signup();
     const grant = (role: string) =>
       as(owner).post(`/v1/projects/${owner.project.id}/members`, { email: mate.account.email, role });
+    // a project has one owner, its creator: no one is made owner through this route
+    expectError(await grant('owner'), 400, /role.*"admin", "member"/);
     expect((await grant('member')).status).toBe(200);
     expectError(await as(mate).post(`/v1/projects/${owner.project.id}/api-keys`, { name: 'by member' }), 404);
     expectError(await as(mate).get(`/v1/projects/${owner.project.id}/api-keys`), 404);

@@ -110,10 +110,10 @@ describe('contacts', () => {
       [{ email: 'a@example.com', properties: 'x' }, /`properties` must be an object/],
       [
         { email: 'a@example.com', properties: { nested: { a: 1 } } },
-        /properties.nested` must be a string, number or boolean/,
+        /properties.nested` must be a string or a number or a boolean/,
       ],
       [{ email: 'a@example.com', properties: { 'bad key!': 1 } }, /not a valid name/],
-      [{ email: 'a@example.com', subscribed: 'yes' }, /`subscribed` must be true or false/],
+      [{ email: 'a@example.com', subscribed: 'yes' }, /`subscribed` must be a boolean \(true or false\)/],
       [{ email: 'a@example.com', consent: { status: 'maybe' } }, /consent.status/],
       [{ email: 'a@example.com', first_name: 42 }, /`first_name` must be a string/],
     ];
@@ -374,7 +374,7 @@ describe('events', () => {
       [{ email: 'x@example.com', event: 'x', value: 10, currency: 'EURO' }, /ISO 4217/],
       [{ email: 'x@example.com', event: 'x', value: '10', currency: 'EUR' }, /`value` must be a number/],
       [{ email: 'x@example.com', event: 'x', properties: [] }, /`properties` must be an object/],
-      [JSON.stringify('just a string'), /an event must be an object/],
+      [JSON.stringify('just a string'), /request body must be a JSON object/],
       [[], /1 to 100 events/],
     ];
     for (const [body, message] of cases) expectError(await post('/v1/events', body), 400, message);

@@ -121,6 +121,25 @@ describe('contact import', () => {
     expect(one.body.first_name).toBe('One');
   });
 
+  it('takes {"contacts": [...]} as JSON, and CSV as application/csv or with a charset', async () => {
+    const wrapped = await server.call('POST', '/v1/contacts/import', {
+      key,
+      body: { contacts: [{ email: 'wrapped@example.com', first_name: 'Wren' }] },
+    });
+    expect(wrapped.status, JSON.stringify(wrapped.body)).toBe(200);
+    expect(wrapped.body.format).toBe('json');
+    const csv = await upload('email\r\napp-csv@example.com\r\n', 'application/csv');
+    const charset = await upload('email\r\ncharset@example.com\r\n', 'text/csv; charset=utf-8');
+    for (const started of [csv, charset]) {
+      expect(started.status, JSON.stringify(started.body)).toBe(200);
+      expect(started.body.format).toBe('csv');
+    }
+    for (const id of [wrapped.body.id, csv.body.id, charset.body.id])
+      expect(await finished(id)).toMatchObject({ status: 'completed', created: 1 });
+    const wren = await server.call('GET', '/v1/contacts/wrapped@example.com', { key });
+    expect(wren.body.first_name).toBe('Wren');
+  });
+
   it('refuses an unusable upload at once, storing nothing', async () => {
     const before = (await server.runtime.ctx.pool.query('select count(*) from imports')).rows[0].count;
     expectError(await upload('name,city\r\nAnn,Paris\r\n', 'text/csv'), 400, /needs an `email` column/);
@@ -135,7 +154,16 @@ describe('contact import', () => {
       400,
       /non-empty JSON array/,
     );
-    expectError(await server.call('POST', '/v1/contacts/import', { key, body: { rows: 1 } }), 400);
+    expectError(
+      await server.call('POST', '/v1/contacts/import', { key, body: { rows: 1 } }),
+      400,
+      /`contacts` is required/,
+    );
+    expectError(
+      await server.call('POST', '/v1/contacts/import', { key, body: { contacts: 'x' } }),
+      400,
+      /`contacts` must be an array/,
+    );
     const plain = await upload('email\r\nx@example.com\r\n', 'text/plain');
     expect(plain.status).toBe(415);
     expect((await server.runtime.ctx.pool.query('select count(*) from imports')).rows[0].count).toBe(before);

@@ -153,9 +153,9 @@ describe('webhook endpoints', () => {
       [{ events: ['email.sent'] }, /`url` is required/],
       [{ url: 'not a url', events: ['email.sent'] }, /not a valid URL/],
       [{ url: 'ftp://example.com/x', events: ['email.sent'] }, /must use https/],
-      [{ url: receiver.url, events: ['email.exploded'] }, /unknown event type "email.exploded"/],
-      [{ url: receiver.url, events: [] }, /non-empty array/],
-      [{ url: receiver.url }, /non-empty array/],
+      [{ url: receiver.url, events: ['email.exploded'] }, /`events\[0\]` must be one of "email.sent", /],
+      [{ url: receiver.url, events: [] }, /`events` must have at least 1 item/],
+      [{ url: receiver.url }, /`events` is required/],
       [{ url: 'https://user:pw@example.com/x', events: ['email.sent'] }, /user name or password/],
     ];
     for (const [body, message] of cases)
@@ -164,6 +164,13 @@ describe('webhook endpoints', () => {
       key,
       body: { url: receiver.url, events: ['email.sent'] },
     });
+    const patches: [unknown, RegExp][] = [
+      [{ enabled: 'yes' }, /`enabled` must be a boolean/],
+      [{ description: 'x'.repeat(1001) }, /`description` must be at most 1000 characters/],
+      [{ url: 'ftp://example.com/x' }, /must use https/],
+    ];
+    for (const [body, message] of patches)
+      expectError(await server.call('PATCH', `/v1/webhooks/${mine.body.id}`, { key, body }), 400, message);
     const other = await server.signup();
     expectError(
       await server.call('GET', `/v1/webhooks/${mine.body.id}`, { key: other.project_key.key }),

@@ -171,7 +171,7 @@ describe('receiving at the project inbound address', () => {
       headers: { authorization: `Bearer ${key}` },
     });
     expect(rawRes.headers.get('content-type')).toContain('message/rfc822');
-    expect(Buffer.from(await rawRes.arrayBuffer()).toString()).toBe(signed.signatures + raw);
+    expect(Buffer.from(await rawRes.arrayBuffer()).equals(Buffer.from(signed.signatures + raw))).toBe(true);
 
     const list = await server.call('GET', '/v1/inbound', { key });
     expect(list.body).toMatchObject({ limit: 25, offset: 0 });
@@ -232,7 +232,11 @@ describe('receiving at the project inbound address', () => {
     expectError(res, 404);
     expectError(await server.call('GET', '/v1/inbound/not-a-uuid', { key }), 404);
     expectError(await server.call('GET', `/v1/inbound/${msg.id}/attachments/7`, { key }), 404);
-    expectError(await server.call('GET', `/v1/inbound/${msg.id}/attachments/x`, { key }), 400);
+    expectError(
+      await server.call('GET', `/v1/inbound/${msg.id}/attachments/x`, { key }),
+      400,
+      /Path parameter `position` must be a whole number/,
+    );
   });
 });
 
@@ -285,6 +289,13 @@ describe('hard cases are stored or refused cleanly', () => {
     expect(msg.subject).toBe('Grüße aus Köln ✓');
     expect(msg.from).toContain('Jörg Müller');
     expect(msg.text.trim()).toBe('Schöne Grüße');
+    // the raw download is the bytes as received, 8-bit and all, not re-encoded as JSON or text
+    const download = await fetch(`${server.url}/v1/inbound/${msg.id}/raw`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    expect(download.status).toBe(200);
+    expect(download.headers.get('content-type')).toContain('message/rfc822');
+    expect(Buffer.from(await download.arrayBuffer()).equals(raw)).toBe(true);
   });
 
   it('a message with no body at all is stored', async () => {

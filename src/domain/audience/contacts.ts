@@ -8,12 +8,14 @@ import { PLANS, planOrDefault } from '../plans.ts';
 import type { ProjectFacts } from '../status.ts';
 import {
   type ConsentInput,
+  type ConsentRequest,
   checkConsent,
   checkProperties,
   contactEmail,
   dateParam,
   optionalBoolean,
   optionalName,
+  type PropertyValue,
 } from './fields.ts';
 import { segmentCondition, withSegmentSettings } from './segments.ts';
 import { announce } from './triggers.ts';
@@ -121,8 +123,23 @@ async function recordConsent(
     .execute();
 }
 
+/** A new contact as the API receives it; the address, lengths and property names are checked here. */
+export interface NewContact {
+  email: string;
+  first_name?: string | null;
+  last_name?: string | null;
+  properties?: Record<string, PropertyValue>;
+  subscribed?: boolean;
+  consent?: ConsentRequest;
+}
+
+/** A contact's changes: every field optional; a property set to null is removed. */
+export interface ContactChanges extends Partial<Omit<NewContact, 'properties'>> {
+  properties?: Record<string, PropertyValue | null>;
+}
+
 /** POST /contacts: 409 when the address is already a contact (compared case-insensitively). */
-export async function createContact(ctx: DomainContext, facts: ProjectFacts, body: Record<string, unknown>) {
+export async function createContact(ctx: DomainContext, facts: ProjectFacts, body: NewContact) {
   const email = contactEmail(body.email);
   const firstName = optionalName(body.first_name, 'first_name') ?? null;
   const lastName = optionalName(body.last_name, 'last_name') ?? null;
@@ -191,7 +208,7 @@ export async function updateContact(
   ctx: DomainContext,
   projectId: string,
   idOrEmail: string,
-  body: Record<string, unknown>,
+  body: ContactChanges,
 ) {
   const current = await findContact(ctx, projectId, idOrEmail);
   const email = body.email === undefined ? undefined : contactEmail(body.email);

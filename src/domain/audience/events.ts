@@ -6,7 +6,7 @@ import { GroupCommit } from '../group-commit.ts';
 import { planOrDefault } from '../plans.ts';
 import type { ProjectFacts } from '../status.ts';
 import { checkContactLimit, contactIdsByEmail, findContact } from './contacts.ts';
-import { checkProperties, contactEmail, dateParam, type Properties } from './fields.ts';
+import { checkProperties, contactEmail, dateParam, type Properties, type PropertyValue } from './fields.ts';
 import { OutboxNudge } from './triggers.ts';
 
 const CURRENCIES = new Set(Intl.supportedValuesOf('currency'));
@@ -37,22 +37,27 @@ function finite(value: unknown, field: string): number | null {
   return value;
 }
 
+/** An event as the API receives it: `email` and `event` are required, the rest optional. */
+export interface EventInput {
+  email: string;
+  event: string;
+  properties?: Record<string, PropertyValue>;
+  value?: number | null;
+  currency?: string | null;
+  quantity?: number | null;
+}
+
 /** Checks one tracked event: `email` and `event` required; `value` needs an ISO 4217 `currency`. */
-export function checkEvent(projectId: string, body: unknown, at = ''): TrackedEvent {
-  if (body === null || typeof body !== 'object' || Array.isArray(body))
-    throw new ValidationError(
-      `${at}an event must be an object: {email, event, properties, value, currency, quantity}`,
-    );
-  const b = body as Record<string, unknown>;
+export function checkEvent(projectId: string, b: EventInput, at = ''): TrackedEvent {
   const email = contactEmail(b.email, `${at}email`);
-  if (typeof b.event !== 'string' || b.event.trim() === '')
+  if (b.event.trim() === '')
     throw new ValidationError(`\`${at}event\` is required: the name of the action, like "purchase"`);
   if (b.event.length > 200) throw new ValidationError(`\`${at}event\` must be at most 200 characters`);
   const value = finite(b.value, `${at}value`);
   const quantity = finite(b.quantity, `${at}quantity`);
   let currency: string | null = null;
   if (b.currency !== undefined && b.currency !== null) {
-    if (typeof b.currency !== 'string' || !CURRENCIES.has(b.currency.toUpperCase()))
+    if (!CURRENCIES.has(b.currency.toUpperCase()))
       throw new ValidationError(`\`${at}currency\` must be an ISO 4217 currency code such as EUR or USD`);
     currency = b.currency.toUpperCase();
   }

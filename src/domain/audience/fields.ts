@@ -63,6 +63,14 @@ export function checkProperties(
   return out;
 }
 
+/** `consent` as a request gives it: the status, and optionally where and how it was given. */
+export interface ConsentRequest {
+  status: 'granted' | 'withdrawn';
+  source?: string | null;
+  ip?: string | null;
+  text?: string | null;
+}
+
 export interface ConsentInput {
   status: 'granted' | 'withdrawn';
   source: string | null;

@@ -76,7 +76,7 @@ function checkHeader(columns: string[]): string[] {
 export async function startImport(
   ctx: DomainContext,
   projectId: string,
-  upload: { format: 'csv'; csv: Buffer } | { format: 'json'; rows: unknown },
+  upload: { format: 'csv'; csv: Buffer } | { format: 'json'; rows: unknown[] },
 ) {
   let source: Buffer;
   if (upload.format === 'csv') {
@@ -95,7 +95,7 @@ export async function startImport(
     checkHeader(header);
     source = upload.csv;
   } else {
-    if (!Array.isArray(upload.rows) || upload.rows.length === 0)
+    if (upload.rows.length === 0)
       throw new ValidationError(
         'Send a non-empty JSON array of contacts (or {"contacts": [...]}), or a CSV file as text/csv',
       );

@@ -52,7 +52,19 @@ const duplicate = (err: unknown, name: string): never => {
   throw err;
 };
 
-export async function createList(ctx: DomainContext, projectId: string, body: Record<string, unknown>) {
+/** A list as the API receives it; `name` and `description` are checked here. */
+export interface ListInput {
+  name: string;
+  description?: string | null;
+}
+
+/** Contacts to add, remove or unsubscribe: by address or by id, one of the two. */
+export interface ListTargets {
+  emails?: string[];
+  ids?: string[];
+}
+
+export async function createList(ctx: DomainContext, projectId: string, body: ListInput) {
   const name = checkName(body.name);
   const description = checkDescription(body.description) ?? null;
   const row = await ctx.db
@@ -76,7 +88,7 @@ export async function updateList(
   ctx: DomainContext,
   projectId: string,
   id: string,
-  body: Record<string, unknown>,
+  body: Partial<ListInput>,
 ) {
   const current = await findList(ctx, projectId, id);
   const name = body.name === undefined ? undefined : checkName(body.name);
@@ -100,21 +112,19 @@ export async function deleteList(ctx: DomainContext, projectId: string, id: stri
 }
 
 /** `{emails: [...]}` or `{ids: [...]}` (not both), at most 1,000. */
-function checkTargets(body: Record<string, unknown>): { emails: string[] } | { ids: string[] } {
-  const { emails, ids } = body;
-  if ((emails === undefined) === (ids === undefined))
+function checkTargets({ emails, ids }: ListTargets): { emails: string[] } | { ids: string[] } {
+  const items = emails ?? ids;
+  if (items === undefined || (emails !== undefined && ids !== undefined))
     throw new ValidationError('Give either `emails` (addresses) or `ids` (contact ids), as an array');
-  const items = (emails ?? ids) as unknown;
   const field = emails !== undefined ? 'emails' : 'ids';
-  if (!Array.isArray(items) || items.length === 0 || items.length > MAX_BULK)
+  if (items.length === 0 || items.length > MAX_BULK)
     throw new ValidationError(`\`${field}\` must be an array of 1 to ${MAX_BULK} items`);
   if (field === 'emails')
     return { emails: [...new Set(items.map((e, i) => contactEmail(e, `emails[${i}]`)))] };
   items.forEach((id, i) => {
-    if (typeof id !== 'string' || !isUuid(id))
-      throw new ValidationError(`\`ids[${i}]\` must be a contact id`);
+    if (!isUuid(id)) throw new ValidationError(`\`ids[${i}]\` must be a contact id`);
   });
-  return { ids: [...new Set((items as string[]).map((i) => i.toLowerCase()))] };
+  return { ids: [...new Set(items.map((i) => i.toLowerCase()))] };
 }
 
 /** Contact ids for the targets; unknown ids are a 400 naming them; unknown emails are returned apart. */
@@ -146,12 +156,7 @@ async function resolveTargets(
  * POST /lists/{id}/contacts: adds contacts (by id, or by email: unknown addresses become new
  * contacts) and re-subscribes members who had left this list.
  */
-export async function addToList(
-  ctx: DomainContext,
-  facts: ProjectFacts,
-  listId: string,
-  body: Record<string, unknown>,
-) {
+export async function addToList(ctx: DomainContext, facts: ProjectFacts, listId: string, body: ListTargets) {
   const list = await findList(ctx, facts.id, listId);
   const targets = checkTargets(body);
   const { ids, unknownEmails } = await resolveTargets(ctx, facts.id, targets);
@@ -193,7 +198,7 @@ export async function removeFromList(
   ctx: DomainContext,
   projectId: string,
   listId: string,
-  body: Record<string, unknown>,
+  body: ListTargets,
 ) {
   const list = await findList(ctx, projectId, listId);
   const { ids } = await resolveTargets(ctx, projectId, checkTargets(body));
@@ -218,7 +223,7 @@ export async function unsubscribeFromList(
   ctx: DomainContext,
   projectId: string,
   listId: string,
-  body: Record<string, unknown>,
+  body: ListTargets,
 ) {
   const list = await findList(ctx, projectId, listId);
   const { ids } = await resolveTargets(ctx, projectId, checkTargets(body));

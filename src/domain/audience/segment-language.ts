@@ -74,6 +74,8 @@ export type Condition =
     }
   | { revenue: { gte?: number; lte?: number }; currency?: string; event?: string; within_days?: number };
 export type Group = { all: (Condition | Group)[] } | { any: (Condition | Group)[] };
+/** A definition as a request carries it: a group whose items `validateDefinition` has yet to check. */
+export type DefinitionInput = { all?: object[]; any?: object[] };
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);

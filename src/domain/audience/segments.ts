@@ -5,7 +5,13 @@ import type { DomainContext } from '../context.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.ts';
 import { isUuid } from '../ids.ts';
 import { checkDescription, checkName } from './fields.ts';
-import { compileCount, compileDefinition, type Group, validateDefinition } from './segment-language.ts';
+import {
+  compileCount,
+  compileDefinition,
+  type DefinitionInput,
+  type Group,
+  validateDefinition,
+} from './segment-language.ts';
 
 type SegmentRow = Selectable<SegmentsTable>;
 
@@ -60,7 +66,14 @@ const uniqueName = (err: unknown, name: string) => {
   throw err;
 };
 
-export async function createSegment(ctx: DomainContext, projectId: string, body: Record<string, unknown>) {
+/** A segment as the API receives it; the definition's rules are the condition language's. */
+export interface SegmentInput {
+  name: string;
+  description?: string | null;
+  definition: DefinitionInput;
+}
+
+export async function createSegment(ctx: DomainContext, projectId: string, body: SegmentInput) {
   const name = checkName(body.name);
   const description = checkDescription(body.description) ?? null;
   const definition = await checkDefinition(ctx, projectId, body.definition);
@@ -91,7 +104,7 @@ export async function updateSegment(
   ctx: DomainContext,
   projectId: string,
   id: string,
-  body: Record<string, unknown>,
+  body: Partial<SegmentInput>,
 ) {
   const current = await findSegment(ctx, projectId, id);
   const name = body.name === undefined ? undefined : checkName(body.name);

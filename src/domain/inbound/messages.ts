@@ -4,7 +4,7 @@ import type { AddressObject, ParsedMail } from 'mailparser';
 import type { InboundAttachmentMeta, InboundMessagesTable } from '../../db/schema.ts';
 import { enqueue } from '../../jobs/enqueue.ts';
 import type { DomainContext } from '../context.ts';
-import { NotFoundError, ValidationError } from '../errors.ts';
+import { NotFoundError } from '../errors.ts';
 import { isUuid } from '../ids.ts';
 import { projectsWithWebhooks } from '../webhooks/dispatch.ts';
 
@@ -220,11 +220,9 @@ export async function inboundRaw(ctx: DomainContext, projectId: string, id: stri
 }
 
 /** One attachment's bytes and metadata, by its position in the message (0-based). */
-export async function inboundAttachment(ctx: DomainContext, projectId: string, id: string, position: string) {
-  if (!/^\d{1,4}$/.test(position))
-    throw new ValidationError('The attachment position must be a whole number (0 for the first)');
+export async function inboundAttachment(ctx: DomainContext, projectId: string, id: string, position: number) {
   const row = await findInbound(ctx, projectId, id);
-  const meta = row.attachments.find((a) => a.position === Number(position));
+  const meta = row.attachments.find((a) => a.position === position);
   if (!meta) throw new NotFoundError('Attachment');
   const content = await ctx.db
     .selectFrom('inbound_attachments')

@@ -87,12 +87,21 @@ export async function createKey(
   return presentKey(row, formatKey(keyId, secret));
 }
 
+/** What a caller asks for when creating a key; `createKey` still checks the name and the expiry. */
+export interface KeyInput {
+  name: string;
+  /** 30, 90 or 365; null or absent means the key never expires. */
+  expires_in_days?: number | null;
+  /** `project` unless given. */
+  scope?: KeyScope;
+}
+
 /** Creates a key in a project the account administers (404 otherwise); the secret is in the result. */
 export async function createKeyInProject(
   ctx: DomainContext,
   accountId: string,
   projectId: string,
-  input: { name: unknown; expires_in_days?: unknown; scope?: KeyScope },
+  input: KeyInput,
   what = 'Project',
 ): Promise<PresentedKey> {
   await requireProjectAdmin(ctx.db, accountId, projectId, what);

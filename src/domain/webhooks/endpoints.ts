@@ -33,6 +33,23 @@ export const WEBHOOK_EVENTS = [
   'domain.verified',
   'domain.failed',
 ] as const;
+export type WebhookEventType = (typeof WEBHOOK_EVENTS)[number];
+
+/** POST /webhooks: where to deliver and which events; `description` is free text (null for none). */
+export interface CreateWebhookInput {
+  url: string;
+  events: WebhookEventType[];
+  description?: string | null;
+}
+
+/** PATCH /webhooks/{id}: only the fields present change; `enabled: true` clears the disabled reason. */
+export interface UpdateWebhookInput {
+  url?: string;
+  events?: WebhookEventType[];
+  description?: string | null;
+  enabled?: boolean;
+}
+
 const ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
 const MAX_ENDPOINTS = 20;
 
@@ -82,7 +99,7 @@ async function findEndpoint(ctx: DomainContext, projectId: string, id: string): 
 }
 
 /** POST /webhooks: the secret is shown in this answer (and on rotation) only; stored encrypted. */
-export async function createEndpoint(ctx: DomainContext, facts: ProjectFacts, body: Record<string, unknown>) {
+export async function createEndpoint(ctx: DomainContext, facts: ProjectFacts, body: CreateWebhookInput) {
   requireFeature(facts.plan, 'webhooks');
   const policy = targetPolicy(ctx);
   const url = checkWebhookUrl(body.url, policy);
@@ -129,7 +146,7 @@ export async function updateEndpoint(
   ctx: DomainContext,
   projectId: string,
   id: string,
-  body: Record<string, unknown>,
+  body: UpdateWebhookInput,
 ) {
   const current = await findEndpoint(ctx, projectId, id);
   const policy = targetPolicy(ctx);
@@ -147,7 +164,7 @@ export async function updateEndpoint(
       ...(description !== undefined ? { description } : {}),
       ...(body.enabled !== undefined
         ? {
-            enabled: body.enabled as boolean,
+            enabled: body.enabled,
             ...(body.enabled ? { disabled_reason: null, failing_since: null } : {}),
           }
         : {}),

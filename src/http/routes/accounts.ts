@@ -3,17 +3,49 @@ import { Type } from 'typebox';
 import { resendVerification, signup, verifyEmail } from '../../domain/accounts.ts';
 import type { DomainContext } from '../../domain/context.ts';
 import { authOf } from '../auth.ts';
-import {
-  AccountSchema,
-  ApiKeySchema,
-  bearerSecurity,
-  errors,
-  ProjectSchema,
-  WorkspaceSchema,
-} from '../schemas.ts';
+import { AccountSchema, ApiKeySchema, errors, ProjectSchema, typed, WorkspaceSchema } from '../schemas.ts';
+
+const SignupRequest = Type.Object(
+  {
+    email: Type.String({
+      maxLength: 254,
+      description: 'the account email (`address`, not `Name <address>`); the code is sent here',
+    }),
+    name: Type.String({ minLength: 1, maxLength: 200, description: "the person's name" }),
+    accept_terms: Type.Boolean({ description: "must be true, as the person's own answer" }),
+  },
+  { title: 'SignupRequest' },
+);
+
+const SignupResult = Type.Object(
+  {
+    account: AccountSchema,
+    workspace: WorkspaceSchema,
+    project: ProjectSchema,
+    project_key: ApiKeySchema,
+    account_key: ApiKeySchema,
+  },
+  { title: 'SignupResult', description: 'Both key secrets (`key`) appear only here' },
+);
+
+const VerifyEmailRequest = Type.Object(
+  {
+    code: Type.String({
+      description: 'the six-character code from the email (letters and digits), case-insensitive',
+    }),
+  },
+  { title: 'VerifyEmailRequest' },
+);
+
+const VerificationSent = Type.Object(
+  { sent: Type.Boolean(), email: Type.String({ description: 'where the code was sent' }) },
+  { title: 'VerificationSent' },
+);
 
 /** Signup and account email confirmation. */
-export async function accountRoutes(app: FastifyInstance, { ctx }: { ctx: DomainContext }) {
+export async function accountRoutes(instance: FastifyInstance, { ctx }: { ctx: DomainContext }) {
+  const app = typed(instance);
+
   app.post(
     '/signup',
     {
@@ -21,26 +53,14 @@ export async function accountRoutes(app: FastifyInstance, { ctx }: { ctx: Domain
       schema: {
         tags: ['account'],
         summary: 'Create an account with a workspace, a starter project, a project key and an all-access key',
+        operationId: 'signUp',
         description:
           "No password. `accept_terms` must be the person's own answer (JSON true). A six-character code is emailed; until it is confirmed the account can read the API but cannot send. Both key secrets are shown only in this response.",
-        body: Type.Object({
-          email: Type.String({ description: 'the account email; the code is sent here' }),
-          name: Type.String({ description: "the person's name" }),
-          accept_terms: Type.Boolean({ description: "must be true, as the person's own answer" }),
-        }),
-        response: {
-          200: Type.Object({
-            account: AccountSchema,
-            workspace: WorkspaceSchema,
-            project: ProjectSchema,
-            project_key: ApiKeySchema,
-            account_key: ApiKeySchema,
-          }),
-          ...errors(400, 409, 413),
-        },
+        body: SignupRequest,
+        response: { 200: SignupResult, ...errors(400, 409, 413) },
       },
     },
-    async (request) => signup(ctx, request.body as never),
+    async (request) => signup(ctx, request.body),
   );
 
   app.post(
@@ -50,14 +70,12 @@ export async function accountRoutes(app: FastifyInstance, { ctx }: { ctx: Domain
       schema: {
         tags: ['account'],
         summary: 'Confirm the account email with the six-character code (either key of the account)',
-        security: bearerSecurity,
-        body: Type.Object({
-          code: Type.String({ description: 'the code from the email, case-insensitive' }),
-        }),
+        operationId: 'verifyEmail',
+        body: VerifyEmailRequest,
         response: { 200: AccountSchema, ...errors(400, 401) },
       },
     },
-    async (request) => verifyEmail(ctx, authOf(request).accountId, (request.body as { code: string }).code),
+    async (request) => verifyEmail(ctx, authOf(request).accountId, request.body.code),
   );
 
   app.post(
@@ -67,11 +85,8 @@ export async function accountRoutes(app: FastifyInstance, { ctx }: { ctx: Domain
       schema: {
         tags: ['account'],
         summary: 'Email a new confirmation code (at most one a minute)',
-        security: bearerSecurity,
-        response: {
-          200: Type.Object({ sent: Type.Boolean(), email: Type.String() }),
-          ...errors(401, 409, 429),
-        },
+        operationId: 'resendVerificationEmail',
+        response: { 200: VerificationSent, ...errors(401, 409, 429) },
       },
     },
     async (request) => resendVerification(ctx, authOf(request).accountId),

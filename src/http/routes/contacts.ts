@@ -1,5 +1,5 @@
-import type { FastifyInstance } from 'fastify';
-import { Type } from 'typebox';
+import type { FastifyInstance, FastifySchemaCompiler } from 'fastify';
+import { type Static, Type } from 'typebox';
 import {
   createContact,
   deleteContact,
@@ -11,69 +11,159 @@ import { listContactEvents } from '../../domain/audience/events.ts';
 import { getImport, MAX_IMPORT_ROWS, startImport } from '../../domain/audience/imports.ts';
 import type { DomainContext } from '../../domain/context.ts';
 import { projectFactsOf, projectOf } from '../auth.ts';
-import { bearerSecurity, errors, Nullable, PageQuery, page } from '../schemas.ts';
-import { EventSchema, EventsQuery } from './events.ts';
+import { errors, Nullable, PageQuery, page, pageOf, typed } from '../schemas.ts';
+import { validatorCompiler } from '../validation.ts';
+import { EventSchema, EventsQuery, PROPERTIES_HELP, PropertyValue } from './events.ts';
 
 const Value = Type.Union([Type.String(), Type.Number(), Type.Boolean()]);
-export const ContactSchema = Type.Object({
-  id: Type.String(),
-  object: Type.Literal('contact'),
-  email: Type.String(),
-  first_name: Nullable(Type.String()),
-  last_name: Nullable(Type.String()),
-  properties: Type.Record(Type.String(), Value),
-  subscribed: Type.Boolean({ description: 'marketing consent: false means unsubscribed from all marketing' }),
-  lists: Type.Array(Type.String(), { description: 'ids of the lists the contact is subscribed to' }),
-  created_at: Type.String(),
-  updated_at: Type.String(),
-});
-const ConsentEntry = Type.Object({
-  status: Type.String({ enum: ['granted', 'withdrawn'] }),
-  source: Nullable(Type.String()),
-  ip: Nullable(Type.String()),
-  text: Nullable(Type.String()),
-  created_at: Type.String(),
-});
-const ContactDetail = Type.Object({ ...ContactSchema.properties, consent_history: Type.Array(ConsentEntry) });
-const ContactBody = Type.Object({
-  email: Type.Optional(Type.Unknown({ description: 'required on create; unique per project, any case' })),
-  first_name: Type.Optional(Type.Unknown({ description: 'string or null' })),
-  last_name: Type.Optional(Type.Unknown({ description: 'string or null' })),
-  properties: Type.Optional(
-    Type.Unknown({
-      description: 'object of string, number or boolean values; on PATCH merged, null removes a key',
+export const ContactSchema = Type.Object(
+  {
+    id: Type.String(),
+    object: Type.Literal('contact'),
+    email: Type.String(),
+    first_name: Nullable(Type.String()),
+    last_name: Nullable(Type.String()),
+    properties: Type.Record(Type.String(), Value),
+    subscribed: Type.Boolean({
+      description: 'marketing consent: false means unsubscribed from all marketing',
     }),
-  ),
-  subscribed: Type.Optional(Type.Unknown({ description: 'boolean, default true' })),
-  consent: Type.Optional(
-    Type.Unknown({
-      description: '{status: "granted"|"withdrawn", source, ip, text}: kept as history, never overwritten',
+    lists: Type.Array(Type.String(), { description: 'ids of the lists the contact is subscribed to' }),
+    created_at: Type.String(),
+    updated_at: Type.String(),
+  },
+  { title: 'Contact' },
+);
+const ConsentEntry = Type.Object(
+  {
+    status: Type.String({ enum: ['granted', 'withdrawn'] }),
+    source: Nullable(Type.String()),
+    ip: Nullable(Type.String()),
+    text: Nullable(Type.String()),
+    created_at: Type.String(),
+  },
+  { title: 'ConsentEntry' },
+);
+const ContactDetail = Type.Object(
+  { ...ContactSchema.properties, consent_history: Type.Array(ConsentEntry) },
+  { title: 'ContactWithConsent' },
+);
+
+const Name = (field: string) =>
+  Type.Optional(Nullable(Type.String({ maxLength: 200, description: `${field}; blank or null clears it` })));
+// one flat union: a nested one would hide from the error message which types are accepted
+const PropertyChange = Type.Union([...PropertyValue.anyOf, Type.Null()]);
+const Consent = Type.Object(
+  {
+    status: Type.Enum(['granted', 'withdrawn'], { type: 'string' }),
+    source: Type.Optional(
+      Nullable(Type.String({ maxLength: 200, description: 'where it was given, e.g. "signup form"' })),
+    ),
+    ip: Type.Optional(Nullable(Type.String({ maxLength: 64, description: 'the address it came from' }))),
+    text: Type.Optional(Nullable(Type.String({ maxLength: 5000, description: 'the wording shown' }))),
+  },
+  {
+    title: 'Consent',
+    description: 'recorded as history, never overwritten; sets `subscribed` (granted = true)',
+  },
+);
+const CreateContactRequest = Type.Object(
+  {
+    email: Type.String({ description: 'unique per project, compared in any case' }),
+    first_name: Name('first name'),
+    last_name: Name('last name'),
+    properties: Type.Optional(
+      Type.Record(Type.String(), PropertyValue, { maxProperties: 100, description: PROPERTIES_HELP }),
+    ),
+    subscribed: Type.Optional(
+      Type.Boolean({ description: 'marketing consent; default true, or as `consent` says' }),
+    ),
+    consent: Type.Optional(Consent),
+  },
+  { title: 'CreateContactRequest' },
+);
+const UpdateContactRequest = Type.Object(
+  {
+    email: Type.Optional(Type.String({ description: 'a new address, unique per project' })),
+    first_name: Name('first name'),
+    last_name: Name('last name'),
+    properties: Type.Optional(
+      Type.Record(Type.String(), PropertyChange, {
+        maxProperties: 100,
+        description: `merged into the contact's properties; null removes one; ${PROPERTIES_HELP}`,
+      }),
+    ),
+    subscribed: Type.Optional(
+      Type.Boolean({ description: 'false unsubscribes from all marketing (recorded as consent)' }),
+    ),
+    consent: Type.Optional(Consent),
+  },
+  { title: 'UpdateContactRequest' },
+);
+const ImportSchema = Type.Object(
+  {
+    id: Type.String(),
+    object: Type.Literal('import'),
+    status: Type.String({ enum: ['queued', 'running', 'completed', 'failed'] }),
+    format: Type.String({ enum: ['csv', 'json'] }),
+    total: Nullable(Type.Integer()),
+    processed: Type.Integer(),
+    created: Type.Integer(),
+    updated: Type.Integer(),
+    skipped: Type.Integer(),
+    error_count: Type.Integer(),
+    errors: Type.Array(Type.Object({ row: Type.Integer(), error: Type.String() }), {
+      description: 'the first 1,000 invalid rows, by line number in the file (JSON: position from 1)',
     }),
-  ),
-});
-const ImportSchema = Type.Object({
-  id: Type.String(),
-  object: Type.Literal('import'),
-  status: Type.String({ enum: ['queued', 'running', 'completed', 'failed'] }),
-  format: Type.String({ enum: ['csv', 'json'] }),
-  total: Nullable(Type.Integer()),
-  processed: Type.Integer(),
-  created: Type.Integer(),
-  updated: Type.Integer(),
-  skipped: Type.Integer(),
-  error_count: Type.Integer(),
-  errors: Type.Array(Type.Object({ row: Type.Integer(), error: Type.String() }), {
-    description: 'the first 1,000 invalid rows, by line number in the file (JSON: position from 1)',
+    failure: Nullable(Type.String()),
+    created_at: Type.String(),
+    finished_at: Nullable(Type.String()),
+  },
+  { title: 'ContactImport' },
+);
+
+const ROWS = `1 to ${MAX_IMPORT_ROWS.toLocaleString('en')} contacts`;
+// Rows are checked one by one when the import runs: a bad row is reported by its position and the
+// others are imported, so the schema must not refuse the whole upload for one of them.
+const ImportRows = Type.Array(
+  Type.Unknown({
+    description:
+      'a contact, as in CreateContactRequest: email, first_name, last_name, subscribed, properties',
   }),
-  failure: Nullable(Type.String()),
-  created_at: Type.String(),
-  finished_at: Nullable(Type.String()),
+  { description: ROWS },
+);
+type ImportRows = Static<typeof ImportRows>;
+const CsvFile = Type.String({
+  format: 'binary',
+  description: `a header row with an \`email\` column, then ${ROWS}`,
 });
+const ImportBody = Type.Unsafe<Buffer | ImportRows | { contacts: ImportRows } | undefined>({
+  content: {
+    'text/csv': { schema: CsvFile },
+    'application/csv': { schema: CsvFile },
+    'application/json': {
+      schema: {
+        // an if, not a union: errors then name the field at fault instead of "must be an array"
+        if: { type: 'array' },
+        // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then/else, never awaited
+        then: ImportRows,
+        else: Type.Object({ contacts: ImportRows }),
+        description: 'an array of contacts, or {"contacts": [...]}',
+      },
+    },
+  },
+});
+/** The CSV file is read where it is imported; the schema validates JSON uploads only. */
+const validateJsonUploads: FastifySchemaCompiler<unknown> = (route) =>
+  route.httpPart === 'body' && route.contentType !== 'application/json'
+    ? () => true
+    : validatorCompiler(route);
+
 const Params = Type.Object({ id: Type.String({ description: 'contact id or email address' }) });
 const IMPORT_BODY_LIMIT = 256 * 1024 * 1024;
 
 /** Contacts, their events and bulk imports. */
-export async function contactRoutes(app: FastifyInstance, { ctx }: { ctx: DomainContext }) {
+export async function contactRoutes(instance: FastifyInstance, { ctx }: { ctx: DomainContext }) {
+  const app = typed(instance);
   const config = { auth: 'project' as const };
   const tags = ['contacts'];
   // imports take CSV as it is; this parser is scoped to this file's routes
@@ -90,7 +180,7 @@ export async function contactRoutes(app: FastifyInstance, { ctx }: { ctx: Domain
       schema: {
         tags,
         summary: 'List contacts, newest first',
-        security: bearerSecurity,
+        operationId: 'listContacts',
         querystring: Type.Object({
           ...PageQuery.properties,
           email: Type.Optional(Type.String({ description: 'exact address, any case' })),
@@ -105,7 +195,7 @@ export async function contactRoutes(app: FastifyInstance, { ctx }: { ctx: Domain
         response: { 200: page(ContactSchema), ...errors(400, 401, 404) },
       },
     },
-    async (request) => listContacts(ctx, projectOf(request), request.query as never),
+    async (request) => listContacts(ctx, projectOf(request), pageOf(request.query)),
   );
   app.post(
     '/contacts',
@@ -114,15 +204,14 @@ export async function contactRoutes(app: FastifyInstance, { ctx }: { ctx: Domain
       schema: {
         tags,
         summary: 'Create a contact',
+        operationId: 'createContact',
         description:
           'A second contact with the same address (compared case-insensitively) is 409; past the plan’s contact limit, 402.',
-        security: bearerSecurity,
-        body: ContactBody,
+        body: CreateContactRequest,
         response: { 200: ContactSchema, ...errors(400, 401, 402, 409) },
       },
     },
-    async (request) =>
-      createContact(ctx, await projectFactsOf(request, ctx), request.body as Record<string, unknown>),
+    async (request) => createContact(ctx, await projectFactsOf(request, ctx), request.body),
   );
   app.get(
     '/contacts/:id',
@@ -131,12 +220,12 @@ export async function contactRoutes(app: FastifyInstance, { ctx }: { ctx: Domain
       schema: {
         tags,
         summary: 'One contact by id or email, with its consent history',
-        security: bearerSecurity,
+        operationId: 'getContact',
         params: Params,
         response: { 200: ContactDetail, ...errors(401, 404) },
       },
     },
-    async (request) => getContact(ctx, projectOf(request), (request.params as { id: string }).id),
+    async (request) => getContact(ctx, projectOf(request), request.params.id),
   );
   app.patch(
     '/contacts/:id',
@@ -145,19 +234,13 @@ export async function contactRoutes(app: FastifyInstance, { ctx }: { ctx: Domain
       schema: {
         tags,
         summary: 'Update a contact: names, email, properties (merged), subscription with consent',
-        security: bearerSecurity,
+        operationId: 'updateContact',
         params: Params,
-        body: ContactBody,
+        body: UpdateContactRequest,
         response: { 200: ContactDetail, ...errors(400, 401, 404, 409) },
       },
     },
-    async (request) =>
-      updateContact(
-        ctx,
-        projectOf(request),
-        (request.params as { id: string }).id,
-        request.body as Record<string, unknown>,
-      ),
+    async (request) => updateContact(ctx, projectOf(request), request.params.id, request.body),
   );
   app.delete(
     '/contacts/:id',
@@ -166,13 +249,13 @@ export async function contactRoutes(app: FastifyInstance, { ctx }: { ctx: Domain
       schema: {
         tags,
         summary: 'Delete a contact with its list memberships and events',
-        security: bearerSecurity,
+        operationId: 'deleteContact',
         params: Params,
         response: { 204: Type.Null(), ...errors(401, 404) },
       },
     },
     async (request, reply) => {
-      await deleteContact(ctx, projectOf(request), (request.params as { id: string }).id);
+      await deleteContact(ctx, projectOf(request), request.params.id);
       return reply.code(204).send();
     },
   );
@@ -183,19 +266,13 @@ export async function contactRoutes(app: FastifyInstance, { ctx }: { ctx: Domain
       schema: {
         tags,
         summary: 'The events tracked for one contact, newest first',
-        security: bearerSecurity,
+        operationId: 'listContactEvents',
         params: Params,
         querystring: EventsQuery,
         response: { 200: page(EventSchema), ...errors(400, 401, 404) },
       },
     },
-    async (request) =>
-      listContactEvents(
-        ctx,
-        projectOf(request),
-        (request.params as { id: string }).id,
-        request.query as never,
-      ),
+    async (request) => listContactEvents(ctx, projectOf(request), request.params.id, pageOf(request.query)),
   );
 
   app.post(
@@ -203,12 +280,13 @@ export async function contactRoutes(app: FastifyInstance, { ctx }: { ctx: Domain
     {
       config,
       bodyLimit: IMPORT_BODY_LIMIT,
+      validatorCompiler: validateJsonUploads,
       schema: {
         tags,
         summary: 'Import contacts in bulk, in the background',
+        operationId: 'importContacts',
         description: `Send a CSV file (\`Content-Type: text/csv\`, a header row with an \`email\` column; \`first_name\`, \`last_name\` and \`subscribed\` map to fields, every other column becomes a property) or a JSON array of contacts (or {"contacts": [...]}), up to ${MAX_IMPORT_ROWS.toLocaleString('en')} rows and 256 MB. Answers at once with the import; follow it with GET /v1/imports/{id}. Existing addresses are updated (properties merged), so importing the same file twice creates no duplicates. Invalid rows are reported with their line numbers; the others are imported.`,
-        security: bearerSecurity,
-        body: Type.Unknown({ description: 'text/csv, a JSON array of contacts, or {"contacts": [...]}' }),
+        body: ImportBody,
         response: { 200: ImportSchema, ...errors(400, 401, 413, 415) },
       },
     },
@@ -216,13 +294,7 @@ export async function contactRoutes(app: FastifyInstance, { ctx }: { ctx: Domain
       const body = request.body;
       const upload = Buffer.isBuffer(body)
         ? { format: 'csv' as const, csv: body }
-        : {
-            format: 'json' as const,
-            rows:
-              body && typeof body === 'object' && !Array.isArray(body)
-                ? (body as { contacts?: unknown }).contacts
-                : body,
-          };
+        : { format: 'json' as const, rows: Array.isArray(body) ? body : (body?.contacts ?? []) };
       return startImport(ctx, projectOf(request), upload);
     },
   );
@@ -233,11 +305,11 @@ export async function contactRoutes(app: FastifyInstance, { ctx }: { ctx: Domain
       schema: {
         tags,
         summary: 'Progress and outcome of a contact import',
-        security: bearerSecurity,
-        params: Type.Object({ id: Type.String() }),
+        operationId: 'getContactImport',
+        params: Type.Object({ id: Type.String({ description: 'import id' }) }),
         response: { 200: ImportSchema, ...errors(401, 404) },
       },
     },
-    async (request) => getImport(ctx, projectOf(request), (request.params as { id: string }).id),
+    async (request) => getImport(ctx, projectOf(request), request.params.id),
   );
 }

@@ -4,10 +4,55 @@ import type { DomainContext } from '../../domain/context.ts';
 import { createKeyInProject } from '../../domain/keys/service.ts';
 import { finishLogin, startLogin } from '../../domain/sessions.ts';
 import { authOf } from '../auth.ts';
-import { ApiKeySchema, errors } from '../schemas.ts';
+import { ApiKeySchema, errors, typed } from '../schemas.ts';
+import { KeyFields } from './keys.ts';
+
+const Email = Type.String({ maxLength: 254, description: 'the account email' });
+
+const LoginRequest = Type.Object({ email: Email }, { title: 'LoginRequest' });
+const LoginCodeSent = Type.Object(
+  {
+    sent: Type.Boolean(),
+    email: Type.String(),
+    expires_in_minutes: Type.Integer(),
+  },
+  { title: 'LoginCodeSent' },
+);
+
+const VerifyLoginRequest = Type.Object(
+  {
+    email: Email,
+    code: Type.String({ description: 'the six-character code from the login email, case-insensitive' }),
+  },
+  { title: 'VerifyLoginRequest' },
+);
+const DashboardSession = Type.Object(
+  {
+    object: Type.Literal('session'),
+    token: Type.String({ description: 'the bearer token for the dashboard API (`phs_...`)' }),
+    account_id: Type.String(),
+    expires_at: Type.String(),
+  },
+  { title: 'DashboardSession' },
+);
+
+const CreateTeamApiKeyRequest = Type.Object(
+  {
+    ...KeyFields,
+    scope: Type.Optional(
+      Type.Enum(['project', 'all_access'], {
+        type: 'string',
+        description: '`project` (the default) or `all_access` (every project, the account API)',
+      }),
+    ),
+  },
+  { title: 'CreateTeamApiKeyRequest' },
+);
 
 /** The dashboard's own API under {app_url}/api: emailed-code login and key creation. A team is a project. */
-export async function dashboardRoutes(app: FastifyInstance, { ctx }: { ctx: DomainContext }) {
+export async function dashboardRoutes(instance: FastifyInstance, { ctx }: { ctx: DomainContext }) {
+  const app = typed(instance);
+
   app.post(
     '/auth/login',
     {
@@ -15,18 +60,12 @@ export async function dashboardRoutes(app: FastifyInstance, { ctx }: { ctx: Doma
       schema: {
         tags: ['dashboard'],
         summary: 'Email a login code (the answer is the same whether or not the email has an account)',
-        body: Type.Object({ email: Type.String() }),
-        response: {
-          200: Type.Object({
-            sent: Type.Boolean(),
-            email: Type.String(),
-            expires_in_minutes: Type.Integer(),
-          }),
-          ...errors(400),
-        },
+        operationId: 'requestLoginCode',
+        body: LoginRequest,
+        response: { 200: LoginCodeSent, ...errors(400) },
       },
     },
-    async (request) => startLogin(ctx, request.body as { email: string }),
+    async (request) => startLogin(ctx, request.body),
   );
 
   app.post(
@@ -36,19 +75,12 @@ export async function dashboardRoutes(app: FastifyInstance, { ctx }: { ctx: Doma
       schema: {
         tags: ['dashboard'],
         summary: 'Exchange the emailed login code for a dashboard session token',
-        body: Type.Object({ email: Type.String(), code: Type.String() }),
-        response: {
-          200: Type.Object({
-            object: Type.Literal('session'),
-            token: Type.String(),
-            account_id: Type.String(),
-            expires_at: Type.String(),
-          }),
-          ...errors(400),
-        },
+        operationId: 'verifyLoginCode',
+        body: VerifyLoginRequest,
+        response: { 200: DashboardSession, ...errors(400) },
       },
     },
-    async (request) => finishLogin(ctx, request.body as { email: string; code: string }),
+    async (request) => finishLogin(ctx, request.body),
   );
 
   app.post(
@@ -58,26 +90,14 @@ export async function dashboardRoutes(app: FastifyInstance, { ctx }: { ctx: Doma
       schema: {
         tags: ['dashboard'],
         summary: 'Create a key in a team (project) you administer; the secret is shown only this once',
+        operationId: 'createTeamApiKey',
         description: 'Bearer: a dashboard session token. `scope` defaults to `project`.',
-        security: [{ bearerAuth: [] }],
-        params: Type.Object({ team_id: Type.String() }),
-        body: Type.Object({
-          name: Type.String({ minLength: 1, maxLength: 100 }),
-          expires_in_days: Type.Optional(Type.Union([Type.Integer({ enum: [30, 90, 365] }), Type.Null()])),
-          scope: Type.Optional(Type.String({ enum: ['project', 'all_access'] })),
-        }),
+        params: Type.Object({ team_id: Type.String({ description: 'the team (project) id' }) }),
+        body: CreateTeamApiKeyRequest,
         response: { 200: ApiKeySchema, ...errors(400, 401, 404) },
       },
     },
-    async (request) => {
-      const { team_id } = request.params as { team_id: string };
-      return createKeyInProject(
-        ctx,
-        authOf(request).accountId,
-        team_id,
-        request.body as { name: string },
-        'Team',
-      );
-    },
+    async (request) =>
+      createKeyInProject(ctx, authOf(request).accountId, request.params.team_id, request.body, 'Team'),
   );
 }

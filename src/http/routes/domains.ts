@@ -15,36 +15,60 @@ import {
 import { requireProjectAdmin } from '../../domain/projects.ts';
 import { projectFacts } from '../../domain/status.ts';
 import { authOf, projectFactsOf, projectOf } from '../auth.ts';
-import { bearerSecurity, errors, list, Nullable, ProjectParams } from '../schemas.ts';
+import { errors, list, Nullable, ProjectParams, typed } from '../schemas.ts';
 
-const RecordSchema = Type.Object({
-  type: Type.String({ enum: ['TXT', 'MX'] }),
-  name: Type.String(),
-  value: Type.String(),
-  priority: Type.Optional(Type.Integer()),
-  purpose: Type.String(),
-  required: Type.Boolean(),
-  status: Type.String({ enum: ['pending', 'verified', 'mismatch', 'missing'] }),
-  found: Type.Optional(Type.Array(Type.String(), { description: 'what DNS answered, when it differs' })),
-});
-const DomainSchema = Type.Object({
-  id: Type.String(),
-  object: Type.Literal('domain'),
-  name: Type.String(),
-  status: Type.String({ enum: ['pending', 'verified', 'failed'] }),
-  records: Type.Array(RecordSchema),
-  created_at: Type.String(),
-  verified_at: Nullable(Type.String()),
-  last_checked_at: Nullable(Type.String()),
-  inbound_enabled: Type.Boolean({ description: 'whether mail to this domain is received as inbound mail' }),
-});
-const AddBody = Type.Object({
-  domain: Type.Unknown({ description: 'the domain you send from, like example.com' }),
-});
-const DomainParams = Type.Object({ id: Type.String() });
+const RecordSchema = Type.Object(
+  {
+    type: Type.String({ enum: ['TXT', 'MX'] }),
+    name: Type.String(),
+    value: Type.String(),
+    priority: Type.Optional(Type.Integer()),
+    purpose: Type.String(),
+    required: Type.Boolean(),
+    status: Type.String({ enum: ['pending', 'verified', 'mismatch', 'missing'] }),
+    found: Type.Optional(Type.Array(Type.String(), { description: 'what DNS answered, when it differs' })),
+  },
+  { title: 'DnsRecord' },
+);
+const DomainSchema = Type.Object(
+  {
+    id: Type.String(),
+    object: Type.Literal('domain'),
+    name: Type.String(),
+    status: Type.String({ enum: ['pending', 'verified', 'failed'] }),
+    records: Type.Array(RecordSchema),
+    created_at: Type.String(),
+    verified_at: Nullable(Type.String()),
+    last_checked_at: Nullable(Type.String()),
+    inbound_enabled: Type.Boolean({ description: 'whether mail to this domain is received as inbound mail' }),
+  },
+  { title: 'Domain' },
+);
+const DomainList = Type.Object(list(DomainSchema).properties, { title: 'DomainList' });
+const CreateDomainRequest = Type.Object(
+  {
+    domain: Type.String({
+      description:
+        'the domain you send from, like example.com: a bare public domain name (no scheme, path or IP address) of at most 253 characters; stored lower-cased, in punycode',
+    }),
+  },
+  { title: 'CreateDomainRequest' },
+);
+const UpdateDomainRequest = Type.Object(
+  {
+    inbound_enabled: Type.Optional(
+      Type.Boolean({
+        description: 'receive mail to any address at the domain (turning it on needs a plan with inbound)',
+      }),
+    ),
+  },
+  { title: 'UpdateDomainRequest' },
+);
+const DomainParams = Type.Object({ id: Type.String({ description: 'domain id' }) });
 
 /** Sending domains: a project key at /domains, an all-access key at /projects/{project_id}/domains. */
-export async function domainRoutes(app: FastifyInstance, { ctx }: { ctx: DomainContext }) {
+export async function domainRoutes(instance: FastifyInstance, { ctx }: { ctx: DomainContext }) {
+  const app = typed(instance);
   const dns = createDnsLookup(ctx.config.dnsServers);
   const project = { auth: 'project' as const };
   const account = { auth: 'account' as const };
@@ -57,8 +81,8 @@ export async function domainRoutes(app: FastifyInstance, { ctx }: { ctx: DomainC
       schema: {
         tags,
         summary: "List this project's sending domains",
-        security: bearerSecurity,
-        response: { 200: list(DomainSchema), ...errors(401) },
+        operationId: 'listDomains',
+        response: { 200: DomainList, ...errors(401) },
       },
     },
     async (request) => ({
@@ -72,14 +96,14 @@ export async function domainRoutes(app: FastifyInstance, { ctx }: { ctx: DomainC
       schema: {
         tags,
         summary: 'Add a sending domain; the response lists the DNS records to publish',
-        security: bearerSecurity,
-        body: AddBody,
+        operationId: 'createDomain',
+        body: CreateDomainRequest,
         response: { 200: DomainSchema, ...errors(400, 401, 402, 409) },
       },
     },
     async (request) => {
       const facts = await projectFactsOf(request, ctx);
-      return addDomain(ctx, { id: facts.id, plan: facts.plan }, request.body as { domain?: unknown });
+      return addDomain(ctx, { id: facts.id, plan: facts.plan }, request.body);
     },
   );
   app.get(
@@ -89,13 +113,12 @@ export async function domainRoutes(app: FastifyInstance, { ctx }: { ctx: DomainC
       schema: {
         tags,
         summary: 'A sending domain with its records',
-        security: bearerSecurity,
+        operationId: 'getDomain',
         params: DomainParams,
         response: { 200: DomainSchema, ...errors(401, 404) },
       },
     },
-    async (request) =>
-      presentDomain(ctx, await findDomain(ctx, projectOf(request), (request.params as { id: string }).id)),
+    async (request) => presentDomain(ctx, await findDomain(ctx, projectOf(request), request.params.id)),
   );
   app.patch(
     '/domains/:id',
@@ -104,22 +127,17 @@ export async function domainRoutes(app: FastifyInstance, { ctx }: { ctx: DomainC
       schema: {
         tags,
         summary: 'Turn inbound mail on or off for a verified domain (a plan with inbound)',
+        operationId: 'updateDomain',
         description:
           'With `inbound_enabled: true`, mail to any address at the domain is received and listed at GET /v1/inbound once the domain is verified and its MX record points to Posthorn.',
-        security: bearerSecurity,
         params: DomainParams,
-        body: Type.Object({ inbound_enabled: Type.Optional(Type.Unknown()) }),
+        body: UpdateDomainRequest,
         response: { 200: DomainSchema, ...errors(400, 401, 402, 404) },
       },
     },
     async (request) => {
       const facts = await projectFactsOf(request, ctx);
-      return setDomainInbound(
-        ctx,
-        { id: facts.id, plan: facts.plan },
-        (request.params as { id: string }).id,
-        request.body as { inbound_enabled?: unknown },
-      );
+      return setDomainInbound(ctx, { id: facts.id, plan: facts.plan }, request.params.id, request.body);
     },
   );
   app.post(
@@ -129,13 +147,12 @@ export async function domainRoutes(app: FastifyInstance, { ctx }: { ctx: DomainC
       schema: {
         tags,
         summary: 'Look the records up in DNS now and update the status',
-        security: bearerSecurity,
+        operationId: 'checkDomain',
         params: DomainParams,
         response: { 200: DomainSchema, ...errors(401, 404, 503) },
       },
     },
-    async (request) =>
-      checkDomain(ctx, dns, await findDomain(ctx, projectOf(request), (request.params as { id: string }).id)),
+    async (request) => checkDomain(ctx, dns, await findDomain(ctx, projectOf(request), request.params.id)),
   );
   app.delete(
     '/domains/:id',
@@ -144,13 +161,13 @@ export async function domainRoutes(app: FastifyInstance, { ctx }: { ctx: DomainC
       schema: {
         tags,
         summary: 'Remove a sending domain and its DKIM key',
-        security: bearerSecurity,
+        operationId: 'deleteDomain',
         params: DomainParams,
         response: { 204: Type.Null(), ...errors(401, 404) },
       },
     },
     async (request, reply) => {
-      await deleteDomain(ctx, projectOf(request), (request.params as { id: string }).id);
+      await deleteDomain(ctx, projectOf(request), request.params.id);
       return reply.code(204).send();
     },
   );
@@ -162,12 +179,12 @@ export async function domainRoutes(app: FastifyInstance, { ctx }: { ctx: DomainC
       schema: {
         tags,
         summary: 'Rotate the DKIM key: publish the new selector; mail switches to it once a check finds it',
-        security: bearerSecurity,
+        operationId: 'rotateDomainDkimKey',
         params: DomainParams,
         response: { 200: DomainSchema, ...errors(401, 404) },
       },
     },
-    async (request) => rotateDkimKey(ctx, projectOf(request), (request.params as { id: string }).id),
+    async (request) => rotateDkimKey(ctx, projectOf(request), request.params.id),
   );
 
   // the account API counterparts name the project in the path
@@ -182,16 +199,13 @@ export async function domainRoutes(app: FastifyInstance, { ctx }: { ctx: DomainC
       schema: {
         tags: ['account API'],
         summary: "List a project's sending domains",
-        security: bearerSecurity,
+        operationId: 'listProjectDomains',
         params: ProjectParams,
-        response: { 200: list(DomainSchema), ...errors(401, 404) },
+        response: { 200: DomainList, ...errors(401, 404) },
       },
     },
     async (request) => {
-      const facts = await adminProject(
-        authOf(request).accountId,
-        (request.params as { project_id: string }).project_id,
-      );
+      const facts = await adminProject(authOf(request).accountId, request.params.project_id);
       return { data: await listDomains(ctx, facts.id) };
     },
   );
@@ -202,18 +216,15 @@ export async function domainRoutes(app: FastifyInstance, { ctx }: { ctx: DomainC
       schema: {
         tags: ['account API'],
         summary: 'Add a sending domain to a project; returns the DNS records to publish',
-        security: bearerSecurity,
+        operationId: 'createProjectDomain',
         params: ProjectParams,
-        body: AddBody,
+        body: CreateDomainRequest,
         response: { 200: DomainSchema, ...errors(400, 401, 402, 404, 409) },
       },
     },
     async (request) => {
-      const facts = await adminProject(
-        authOf(request).accountId,
-        (request.params as { project_id: string }).project_id,
-      );
-      return addDomain(ctx, { id: facts.id, plan: facts.plan }, request.body as { domain?: unknown });
+      const facts = await adminProject(authOf(request).accountId, request.params.project_id);
+      return addDomain(ctx, { id: facts.id, plan: facts.plan }, request.body);
     },
   );
   app.post(
@@ -223,15 +234,14 @@ export async function domainRoutes(app: FastifyInstance, { ctx }: { ctx: DomainC
       schema: {
         tags: ['account API'],
         summary: "Check a project's sending domain in DNS now",
-        security: bearerSecurity,
-        params: Type.Object({ project_id: Type.String(), id: Type.String() }),
+        operationId: 'checkProjectDomain',
+        params: Type.Object({ ...ProjectParams.properties, ...DomainParams.properties }),
         response: { 200: DomainSchema, ...errors(401, 404, 503) },
       },
     },
     async (request) => {
-      const params = request.params as { project_id: string; id: string };
-      const facts = await adminProject(authOf(request).accountId, params.project_id);
-      return checkDomain(ctx, dns, await findDomain(ctx, facts.id, params.id));
+      const facts = await adminProject(authOf(request).accountId, request.params.project_id);
+      return checkDomain(ctx, dns, await findDomain(ctx, facts.id, request.params.id));
     },
   );
 }

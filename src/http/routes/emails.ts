@@ -9,100 +9,113 @@ import {
   type Sender,
 } from '../../domain/emails/accept.ts';
 import { cancelEmail, getEmail, listEmails } from '../../domain/emails/read.ts';
-import type { EmailInput } from '../../domain/emails/validate.ts';
 import { ValidationError } from '../../domain/errors.ts';
 import { SIMULATOR_DOMAIN } from '../../mail/simulator.ts';
 import { authOf, projectFactsOf, projectOf } from '../auth.ts';
-import { bearerSecurity, errors, IdParams, Nullable, PageQuery, page } from '../schemas.ts';
+import { errors, IdParams, Nullable, PageQuery, page, pageOf, typed } from '../schemas.ts';
 
 const Recipients = Type.Union([Type.String(), Type.Array(Type.String())], {
   description:
     'an address, "Name <address>", or an array of them (50 recipients at most over to, cc and bcc)',
 });
 
-export const EmailInputSchema = Type.Object({
-  from: Type.String({
-    description: 'sender: `address` or `Name <address>`, on a verified domain of the project',
-  }),
-  to: Recipients,
-  cc: Type.Optional(Recipients),
-  bcc: Type.Optional(Recipients),
-  reply_to: Type.Optional(Recipients),
-  subject: Type.String({ maxLength: 998 }),
-  html: Type.Optional(Type.String()),
-  text: Type.Optional(Type.String({ description: 'derived from `html` when absent' })),
-  headers: Type.Optional(
-    Type.Record(Type.String(), Type.String(), {
-      description: 'custom headers; no line breaks, no protected names',
+export const EmailInputSchema = Type.Object(
+  {
+    from: Type.String({
+      description: 'sender: `address` or `Name <address>`, on a verified domain of the project',
     }),
-  ),
-  attachments: Type.Optional(
-    Type.Array(
-      Type.Object({
-        filename: Type.Optional(Type.String()),
-        content: Type.String({ description: 'base64' }),
-        content_type: Type.Optional(Type.String()),
-        content_id: Type.Optional(
-          Type.String({ description: 'for inline images: reference as cid:<content_id>' }),
-        ),
+    to: Recipients,
+    cc: Type.Optional(Recipients),
+    bcc: Type.Optional(Recipients),
+    reply_to: Type.Optional(Recipients),
+    subject: Type.String({ maxLength: 998 }),
+    html: Type.Optional(Type.String()),
+    text: Type.Optional(Type.String({ description: 'derived from `html` when absent' })),
+    headers: Type.Optional(
+      Type.Record(Type.String(), Type.String(), {
+        description: 'custom headers; no line breaks, no protected names',
       }),
-      { maxItems: 100 },
     ),
-  ),
-  tags: Type.Optional(
-    Type.Array(Type.Object({ name: Type.String(), value: Type.String() }), { maxItems: 50 }),
-  ),
-  scheduled_at: Type.Optional(Type.String({ description: 'ISO 8601, up to 30 days ahead' })),
-});
+    attachments: Type.Optional(
+      Type.Array(
+        Type.Object({
+          filename: Type.Optional(Type.String()),
+          content: Type.String({ description: 'base64' }),
+          content_type: Type.Optional(Type.String()),
+          content_id: Type.Optional(
+            Type.String({ description: 'for inline images: reference as cid:<content_id>' }),
+          ),
+        }),
+        { maxItems: 100 },
+      ),
+    ),
+    tags: Type.Optional(
+      Type.Array(Type.Object({ name: Type.String(), value: Type.String() }), { maxItems: 50 }),
+    ),
+    scheduled_at: Type.Optional(Type.String({ description: 'ISO 8601, up to 30 days ahead' })),
+  },
+  { title: 'SendEmailRequest' },
+);
 
-const Accepted = Type.Object({
-  id: Type.String(),
-  object: Type.Literal('email'),
-  status: Type.String(),
-  warnings: Type.Optional(
-    Type.Array(Type.String(), { description: 'names of unknown fields that were ignored' }),
-  ),
-});
+const Accepted = Type.Object(
+  {
+    id: Type.String(),
+    object: Type.Literal('email'),
+    status: Type.String(),
+    warnings: Type.Optional(
+      Type.Array(Type.String(), { description: 'names of unknown fields that were ignored' }),
+    ),
+  },
+  { title: 'AcceptedEmail' },
+);
 
-const EmailEvent = Type.Object({
-  object: Type.Literal('email_event'),
-  type: Type.String(),
-  recipient: Nullable(Type.String()),
-  detail: Type.Record(Type.String(), Type.Unknown()),
-  created_at: Type.String(),
-});
-
-const EmailSchema = Type.Object({
-  id: Type.String(),
-  object: Type.Literal('email'),
-  stream: Type.String(),
-  status: Type.String(),
-  message_id: Type.String(),
-  from: Type.String(),
-  to: Type.Array(Type.String()),
-  cc: Type.Array(Type.String()),
-  bcc: Type.Array(Type.String()),
-  reply_to: Type.Array(Type.String()),
-  subject: Type.String(),
-  tags: Type.Array(Type.Object({ name: Type.String(), value: Type.String() })),
-  headers: Type.Record(Type.String(), Type.String()),
-  attachments: Type.Array(
-    Type.Object({
-      filename: Nullable(Type.String()),
-      content_type: Nullable(Type.String()),
-      content_id: Nullable(Type.String()),
-      size: Type.Integer(),
+const EmailEvent = Type.Object(
+  {
+    object: Type.Literal('email_event'),
+    type: Type.String(),
+    recipient: Nullable(Type.String()),
+    detail: Type.Record(Type.String(), Type.Unknown(), {
+      description: "what the event says: the remote server's response, the bounce type, ...",
     }),
-  ),
-  size_bytes: Type.Integer(),
-  attempts: Type.Integer(),
-  last_response: Nullable(Type.String()),
-  scheduled_at: Nullable(Type.String()),
-  next_attempt_at: Nullable(Type.String()),
-  sent_at: Nullable(Type.String()),
-  created_at: Type.String(),
-  updated_at: Type.String(),
-});
+    created_at: Type.String(),
+  },
+  { title: 'EmailEvent' },
+);
+
+const EmailSchema = Type.Object(
+  {
+    id: Type.String(),
+    object: Type.Literal('email'),
+    stream: Type.String(),
+    status: Type.String(),
+    message_id: Type.String(),
+    from: Type.String(),
+    to: Type.Array(Type.String()),
+    cc: Type.Array(Type.String()),
+    bcc: Type.Array(Type.String()),
+    reply_to: Type.Array(Type.String()),
+    subject: Type.String(),
+    tags: Type.Array(Type.Object({ name: Type.String(), value: Type.String() })),
+    headers: Type.Record(Type.String(), Type.String()),
+    attachments: Type.Array(
+      Type.Object({
+        filename: Nullable(Type.String()),
+        content_type: Nullable(Type.String()),
+        content_id: Nullable(Type.String()),
+        size: Type.Integer(),
+      }),
+    ),
+    size_bytes: Type.Integer(),
+    attempts: Type.Integer(),
+    last_response: Nullable(Type.String()),
+    scheduled_at: Nullable(Type.String()),
+    next_attempt_at: Nullable(Type.String()),
+    sent_at: Nullable(Type.String()),
+    created_at: Type.String(),
+    updated_at: Type.String(),
+  },
+  { title: 'Email' },
+);
 
 const MAX_BODY = 45 * 1024 * 1024;
 
@@ -124,7 +137,8 @@ async function senderOf(request: FastifyRequest, ctx: DomainContext): Promise<Se
 }
 
 /** Transactional email: send (one or a batch), read, list, cancel. */
-export async function emailRoutes(app: FastifyInstance, { ctx }: { ctx: DomainContext }) {
+export async function emailRoutes(instance: FastifyInstance, { ctx }: { ctx: DomainContext }) {
+  const app = typed(instance);
   const project = { auth: 'project' as const };
 
   app.post(
@@ -135,14 +149,14 @@ export async function emailRoutes(app: FastifyInstance, { ctx }: { ctx: DomainCo
       schema: {
         tags: ['emails'],
         summary: 'Send an email',
+        operationId: 'sendEmail',
         description: `Answered after the message and its delivery job are committed. Unknown fields are ignored and named in \`warnings\`. Send an \`Idempotency-Key\` header to make retries safe (24 h). Test addresses at ${SIMULATOR_DOMAIN} (delivered@, bounced@, complained@, deferred@) never leave the machine.`,
-        security: bearerSecurity,
         body: EmailInputSchema,
         response: { 200: Accepted, ...errors(400, 401, 402, 404, 409, 413, 429) },
       },
     },
     async (request) => {
-      const result = await acceptEmails(ctx, await senderOf(request, ctx), [request.body as EmailInput], {
+      const result = await acceptEmails(ctx, await senderOf(request, ctx), [request.body], {
         batch: false,
         idempotency: idempotencyOf(request),
       });
@@ -158,9 +172,9 @@ export async function emailRoutes(app: FastifyInstance, { ctx }: { ctx: DomainCo
       schema: {
         tags: ['emails'],
         summary: 'Send up to 100 emails in one call',
+        operationId: 'sendEmailBatch',
         description:
           'All or nothing: when any message is invalid the whole batch is refused, the error naming the first bad message by its index, and nothing is stored. Suppressed recipients are not errors.',
-        security: bearerSecurity,
         body: Type.Array(EmailInputSchema, { minItems: 1, maxItems: 100 }),
         response: {
           200: Type.Object({ data: Type.Array(Accepted) }),
@@ -169,7 +183,7 @@ export async function emailRoutes(app: FastifyInstance, { ctx }: { ctx: DomainCo
       },
     },
     async (request) => {
-      const result = await acceptEmails(ctx, await senderOf(request, ctx), request.body as EmailInput[], {
+      const result = await acceptEmails(ctx, await senderOf(request, ctx), request.body, {
         batch: true,
         idempotency: idempotencyOf(request),
       });
@@ -184,7 +198,7 @@ export async function emailRoutes(app: FastifyInstance, { ctx }: { ctx: DomainCo
       schema: {
         tags: ['emails'],
         summary: 'List emails, newest first',
-        security: bearerSecurity,
+        operationId: 'listEmails',
         querystring: Type.Object({
           ...PageQuery.properties,
           status: Type.Optional(Type.String()),
@@ -196,7 +210,7 @@ export async function emailRoutes(app: FastifyInstance, { ctx }: { ctx: DomainCo
         response: { 200: page(EmailSchema), ...errors(400, 401) },
       },
     },
-    async (request) => listEmails(ctx, projectOf(request), request.query as never),
+    async (request) => listEmails(ctx, projectOf(request), pageOf(request.query)),
   );
 
   app.get(
@@ -206,20 +220,23 @@ export async function emailRoutes(app: FastifyInstance, { ctx }: { ctx: DomainCo
       schema: {
         tags: ['emails'],
         summary: 'What became of one email: the message and its event timeline',
-        security: bearerSecurity,
+        operationId: 'getEmail',
         params: IdParams,
         response: {
-          200: Type.Object({
-            ...EmailSchema.properties,
-            html: Nullable(Type.String()),
-            text: Nullable(Type.String()),
-            events: Type.Array(EmailEvent),
-          }),
+          200: Type.Object(
+            {
+              ...EmailSchema.properties,
+              html: Nullable(Type.String()),
+              text: Nullable(Type.String()),
+              events: Type.Array(EmailEvent),
+            },
+            { title: 'EmailWithEvents' },
+          ),
           ...errors(401, 404),
         },
       },
     },
-    async (request) => getEmail(ctx, projectOf(request), (request.params as { id: string }).id),
+    async (request) => getEmail(ctx, projectOf(request), request.params.id),
   );
 
   app.post(
@@ -229,11 +246,11 @@ export async function emailRoutes(app: FastifyInstance, { ctx }: { ctx: DomainCo
       schema: {
         tags: ['emails'],
         summary: 'Cancel a scheduled email',
-        security: bearerSecurity,
+        operationId: 'cancelEmail',
         params: IdParams,
         response: { 200: EmailSchema, ...errors(401, 404, 409) },
       },
     },
-    async (request) => cancelEmail(ctx, projectOf(request), (request.params as { id: string }).id),
+    async (request) => cancelEmail(ctx, projectOf(request), request.params.id),
   );
 }

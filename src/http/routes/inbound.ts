@@ -4,31 +4,39 @@ import type { DomainContext } from '../../domain/context.ts';
 import { getInbound, inboundAttachment, inboundRaw, listInbound } from '../../domain/inbound/messages.ts';
 import { requireFeature } from '../../domain/plans.ts';
 import { projectFactsOf } from '../auth.ts';
-import { bearerSecurity, errors, Nullable, PageQuery, page } from '../schemas.ts';
+import { errors, Nullable, PageQuery, page, pageOf, typed } from '../schemas.ts';
 
-const AttachmentMeta = Type.Object({
-  position: Type.Integer({ description: 'download at /inbound/{id}/attachments/{position}' }),
-  filename: Nullable(Type.String()),
-  content_type: Type.String(),
-  content_id: Nullable(Type.String()),
-  disposition: Nullable(Type.String()),
-  size: Type.Integer(),
-  checksum: Type.String({ description: 'SHA-256 of the content, hex' }),
-});
-const AuthResults = Type.Object({
-  spf: Type.String(),
-  dkim: Type.Array(
-    Type.Object({
-      domain: Nullable(Type.String()),
-      selector: Nullable(Type.String()),
-      result: Type.String(),
+const AttachmentMeta = Type.Object(
+  {
+    position: Type.Integer({ description: 'download at /inbound/{id}/attachments/{position}' }),
+    filename: Nullable(Type.String()),
+    content_type: Type.String(),
+    content_id: Nullable(Type.String()),
+    disposition: Nullable(Type.String()),
+    size: Type.Integer(),
+    checksum: Type.String({ description: 'SHA-256 of the content, hex' }),
+  },
+  { title: 'InboundAttachment' },
+);
+const AuthResults = Type.Object(
+  {
+    spf: Type.String(),
+    dkim: Type.Array(
+      Type.Object({
+        domain: Nullable(Type.String()),
+        selector: Nullable(Type.String()),
+        result: Type.String(),
+      }),
+    ),
+    dmarc: Type.String(),
+    dmarc_policy: Nullable(Type.String()),
+    arc: Type.String(),
+    authentication_results: Type.String({
+      description: 'the Authentication-Results header Posthorn computed',
     }),
-  ),
-  dmarc: Type.String(),
-  dmarc_policy: Nullable(Type.String()),
-  arc: Type.String(),
-  authentication_results: Type.String({ description: 'the Authentication-Results header Posthorn computed' }),
-});
+  },
+  { title: 'InboundAuthResults' },
+);
 const Summary = {
   id: Type.String(),
   object: Type.Literal('inbound_email'),
@@ -52,17 +60,32 @@ const Summary = {
   sent_at: Nullable(Type.String()),
   created_at: Type.String(),
 };
-const InboundSummary = Type.Object(Summary);
-const InboundEmail = Type.Object({
-  ...Summary,
-  headers: Type.Array(Type.Object({ name: Type.String(), value: Type.String() })),
-  text: Nullable(Type.String()),
-  html: Nullable(Type.String()),
+const InboundSummary = Type.Object(Summary, { title: 'InboundEmailSummary' });
+const InboundEmailPage = Type.Object(page(InboundSummary).properties, { title: 'InboundEmailPage' });
+const InboundEmail = Type.Object(
+  {
+    ...Summary,
+    headers: Type.Array(Type.Object({ name: Type.String(), value: Type.String() })),
+    text: Nullable(Type.String()),
+    html: Nullable(Type.String()),
+  },
+  { title: 'InboundEmail' },
+);
+const InboundParams = Type.Object({ id: Type.String({ description: 'inbound email id' }) });
+const AttachmentParams = Type.Object({
+  ...InboundParams.properties,
+  position: Type.Integer({
+    minimum: 0,
+    maximum: 9999,
+    description: "the attachment's `position` in the message's `attachments` (0 for the first)",
+  }),
 });
-const IdParams = Type.Object({ id: Type.String() });
+// bytes, not JSON: declared per media type so that Fastify sends the Buffer as it is
+const Binary = Type.String({ format: 'binary' });
 
 /** Inbound mail: what people send to the project's inbound address (a plan feature). */
-export async function inboundRoutes(app: FastifyInstance, { ctx }: { ctx: DomainContext }) {
+export async function inboundRoutes(instance: FastifyInstance, { ctx }: { ctx: DomainContext }) {
+  const app = typed(instance);
   const config = { auth: 'project' as const };
   const tags = ['inbound'];
   const projectWithInbound = async (request: FastifyRequest) => {
@@ -78,18 +101,18 @@ export async function inboundRoutes(app: FastifyInstance, { ctx }: { ctx: Domain
       schema: {
         tags,
         summary: 'Received mail, newest first',
+        operationId: 'listInboundEmails',
         description:
           'Mail sent to the address in GET /v1/me `inbound` (any local part), or to a verified domain with inbound enabled.',
-        security: bearerSecurity,
         querystring: Type.Object({
           ...PageQuery.properties,
           from: Type.Optional(Type.String({ description: 'sender address (exact, any case)' })),
           to: Type.Optional(Type.String({ description: 'envelope recipient address' })),
         }),
-        response: { 200: page(InboundSummary), ...errors(400, 401, 402) },
+        response: { 200: InboundEmailPage, ...errors(400, 401, 402) },
       },
     },
-    async (request) => listInbound(ctx, await projectWithInbound(request), request.query as never),
+    async (request) => listInbound(ctx, await projectWithInbound(request), pageOf(request.query)),
   );
   app.get(
     '/inbound/:id',
@@ -98,13 +121,12 @@ export async function inboundRoutes(app: FastifyInstance, { ctx }: { ctx: Domain
       schema: {
         tags,
         summary: 'One received message: headers, addresses, bodies, attachments, authentication results',
-        security: bearerSecurity,
-        params: IdParams,
+        operationId: 'getInboundEmail',
+        params: InboundParams,
         response: { 200: InboundEmail, ...errors(401, 402, 404) },
       },
     },
-    async (request) =>
-      getInbound(ctx, await projectWithInbound(request), (request.params as { id: string }).id),
+    async (request) => getInbound(ctx, await projectWithInbound(request), request.params.id),
   );
   app.get(
     '/inbound/:id/raw',
@@ -113,18 +135,19 @@ export async function inboundRoutes(app: FastifyInstance, { ctx }: { ctx: Domain
       schema: {
         tags,
         summary: 'The message exactly as received (message/rfc822)',
-        security: bearerSecurity,
-        params: IdParams,
-        produces: ['message/rfc822'],
-        response: { ...errors(401, 402, 404) },
+        operationId: 'getInboundEmailRaw',
+        params: InboundParams,
+        response: {
+          200: {
+            description: 'the raw message, byte for byte',
+            content: { 'message/rfc822': { schema: Binary } },
+          },
+          ...errors(401, 402, 404),
+        },
       },
     },
     async (request, reply) => {
-      const raw = await inboundRaw(
-        ctx,
-        await projectWithInbound(request),
-        (request.params as { id: string }).id,
-      );
+      const raw = await inboundRaw(ctx, await projectWithInbound(request), request.params.id);
       return reply.type('message/rfc822').send(raw);
     },
   );
@@ -134,14 +157,26 @@ export async function inboundRoutes(app: FastifyInstance, { ctx }: { ctx: Domain
       config,
       schema: {
         tags,
-        summary: 'Download one attachment (position from the message`s `attachments`)',
-        security: bearerSecurity,
-        params: Type.Object({ id: Type.String(), position: Type.String() }),
-        response: { ...errors(400, 401, 402, 404) },
+        summary: "Download one attachment (position from the message's `attachments`)",
+        operationId: 'getInboundAttachment',
+        params: AttachmentParams,
+        response: {
+          200: {
+            description:
+              "the attachment's bytes; its real media type is in the Content-Type header (application/octet-stream when the message gave none usable)",
+            headers: {
+              'content-disposition': Type.String({
+                description: 'attachment; filename="..."; filename*=UTF-8\'\'... (the original file name)',
+              }),
+            },
+            content: { 'application/octet-stream': { schema: Binary } },
+          },
+          ...errors(400, 401, 402, 404),
+        },
       },
     },
     async (request, reply) => {
-      const { id, position } = request.params as { id: string; position: string };
+      const { id, position } = request.params;
       const { meta, content } = await inboundAttachment(ctx, await projectWithInbound(request), id, position);
       const name = meta.filename ?? `attachment-${meta.position}`;
       const ascii = name.replace(/[^\x20-\x7e]|["\\]/g, '_');

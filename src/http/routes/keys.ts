@@ -14,39 +14,61 @@ import { listRequests } from '../../domain/request-log.ts';
 import { authOf } from '../auth.ts';
 import {
   ApiKeySchema,
-  bearerSecurity,
   errors,
   IdParams,
   list,
+  Nullable,
   PageQuery,
   ProjectParams,
   page,
+  pageOf,
+  typed,
   Uuid,
 } from '../schemas.ts';
 
-const KeyBody = Type.Object({
-  name: Type.String({ minLength: 1, maxLength: 100 }),
+/** A key's name and lifetime: shared with the dashboard's team keys, which add `scope`. */
+export const KeyFields = {
+  name: Type.String({
+    minLength: 1,
+    maxLength: 100,
+    description: 'what the key is for, at most 100 characters',
+  }),
   expires_in_days: Type.Optional(
-    Type.Union([Type.Integer({ enum: [30, 90, 365] }), Type.Null()], {
-      description: '30, 90 or 365; omitted means never',
-    }),
+    Nullable(
+      Type.Integer({
+        enum: [30, 90, 365],
+        description: '30, 90 or 365; omitted (or null) means never',
+      }),
+    ),
   ),
+};
+
+const CreateProjectApiKeyRequest = Type.Object(KeyFields, {
+  title: 'CreateProjectApiKeyRequest',
+  description: 'A project key; a `scope` field here is unknown and ignored',
 });
 
-const RequestSchema = Type.Object({
-  id: Type.String(),
-  object: Type.Literal('request'),
-  key_name: Type.String(),
-  project_id: Type.Union([Uuid, Type.Null()]),
-  method: Type.String(),
-  path: Type.String(),
-  status: Type.Integer(),
-  latency_ms: Type.Number(),
-  created_at: Type.String(),
-});
+const ApiKeyList = Type.Object(list(ApiKeySchema).properties, { title: 'ApiKeyList' });
+
+const RequestSchema = Type.Object(
+  {
+    id: Type.String(),
+    object: Type.Literal('request'),
+    key_name: Type.String(),
+    project_id: Nullable(Uuid),
+    method: Type.String(),
+    path: Type.String(),
+    status: Type.Integer(),
+    latency_ms: Type.Number(),
+    created_at: Type.String(),
+  },
+  { title: 'RequestLogEntry' },
+);
+const RequestLogPage = Type.Object(page(RequestSchema).properties, { title: 'RequestLogPage' });
 
 /** Account API: a project's keys, rotation, revocation and request history. */
-export async function keyRoutes(app: FastifyInstance, { ctx }: { ctx: DomainContext }) {
+export async function keyRoutes(instance: FastifyInstance, { ctx }: { ctx: DomainContext }) {
+  const app = typed(instance);
   const account = { auth: 'account' as const };
 
   app.get(
@@ -56,13 +78,13 @@ export async function keyRoutes(app: FastifyInstance, { ctx }: { ctx: DomainCont
       schema: {
         tags: ['account API'],
         summary: "List a project's keys (never their secrets)",
-        security: bearerSecurity,
+        operationId: 'listProjectApiKeys',
         params: ProjectParams,
-        response: { 200: list(ApiKeySchema), ...errors(401, 404) },
+        response: { 200: ApiKeyList, ...errors(401, 404) },
       },
     },
     async (request) => {
-      const { project_id } = request.params as { project_id: string };
+      const { project_id } = request.params;
       await requireProjectAdmin(ctx.db, authOf(request).accountId, project_id);
       return { data: await listProjectKeys(ctx, project_id) };
     },
@@ -75,19 +97,18 @@ export async function keyRoutes(app: FastifyInstance, { ctx }: { ctx: DomainCont
       schema: {
         tags: ['account API'],
         summary: 'Create a project key; the response holds the secret `key`, shown only this once',
-        security: bearerSecurity,
+        operationId: 'createProjectApiKey',
         params: ProjectParams,
-        body: KeyBody,
+        body: CreateProjectApiKeyRequest,
         response: { 200: ApiKeySchema, ...errors(400, 401, 404) },
       },
     },
     async (request) => {
-      const { project_id } = request.params as { project_id: string };
-      const body = request.body as { name: string; expires_in_days?: number };
       // the account API creates project keys only: a `scope` field here is unknown and ignored
-      return createKeyInProject(ctx, authOf(request).accountId, project_id, {
-        name: body.name,
-        expires_in_days: body.expires_in_days,
+      const { name, expires_in_days } = request.body;
+      return createKeyInProject(ctx, authOf(request).accountId, request.params.project_id, {
+        name,
+        expires_in_days,
       });
     },
   );
@@ -100,12 +121,12 @@ export async function keyRoutes(app: FastifyInstance, { ctx }: { ctx: DomainCont
         tags: ['account API'],
         summary:
           'Rotate a key: a new secret for the same key (id, name, history kept); the old secret fails at once',
-        security: bearerSecurity,
+        operationId: 'rotateApiKey',
         params: IdParams,
         response: { 200: ApiKeySchema, ...errors(401, 404, 409) },
       },
     },
-    async (request) => rotateKey(ctx, authOf(request).accountId, (request.params as { id: string }).id),
+    async (request) => rotateKey(ctx, authOf(request).accountId, request.params.id),
   );
 
   app.delete(
@@ -115,20 +136,20 @@ export async function keyRoutes(app: FastifyInstance, { ctx }: { ctx: DomainCont
       schema: {
         tags: ['account API'],
         summary: 'Revoke a key, at once, for the API and SMTP',
-        security: bearerSecurity,
+        operationId: 'revokeApiKey',
         params: IdParams,
         response: { 204: Type.Null(), ...errors(401, 404) },
       },
     },
     async (request, reply) => {
-      await revokeKey(ctx, authOf(request).accountId, (request.params as { id: string }).id);
+      await revokeKey(ctx, authOf(request).accountId, request.params.id);
       return reply.code(204).send();
     },
   );
 
-  for (const [path, log] of [
-    ['/api-keys/:id/requests', 'project'],
-    ['/api-keys/:id/account-requests', 'account'],
+  for (const [path, log, operationId] of [
+    ['/api-keys/:id/requests', 'project', 'listApiKeyRequests'],
+    ['/api-keys/:id/account-requests', 'account', 'listApiKeyAccountRequests'],
   ] as const) {
     app.get(
       path,
@@ -140,19 +161,15 @@ export async function keyRoutes(app: FastifyInstance, { ctx }: { ctx: DomainCont
             log === 'project'
               ? "A key's request history (project API), newest first"
               : "An all-access key's account-API request history, newest first",
-          security: bearerSecurity,
+          operationId,
           params: IdParams,
           querystring: PageQuery,
-          response: { 200: page(RequestSchema), ...errors(400, 401, 404) },
+          response: { 200: RequestLogPage, ...errors(400, 401, 404) },
         },
       },
       async (request) => {
-        const key = await findManagedKey(
-          ctx,
-          authOf(request).accountId,
-          (request.params as { id: string }).id,
-        );
-        return listRequests(ctx.db, key.id, log, request.query as { limit: number; offset: number });
+        const key = await findManagedKey(ctx, authOf(request).accountId, request.params.id);
+        return listRequests(ctx.db, key.id, log, pageOf(request.query));
       },
     );
   }

@@ -12,43 +12,75 @@ import {
 } from '../../domain/audience/lists.ts';
 import type { DomainContext } from '../../domain/context.ts';
 import { projectFactsOf, projectOf } from '../auth.ts';
-import { bearerSecurity, errors, list, Nullable } from '../schemas.ts';
+import { errors, list, Nullable, typed } from '../schemas.ts';
 
-const ListSchema = Type.Object({
-  id: Type.String(),
-  object: Type.Literal('list'),
-  name: Type.String(),
-  description: Nullable(Type.String()),
-  member_count: Type.Integer({ description: 'subscribed members' }),
-  unsubscribed_count: Type.Integer({ description: 'members who left this list only' }),
-  created_at: Type.String(),
-  updated_at: Type.String(),
+const ListSchema = Type.Object(
+  {
+    id: Type.String(),
+    object: Type.Literal('list'),
+    name: Type.String(),
+    description: Nullable(Type.String()),
+    member_count: Type.Integer({ description: 'subscribed members' }),
+    unsubscribed_count: Type.Integer({ description: 'members who left this list only' }),
+    created_at: Type.String(),
+    updated_at: Type.String(),
+  },
+  { title: 'ContactList' },
+);
+const ListName = Type.String({
+  minLength: 1,
+  maxLength: 200,
+  description: 'unique in the project; surrounding spaces are trimmed',
 });
-const ListBody = Type.Object({
-  name: Type.Optional(Type.Unknown({ description: 'required on create, unique in the project' })),
-  description: Type.Optional(Type.Unknown()),
-});
-const Targets = Type.Object({
-  emails: Type.Optional(Type.Unknown({ description: 'up to 1,000 addresses' })),
-  ids: Type.Optional(Type.Unknown({ description: 'or up to 1,000 contact ids' })),
-});
-const Change = Type.Object({
-  object: Type.Literal('list_change'),
-  list_id: Type.String(),
-  added: Type.Optional(Type.Integer()),
-  already_members: Type.Optional(Type.Integer()),
-  contacts_created: Type.Optional(Type.Integer()),
-  removed: Type.Optional(Type.Integer()),
-  unsubscribed: Type.Optional(Type.Integer()),
-});
-const Params = Type.Object({ id: Type.String() });
-type Body = Record<string, unknown>;
+const ListDescription = Type.Optional(
+  Nullable(Type.String({ maxLength: 1000, description: 'free text; null clears it' })),
+);
+const CreateListRequest = Type.Object(
+  { name: ListName, description: ListDescription },
+  { title: 'CreateListRequest' },
+);
+const UpdateListRequest = Type.Object(
+  { name: Type.Optional(ListName), description: ListDescription },
+  { title: 'UpdateListRequest' },
+);
+const Targets = Type.Object(
+  {
+    emails: Type.Optional(
+      Type.Array(Type.String(), {
+        minItems: 1,
+        maxItems: 1000,
+        description: 'addresses (up to 1,000); on add, unknown ones become contacts',
+      }),
+    ),
+    ids: Type.Optional(
+      Type.Array(Type.String({ format: 'uuid' }), {
+        minItems: 1,
+        maxItems: 1000,
+        description: 'or contact ids (up to 1,000)',
+      }),
+    ),
+  },
+  { title: 'ListMembersRequest', description: 'either `emails` or `ids`, not both' },
+);
+const Change = Type.Object(
+  {
+    object: Type.Literal('list_change'),
+    list_id: Type.String(),
+    added: Type.Optional(Type.Integer()),
+    already_members: Type.Optional(Type.Integer()),
+    contacts_created: Type.Optional(Type.Integer()),
+    removed: Type.Optional(Type.Integer()),
+    unsubscribed: Type.Optional(Type.Integer()),
+  },
+  { title: 'ListChange' },
+);
+const Params = Type.Object({ id: Type.String({ description: 'list id' }) });
 
 /** Lists: named groups of contacts, joined and left explicitly (segments are computed). */
-export async function listRoutes(app: FastifyInstance, { ctx }: { ctx: DomainContext }) {
+export async function listRoutes(instance: FastifyInstance, { ctx }: { ctx: DomainContext }) {
+  const app = typed(instance);
   const config = { auth: 'project' as const };
   const tags = ['lists'];
-  const id = (request: { params: unknown }) => (request.params as { id: string }).id;
 
   app.get(
     '/lists',
@@ -57,7 +89,7 @@ export async function listRoutes(app: FastifyInstance, { ctx }: { ctx: DomainCon
       schema: {
         tags,
         summary: 'Every list with member counts',
-        security: bearerSecurity,
+        operationId: 'listLists',
         response: { 200: list(ListSchema), ...errors(401) },
       },
     },
@@ -70,12 +102,12 @@ export async function listRoutes(app: FastifyInstance, { ctx }: { ctx: DomainCon
       schema: {
         tags,
         summary: 'Create a list',
-        security: bearerSecurity,
-        body: ListBody,
+        operationId: 'createList',
+        body: CreateListRequest,
         response: { 200: ListSchema, ...errors(400, 401, 409) },
       },
     },
-    async (request) => createList(ctx, projectOf(request), request.body as Body),
+    async (request) => createList(ctx, projectOf(request), request.body),
   );
   app.get(
     '/lists/:id',
@@ -84,12 +116,12 @@ export async function listRoutes(app: FastifyInstance, { ctx }: { ctx: DomainCon
       schema: {
         tags,
         summary: 'One list',
-        security: bearerSecurity,
+        operationId: 'getList',
         params: Params,
         response: { 200: ListSchema, ...errors(401, 404) },
       },
     },
-    async (request) => getList(ctx, projectOf(request), id(request)),
+    async (request) => getList(ctx, projectOf(request), request.params.id),
   );
   app.patch(
     '/lists/:id',
@@ -98,13 +130,13 @@ export async function listRoutes(app: FastifyInstance, { ctx }: { ctx: DomainCon
       schema: {
         tags,
         summary: 'Rename or describe a list',
-        security: bearerSecurity,
+        operationId: 'updateList',
         params: Params,
-        body: ListBody,
+        body: UpdateListRequest,
         response: { 200: ListSchema, ...errors(400, 401, 404, 409) },
       },
     },
-    async (request) => updateList(ctx, projectOf(request), id(request), request.body as Body),
+    async (request) => updateList(ctx, projectOf(request), request.params.id, request.body),
   );
   app.delete(
     '/lists/:id',
@@ -113,13 +145,13 @@ export async function listRoutes(app: FastifyInstance, { ctx }: { ctx: DomainCon
       schema: {
         tags,
         summary: 'Delete a list (its contacts stay)',
-        security: bearerSecurity,
+        operationId: 'deleteList',
         params: Params,
         response: { 204: Type.Null(), ...errors(401, 404) },
       },
     },
     async (request, reply) => {
-      await deleteList(ctx, projectOf(request), id(request));
+      await deleteList(ctx, projectOf(request), request.params.id);
       return reply.code(204).send();
     },
   );
@@ -130,14 +162,14 @@ export async function listRoutes(app: FastifyInstance, { ctx }: { ctx: DomainCon
       schema: {
         tags,
         summary: 'Add contacts to the list by email or id (unknown addresses become contacts)',
+        operationId: 'addContactsToList',
         description: 'Members who had unsubscribed from this list are subscribed again.',
-        security: bearerSecurity,
         params: Params,
         body: Targets,
         response: { 200: Change, ...errors(400, 401, 402, 404) },
       },
     },
-    async (request) => addToList(ctx, await projectFactsOf(request, ctx), id(request), request.body as Body),
+    async (request) => addToList(ctx, await projectFactsOf(request, ctx), request.params.id, request.body),
   );
   app.delete(
     '/lists/:id/contacts',
@@ -146,13 +178,13 @@ export async function listRoutes(app: FastifyInstance, { ctx }: { ctx: DomainCon
       schema: {
         tags,
         summary: 'Take contacts off the list',
-        security: bearerSecurity,
+        operationId: 'removeContactsFromList',
         params: Params,
         body: Targets,
         response: { 200: Change, ...errors(400, 401, 404) },
       },
     },
-    async (request) => removeFromList(ctx, projectOf(request), id(request), request.body as Body),
+    async (request) => removeFromList(ctx, projectOf(request), request.params.id, request.body),
   );
   app.post(
     '/lists/:id/unsubscribe',
@@ -161,14 +193,14 @@ export async function listRoutes(app: FastifyInstance, { ctx }: { ctx: DomainCon
       schema: {
         tags,
         summary: 'Unsubscribe contacts from this list only',
+        operationId: 'unsubscribeFromList',
         description:
           'They keep their other lists; to leave all marketing, PATCH /v1/contacts/{id} with {"subscribed": false}.',
-        security: bearerSecurity,
         params: Params,
         body: Targets,
         response: { 200: Change, ...errors(400, 401, 404) },
       },
     },
-    async (request) => unsubscribeFromList(ctx, projectOf(request), id(request), request.body as Body),
+    async (request) => unsubscribeFromList(ctx, projectOf(request), request.params.id, request.body),
   );
 }

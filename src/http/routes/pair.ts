@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Type } from 'typebox';
+import { type Static, Type } from 'typebox';
 import { signup } from '../../domain/accounts.ts';
 import type { DomainContext } from '../../domain/context.ts';
 import { DomainError } from '../../domain/errors.ts';
@@ -12,9 +12,58 @@ import {
   startPairing,
 } from '../../domain/pairings.ts';
 import { authenticateSession, finishLogin, startLogin } from '../../domain/sessions.ts';
-import { errors } from '../schemas.ts';
+import { errors, Nullable, typed } from '../schemas.ts';
 
 const COOKIE = 'posthorn_pair_session';
+
+/** What the page's forms post: every field is text, and which ones come depends on `step`. */
+const PairForm = Type.Object({
+  code: Type.Optional(Type.String()),
+  step: Type.Optional(Type.String()),
+  email: Type.Optional(Type.String()),
+  name: Type.Optional(Type.String()),
+  accept_terms: Type.Optional(Type.String()),
+  login_code: Type.Optional(Type.String()),
+  csrf: Type.Optional(Type.String()),
+  scope: Type.Optional(Type.String()),
+});
+
+const CreatePairingRequest = Type.Object(
+  {
+    device_name: Type.Optional(
+      Nullable(
+        Type.String({
+          minLength: 1,
+          maxLength: 100,
+          description: 'names the key the pairing creates ("CLI on <device_name>"); "a device" when absent',
+        }),
+      ),
+    ),
+  },
+  { title: 'CreatePairingRequest' },
+);
+
+const Pairing = Type.Object(
+  {
+    object: Type.Literal('pairing'),
+    code: Type.String({ description: 'the code the person compares on the page' }),
+    verification_url: Type.String({ description: 'the page to open in a browser' }),
+    poll_token: Type.String({ description: 'the secret to poll with; keep it to this device' }),
+    expires_at: Type.String(),
+    interval: Type.Integer({ description: 'seconds to wait between polls' }),
+  },
+  { title: 'Pairing' },
+);
+
+const PairingStatus = Type.Object(
+  {
+    object: Type.Literal('pairing'),
+    status: Type.String({ enum: ['pending', 'authorized', 'expired', 'denied'] }),
+    key: Type.Optional(Type.String({ description: 'the new secret key, in the one authorized answer' })),
+    key_id: Type.Optional(Nullable(Type.String())),
+  },
+  { title: 'PairingStatus' },
+);
 
 function esc(value: unknown): string {
   return String(value ?? '').replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -63,7 +112,8 @@ function sessionOf(request: FastifyRequest): string | null {
  * or creates an account (an unticked terms box they must tick), picks the scope and authorises.
  * The pairing code is carried through every step, so it survives account creation.
  */
-export async function pairRoutes(app: FastifyInstance, { ctx }: { ctx: DomainContext }) {
+export async function pairRoutes(instance: FastifyInstance, { ctx }: { ctx: DomainContext }) {
+  const app = typed(instance);
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) =>
     done(null, Object.fromEntries(new URLSearchParams(body as string))),
   );
@@ -127,44 +177,48 @@ ${form(code, 'deny', '', 'Deny')}`,
     );
   }
 
-  app.get('/pair', { schema: { hide: true } }, async (request, reply) => {
-    const code = String((request.query as { code?: string }).code ?? '');
-    try {
-      await pendingPairing(ctx, code);
-    } catch (err) {
-      return render(
-        reply,
-        404,
-        'Pairing not found',
-        `<p>${esc((err as Error).message)}. Run <code>posthorn login</code> again.</p>`,
-      );
-    }
-    const token = sessionOf(request);
-    if (token) {
-      try {
-        const { accountId } = await authenticateSession(ctx, token);
-        return authorizePage(reply, { accountId, token }, code);
-      } catch {
-        // an old session: sign in again
-      }
-    }
-    return signInPage(reply, code);
-  });
+  // browser pages, not API operations: kept out of the OpenAPI document
+  const browserPage = { hide: true };
 
-  app.post('/pair', { schema: { hide: true } }, async (request, reply) => {
-    const body = (request.body ?? {}) as Record<string, string>;
-    const code = String(body.code ?? '');
+  app.get(
+    '/pair',
+    { schema: { ...browserPage, querystring: Type.Object({ code: Type.Optional(Type.String()) }) } },
+    async (request, reply) => {
+      const code = request.query.code ?? '';
+      try {
+        await pendingPairing(ctx, code);
+      } catch (err) {
+        return render(
+          reply,
+          404,
+          'Pairing not found',
+          `<p>${esc((err as Error).message)}. Run <code>posthorn login</code> again.</p>`,
+        );
+      }
+      const token = sessionOf(request);
+      if (token) {
+        try {
+          const { accountId } = await authenticateSession(ctx, token);
+          return authorizePage(reply, { accountId, token }, code);
+        } catch {
+          // an old session: sign in again
+        }
+      }
+      return signInPage(reply, code);
+    },
+  );
+
+  // a post without a body gets the sign-in page's error, like any other incomplete form
+  app.post('/pair', { schema: { ...browserPage, body: Nullable(PairForm) } }, async (request, reply) => {
+    const body: Static<typeof PairForm> = request.body ?? {};
+    const code = body.code ?? '';
+    const email = body.email ?? '';
     try {
       await pendingPairing(ctx, code);
       switch (body.step) {
         case 'login_start':
-          await startLogin(ctx, { email: body.email });
-          return codePage(
-            reply,
-            code,
-            body.email,
-            `If ${body.email} has an account, a login code is on its way.`,
-          );
+          await startLogin(ctx, { email });
+          return codePage(reply, code, email, `If ${email} has an account, a login code is on its way.`);
         case 'signup': {
           if (body.accept_terms !== 'yes')
             return signInPage(
@@ -172,31 +226,20 @@ ${form(code, 'deny', '', 'Deny')}`,
               code,
               'To create an account, tick the box to accept the terms of service.',
             );
-          await signup(ctx, { email: body.email, name: body.name, accept_terms: true });
-          await startLogin(ctx, { email: body.email });
-          return codePage(
-            reply,
-            code,
-            body.email,
-            `Account created. A login code is on its way to ${body.email}.`,
-          );
+          await signup(ctx, { email, name: body.name, accept_terms: true });
+          await startLogin(ctx, { email });
+          return codePage(reply, code, email, `Account created. A login code is on its way to ${email}.`);
         }
         case 'login_finish': {
           try {
-            const session = await finishLogin(ctx, { email: body.email, code: body.login_code });
+            const session = await finishLogin(ctx, { email, code: body.login_code });
             reply.header(
               'set-cookie',
               `${COOKIE}=${encodeURIComponent(session.token)}; Path=/pair; HttpOnly; SameSite=Lax`,
             );
             return authorizePage(reply, { accountId: session.account_id, token: session.token }, code);
           } catch (err) {
-            return codePage(
-              reply,
-              code,
-              body.email,
-              'Enter the code from your email.',
-              (err as Error).message,
-            );
+            return codePage(reply, code, email, 'Enter the code from your email.', (err as Error).message);
           }
         }
         case 'authorize': {
@@ -238,48 +281,37 @@ ${form(code, 'deny', '', 'Deny')}`,
 }
 
 /** The API half: start a pairing and poll it (no key needed). */
-export async function pairingApiRoutes(app: FastifyInstance, { ctx }: { ctx: DomainContext }) {
+export async function pairingApiRoutes(instance: FastifyInstance, { ctx }: { ctx: DomainContext }) {
+  const app = typed(instance);
   const tags = ['auth'];
   app.post(
     '/auth/pairings',
     {
+      config: { auth: 'none' },
       schema: {
         tags,
         summary: 'Start a browser pairing (the CLI shows the code and opens verification_url)',
-        body: Type.Optional(Type.Object({ device_name: Type.Optional(Type.Unknown()) })),
-        response: {
-          200: Type.Object({
-            object: Type.Literal('pairing'),
-            code: Type.String(),
-            verification_url: Type.String(),
-            poll_token: Type.String(),
-            expires_at: Type.String(),
-            interval: Type.Integer({ description: 'seconds to wait between polls' }),
-          }),
-          ...errors(400),
-        },
+        operationId: 'createPairing',
+        body: CreatePairingRequest,
+        response: { 200: Pairing, ...errors(400) },
       },
     },
-    async (request) => startPairing(ctx, (request.body ?? {}) as { device_name?: unknown }),
+    async (request) => startPairing(ctx, request.body),
   );
   app.get(
     '/auth/pairings/:poll_token',
     {
+      config: { auth: 'none' },
       schema: {
         tags,
         summary: 'Poll a pairing: pending, authorized (with the key, exactly once), expired or denied',
-        params: Type.Object({ poll_token: Type.String() }),
-        response: {
-          200: Type.Object({
-            object: Type.Literal('pairing'),
-            status: Type.String({ enum: ['pending', 'authorized', 'expired', 'denied'] }),
-            key: Type.Optional(Type.String()),
-            key_id: Type.Optional(Type.Union([Type.String(), Type.Null()])),
-          }),
-          ...errors(404, 429),
-        },
+        operationId: 'pollPairing',
+        params: Type.Object({
+          poll_token: Type.String({ description: 'the `poll_token` from creating the pairing' }),
+        }),
+        response: { 200: PairingStatus, ...errors(404, 429) },
       },
     },
-    async (request) => pollPairing(ctx, (request.params as { poll_token: string }).poll_token),
+    async (request) => pollPairing(ctx, request.params.poll_token),
   );
 }

@@ -11,33 +11,69 @@ import {
 } from '../../domain/audience/segments.ts';
 import type { DomainContext } from '../../domain/context.ts';
 import { projectOf } from '../auth.ts';
-import { bearerSecurity, errors, list, Nullable, PageQuery, page } from '../schemas.ts';
+import { errors, list, Nullable, PageQuery, page, pageOf, typed } from '../schemas.ts';
 import { ContactSchema } from './contacts.ts';
 
-const SegmentSchema = Type.Object({
-  id: Type.String(),
-  object: Type.Literal('segment'),
-  name: Type.String(),
-  description: Nullable(Type.String()),
-  definition: Type.Unknown(),
-  created_at: Type.String(),
-  updated_at: Type.String(),
-});
 const DEFINITION_HELP =
   'A group {"all": [...]} or {"any": [...]} of conditions and nested groups. Conditions: {"field": "email|first_name|last_name|subscribed|created_at|updated_at|properties.<name>", "op": "equals|not_equals|contains|not_contains|starts_with|exists|not_exists|gt|gte|lt|lte|before|after|in|not_in", "value": ...}; {"list": "<list id>", "op": "member|not_member"}; {"event": "<name>", "count": {"gte": n, "lte": n}, "within_days": d, "where": [{"property", "op", "value"}]} (performed at least/at most n times in the last d days; {"count": {"lte": 0}} = never); {"revenue": {"gte": x, "lte": x}, "currency": "EUR", "event": "<name>", "within_days": d}.';
-const SegmentBody = Type.Object({
-  name: Type.Optional(Type.Unknown({ description: 'required on create, unique in the project' })),
-  description: Type.Optional(Type.Unknown()),
-  definition: Type.Optional(Type.Unknown({ description: DEFINITION_HELP })),
+// The condition language has its own checker (segment-language.ts), whose errors name the exact
+// item at fault ("definition.all[2].op: unknown operator ..."); the schema gives the outer shape only.
+const SegmentItem = Type.Object(
+  {},
+  {
+    additionalProperties: true,
+    description: 'a condition (field, list, event or revenue) or a nested group {"all"|"any": [...]}',
+  },
+);
+const SegmentDefinition = Type.Object(
+  {
+    all: Type.Optional(Type.Array(SegmentItem, { description: 'every item holds' })),
+    any: Type.Optional(Type.Array(SegmentItem, { description: 'at least one item holds' })),
+  },
+  {
+    title: 'SegmentDefinition',
+    description: `${DEFINITION_HELP} Exactly one of \`all\` and \`any\`; groups nest at most 5 deep; at most 50 conditions.`,
+  },
+);
+const SegmentSchema = Type.Object(
+  {
+    id: Type.String(),
+    object: Type.Literal('segment'),
+    name: Type.String(),
+    description: Nullable(Type.String()),
+    definition: SegmentDefinition,
+    created_at: Type.String(),
+    updated_at: Type.String(),
+  },
+  { title: 'Segment' },
+);
+const SegmentName = Type.String({
+  minLength: 1,
+  maxLength: 200,
+  description: 'unique in the project; surrounding spaces are trimmed',
 });
-const Params = Type.Object({ id: Type.String() });
-type Body = Record<string, unknown>;
+const SegmentDescription = Type.Optional(
+  Nullable(Type.String({ maxLength: 1000, description: 'free text; null clears it' })),
+);
+const CreateSegmentRequest = Type.Object(
+  { name: SegmentName, description: SegmentDescription, definition: SegmentDefinition },
+  { title: 'CreateSegmentRequest' },
+);
+const UpdateSegmentRequest = Type.Object(
+  {
+    name: Type.Optional(SegmentName),
+    description: SegmentDescription,
+    definition: Type.Optional(SegmentDefinition),
+  },
+  { title: 'UpdateSegmentRequest' },
+);
+const Params = Type.Object({ id: Type.String({ description: 'segment id' }) });
 
 /** Segments: saved filters whose members are computed on every read (never written by hand). */
-export async function segmentRoutes(app: FastifyInstance, { ctx }: { ctx: DomainContext }) {
+export async function segmentRoutes(instance: FastifyInstance, { ctx }: { ctx: DomainContext }) {
+  const app = typed(instance);
   const config = { auth: 'project' as const };
   const tags = ['segments'];
-  const id = (request: { params: unknown }) => (request.params as { id: string }).id;
 
   app.get(
     '/segments',
@@ -46,7 +82,7 @@ export async function segmentRoutes(app: FastifyInstance, { ctx }: { ctx: Domain
       schema: {
         tags,
         summary: 'Every segment with its definition',
-        security: bearerSecurity,
+        operationId: 'listSegments',
         response: { 200: list(SegmentSchema), ...errors(401) },
       },
     },
@@ -59,13 +95,13 @@ export async function segmentRoutes(app: FastifyInstance, { ctx }: { ctx: Domain
       schema: {
         tags,
         summary: 'Create a segment',
+        operationId: 'createSegment',
         description: DEFINITION_HELP,
-        security: bearerSecurity,
-        body: SegmentBody,
+        body: CreateSegmentRequest,
         response: { 200: SegmentSchema, ...errors(400, 401, 409) },
       },
     },
-    async (request) => createSegment(ctx, projectOf(request), request.body as Body),
+    async (request) => createSegment(ctx, projectOf(request), request.body),
   );
   app.get(
     '/segments/:id',
@@ -74,12 +110,12 @@ export async function segmentRoutes(app: FastifyInstance, { ctx }: { ctx: Domain
       schema: {
         tags,
         summary: 'One segment',
-        security: bearerSecurity,
+        operationId: 'getSegment',
         params: Params,
         response: { 200: SegmentSchema, ...errors(401, 404) },
       },
     },
-    async (request) => getSegment(ctx, projectOf(request), id(request)),
+    async (request) => getSegment(ctx, projectOf(request), request.params.id),
   );
   app.patch(
     '/segments/:id',
@@ -88,13 +124,13 @@ export async function segmentRoutes(app: FastifyInstance, { ctx }: { ctx: Domain
       schema: {
         tags,
         summary: 'Change a segment’s name, description or definition',
-        security: bearerSecurity,
+        operationId: 'updateSegment',
         params: Params,
-        body: SegmentBody,
+        body: UpdateSegmentRequest,
         response: { 200: SegmentSchema, ...errors(400, 401, 404, 409) },
       },
     },
-    async (request) => updateSegment(ctx, projectOf(request), id(request), request.body as Body),
+    async (request) => updateSegment(ctx, projectOf(request), request.params.id, request.body),
   );
   app.delete(
     '/segments/:id',
@@ -103,13 +139,13 @@ export async function segmentRoutes(app: FastifyInstance, { ctx }: { ctx: Domain
       schema: {
         tags,
         summary: 'Delete a segment',
-        security: bearerSecurity,
+        operationId: 'deleteSegment',
         params: Params,
         response: { 204: Type.Null(), ...errors(401, 404) },
       },
     },
     async (request, reply) => {
-      await deleteSegment(ctx, projectOf(request), id(request));
+      await deleteSegment(ctx, projectOf(request), request.params.id);
       return reply.code(204).send();
     },
   );
@@ -120,17 +156,14 @@ export async function segmentRoutes(app: FastifyInstance, { ctx }: { ctx: Domain
       schema: {
         tags,
         summary: 'The segment’s members now, newest first',
-        security: bearerSecurity,
+        operationId: 'listSegmentContacts',
         params: Params,
         querystring: PageQuery,
         response: { 200: page(ContactSchema), ...errors(400, 401, 404) },
       },
     },
     async (request) =>
-      listContacts(ctx, projectOf(request), {
-        ...(request.query as { limit: number; offset: number }),
-        segment: id(request),
-      }),
+      listContacts(ctx, projectOf(request), { ...pageOf(request.query), segment: request.params.id }),
   );
   app.get(
     '/segments/:id/count',
@@ -139,18 +172,21 @@ export async function segmentRoutes(app: FastifyInstance, { ctx }: { ctx: Domain
       schema: {
         tags,
         summary: 'How many contacts the segment holds now',
-        security: bearerSecurity,
+        operationId: 'countSegmentContacts',
         params: Params,
         response: {
-          200: Type.Object({
-            object: Type.Literal('segment_count'),
-            segment_id: Type.String(),
-            count: Type.Integer(),
-          }),
+          200: Type.Object(
+            {
+              object: Type.Literal('segment_count'),
+              segment_id: Type.String(),
+              count: Type.Integer(),
+            },
+            { title: 'SegmentCount' },
+          ),
           ...errors(401, 404),
         },
       },
     },
-    async (request) => countSegment(ctx, projectOf(request), id(request)),
+    async (request) => countSegment(ctx, projectOf(request), request.params.id),
   );
 }

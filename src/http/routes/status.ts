@@ -3,12 +3,69 @@ import { Type } from 'typebox';
 import type { DomainContext } from '../../domain/context.ts';
 import { accountStatus, limits, setFooterAddress } from '../../domain/status.ts';
 import { projectFactsOf, projectOf } from '../auth.ts';
-import { bearerSecurity, errors, Nullable, Uuid } from '../schemas.ts';
+import { errors, Nullable, typed, Uuid } from '../schemas.ts';
 
-const FooterSchema = Type.Object({ address: Type.String(), is_your_own_address: Type.Boolean() });
+const FooterSchema = Type.Object(
+  {
+    address: Type.String({ description: 'the postal address printed in the footer' }),
+    is_your_own_address: Type.Boolean({ description: 'false while the placeholder address is in place' }),
+  },
+  { title: 'ComplianceFooter' },
+);
+
+const SetFooterRequest = Type.Object(
+  {
+    address: Type.String({
+      minLength: 10,
+      maxLength: 500,
+      description: 'your full postal address, 10 to 500 characters (leading and trailing spaces are dropped)',
+    }),
+  },
+  { title: 'SetFooterAddressRequest' },
+);
+
+const AccountStatus = Type.Object(
+  {
+    project: Type.Object({ id: Uuid, name: Type.String(), object: Type.Literal('project') }),
+    sending: Type.Object({
+      ready: Type.Boolean(),
+      email_confirmed: Type.Boolean(),
+      verified_domains: Type.Array(Type.String()),
+      default_from: Type.String(),
+      note: Type.String(),
+    }),
+    footer: FooterSchema,
+    inbound: Type.Object(
+      { domain: Type.String(), address: Type.String() },
+      { description: 'where to send mail to this project: any address at `domain` works' },
+    ),
+  },
+  { title: 'AccountStatus' },
+);
+
+const Limits = Type.Object(
+  {
+    plan: Type.String(),
+    plan_name: Type.String(),
+    contacts: Type.Object({
+      count: Type.Integer(),
+      limit: Type.Integer({ description: '0 means unmetered' }),
+    }),
+    sending: Type.Object({
+      this_month: Type.Integer(),
+      included_per_month: Nullable(Type.Integer({ description: 'null means unmetered' })),
+      remaining: Nullable(Type.Integer({ description: 'null when unmetered' })),
+      over_limit: Type.Boolean(),
+    }),
+    features: Type.Record(Type.String(), Type.Boolean()),
+  },
+  { title: 'Limits' },
+);
 
 /** GET /me, GET /limits and the footer address. */
-export async function statusRoutes(app: FastifyInstance, { ctx }: { ctx: DomainContext }) {
+export async function statusRoutes(instance: FastifyInstance, { ctx }: { ctx: DomainContext }) {
+  const app = typed(instance);
+
   app.get(
     '/me',
     {
@@ -16,25 +73,8 @@ export async function statusRoutes(app: FastifyInstance, { ctx }: { ctx: DomainC
       schema: {
         tags: ['project'],
         summary: 'Account status: the project, whether it can send and why not, and the compliance footer',
-        security: bearerSecurity,
-        response: {
-          200: Type.Object({
-            project: Type.Object({ id: Uuid, name: Type.String(), object: Type.Literal('project') }),
-            sending: Type.Object({
-              ready: Type.Boolean(),
-              email_confirmed: Type.Boolean(),
-              verified_domains: Type.Array(Type.String()),
-              default_from: Type.String(),
-              note: Type.String(),
-            }),
-            footer: FooterSchema,
-            inbound: Type.Object(
-              { domain: Type.String(), address: Type.String() },
-              { description: 'where to send mail to this project: any address at `domain` works' },
-            ),
-          }),
-          ...errors(400, 401, 404, 429),
-        },
+        operationId: 'getAccountStatus',
+        response: { 200: AccountStatus, ...errors(400, 401, 404, 429) },
       },
     },
     async (request) => accountStatus(ctx, await projectFactsOf(request, ctx)),
@@ -47,13 +87,12 @@ export async function statusRoutes(app: FastifyInstance, { ctx }: { ctx: DomainC
       schema: {
         tags: ['project'],
         summary: 'Set the postal address printed in the compliance footer of marketing and automation mail',
-        security: bearerSecurity,
-        body: Type.Object({ address: Type.String({ description: 'your full postal address' }) }),
+        operationId: 'setFooterAddress',
+        body: SetFooterRequest,
         response: { 200: FooterSchema, ...errors(400, 401, 404) },
       },
     },
-    async (request) =>
-      setFooterAddress(ctx, projectOf(request), (request.body as { address: string }).address),
+    async (request) => setFooterAddress(ctx, projectOf(request), request.body.address),
   );
 
   app.get(
@@ -63,25 +102,8 @@ export async function statusRoutes(app: FastifyInstance, { ctx }: { ctx: DomainC
       schema: {
         tags: ['project'],
         summary: 'Plan and usage: contacts held, messages sent this month, features',
-        security: bearerSecurity,
-        response: {
-          200: Type.Object({
-            plan: Type.String(),
-            plan_name: Type.String(),
-            contacts: Type.Object({
-              count: Type.Integer(),
-              limit: Type.Integer({ description: '0 means unmetered' }),
-            }),
-            sending: Type.Object({
-              this_month: Type.Integer(),
-              included_per_month: Nullable(Type.Integer({ description: 'null means unmetered' })),
-              remaining: Nullable(Type.Integer({ description: 'null when unmetered' })),
-              over_limit: Type.Boolean(),
-            }),
-            features: Type.Record(Type.String(), Type.Boolean()),
-          }),
-          ...errors(400, 401, 404),
-        },
+        operationId: 'getLimits',
+        response: { 200: Limits, ...errors(400, 401, 404) },
       },
     },
     async (request) => limits(ctx, await projectFactsOf(request, ctx)),

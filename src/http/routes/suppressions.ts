@@ -1,21 +1,47 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { DomainContext } from '../../domain/context.ts';
-import { addSuppression, listSuppressions, removeSuppression } from '../../domain/suppressions.ts';
+import {
+  addSuppression,
+  listSuppressions,
+  MANUAL_SUPPRESSION_REASONS,
+  removeSuppression,
+  SUPPRESSION_REASONS,
+} from '../../domain/suppressions.ts';
 import { projectOf } from '../auth.ts';
-import { bearerSecurity, errors, Nullable, PageQuery, page } from '../schemas.ts';
+import { errors, Nullable, PageQuery, page, pageOf, typed } from '../schemas.ts';
 
-const SuppressionSchema = Type.Object({
-  object: Type.Literal('suppression'),
-  email: Type.String(),
-  reason: Type.String({ enum: ['hard_bounce', 'complaint', 'unsubscribe', 'manual'] }),
-  source_email_id: Nullable(Type.String()),
-  detail: Nullable(Type.String()),
-  created_at: Type.String(),
-});
+const SuppressionSchema = Type.Object(
+  {
+    object: Type.Literal('suppression'),
+    email: Type.String({ description: 'the suppressed address, lower-cased' }),
+    reason: Type.Enum(SUPPRESSION_REASONS, { type: 'string' }),
+    source_email_id: Nullable(Type.String({ description: 'the email whose bounce or complaint added it' })),
+    detail: Nullable(Type.String()),
+    created_at: Type.String(),
+  },
+  { title: 'Suppression' },
+);
+const SuppressionPage = Type.Object(page(SuppressionSchema).properties, { title: 'SuppressionPage' });
+const CreateSuppressionRequest = Type.Object(
+  {
+    email: Type.String({
+      description: 'the address to suppress (at most 254 characters); stored lower-cased',
+    }),
+    reason: Type.Optional(
+      Type.Enum(MANUAL_SUPPRESSION_REASONS, {
+        type: 'string',
+        default: 'manual',
+        description: '`manual` blocks every stream; `unsubscribe` blocks marketing and automation only',
+      }),
+    ),
+  },
+  { title: 'CreateSuppressionRequest' },
+);
 
 /** The project's suppression list. */
-export async function suppressionRoutes(app: FastifyInstance, { ctx }: { ctx: DomainContext }) {
+export async function suppressionRoutes(instance: FastifyInstance, { ctx }: { ctx: DomainContext }) {
+  const app = typed(instance);
   const project = { auth: 'project' as const };
   app.get(
     '/suppressions',
@@ -24,15 +50,17 @@ export async function suppressionRoutes(app: FastifyInstance, { ctx }: { ctx: Do
       schema: {
         tags: ['suppressions'],
         summary: 'List suppressed addresses, newest first',
-        security: bearerSecurity,
+        operationId: 'listSuppressions',
         querystring: Type.Object({
           ...PageQuery.properties,
-          reason: Type.Optional(Type.String({ enum: ['hard_bounce', 'complaint', 'unsubscribe', 'manual'] })),
+          reason: Type.Optional(
+            Type.Enum(SUPPRESSION_REASONS, { type: 'string', description: 'only entries of this reason' }),
+          ),
         }),
-        response: { 200: page(SuppressionSchema), ...errors(400, 401) },
+        response: { 200: SuppressionPage, ...errors(400, 401) },
       },
     },
-    async (request) => listSuppressions(ctx, projectOf(request), request.query as never),
+    async (request) => listSuppressions(ctx, projectOf(request), pageOf(request.query)),
   );
   app.post(
     '/suppressions',
@@ -41,15 +69,12 @@ export async function suppressionRoutes(app: FastifyInstance, { ctx }: { ctx: Do
       schema: {
         tags: ['suppressions'],
         summary: 'Suppress an address (manual: every stream; unsubscribe: marketing and automation)',
-        security: bearerSecurity,
-        body: Type.Object({
-          email: Type.String(),
-          reason: Type.Optional(Type.String({ enum: ['manual', 'unsubscribe'] })),
-        }),
+        operationId: 'createSuppression',
+        body: CreateSuppressionRequest,
         response: { 200: SuppressionSchema, ...errors(400, 401) },
       },
     },
-    async (request) => addSuppression(ctx, projectOf(request), request.body as { email: string }),
+    async (request) => addSuppression(ctx, projectOf(request), request.body),
   );
   app.delete(
     '/suppressions/:email',
@@ -58,13 +83,13 @@ export async function suppressionRoutes(app: FastifyInstance, { ctx }: { ctx: Do
       schema: {
         tags: ['suppressions'],
         summary: 'Remove an address from the suppression list',
-        security: bearerSecurity,
-        params: Type.Object({ email: Type.String() }),
+        operationId: 'deleteSuppression',
+        params: Type.Object({ email: Type.String({ description: 'the suppressed address (any case)' }) }),
         response: { 204: Type.Null(), ...errors(401, 404) },
       },
     },
     async (request, reply) => {
-      await removeSuppression(ctx, projectOf(request), (request.params as { email: string }).email);
+      await removeSuppression(ctx, projectOf(request), request.params.email);
       return reply.code(204).send();
     },
   );

@@ -14,49 +14,85 @@ import {
   WEBHOOK_EVENTS,
 } from '../../domain/webhooks/endpoints.ts';
 import { projectFactsOf, projectOf } from '../auth.ts';
-import { bearerSecurity, errors, list, Nullable, PageQuery, page } from '../schemas.ts';
+import { errors, list, Nullable, PageQuery, page, pageOf, typed } from '../schemas.ts';
 
-const WebhookSchema = Type.Object({
-  id: Type.String(),
-  object: Type.Literal('webhook'),
-  url: Type.String(),
-  events: Type.Array(Type.String()),
-  description: Nullable(Type.String()),
-  enabled: Type.Boolean(),
-  disabled_reason: Nullable(Type.String()),
-  created_at: Type.String(),
-  updated_at: Type.String(),
-  secret: Type.Optional(Type.String({ description: 'whsec_...: shown at creation and rotation only' })),
+const WebhookSchema = Type.Object(
+  {
+    id: Type.String(),
+    object: Type.Literal('webhook'),
+    url: Type.String(),
+    events: Type.Array(Type.String()),
+    description: Nullable(Type.String()),
+    enabled: Type.Boolean(),
+    disabled_reason: Nullable(Type.String()),
+    created_at: Type.String(),
+    updated_at: Type.String(),
+    secret: Type.Optional(Type.String({ description: 'whsec_...: shown at creation and rotation only' })),
+  },
+  { title: 'Webhook' },
+);
+const WebhookList = Type.Object(list(WebhookSchema).properties, { title: 'WebhookList' });
+const DeliverySchema = Type.Object(
+  {
+    id: Type.String(),
+    object: Type.Literal('webhook_delivery'),
+    webhook_id: Type.String(),
+    message_id: Type.String({ description: 'the webhook-id header, the same for every attempt' }),
+    event_type: Type.String(),
+    attempt: Type.Integer(),
+    status: Type.String({ enum: ['pending', 'succeeded', 'failed'] }),
+    status_code: Nullable(Type.Integer()),
+    latency_ms: Nullable(Type.Integer()),
+    response_excerpt: Nullable(Type.String()),
+    error: Nullable(Type.String()),
+    next_retry_at: Nullable(Type.String()),
+    created_at: Type.String(),
+  },
+  { title: 'WebhookDelivery' },
+);
+const WebhookDeliveryPage = Type.Object(page(DeliverySchema).properties, { title: 'WebhookDeliveryPage' });
+
+const Url = Type.String({
+  maxLength: 2000,
+  description:
+    'where deliveries are POSTed: an https URL without user name or password, whose host resolves to public addresses only',
 });
-const DeliverySchema = Type.Object({
-  id: Type.String(),
-  object: Type.Literal('webhook_delivery'),
-  webhook_id: Type.String(),
-  message_id: Type.String({ description: 'the webhook-id header, the same for every attempt' }),
-  event_type: Type.String(),
-  attempt: Type.Integer(),
-  status: Type.String({ enum: ['pending', 'succeeded', 'failed'] }),
-  status_code: Nullable(Type.Integer()),
-  latency_ms: Nullable(Type.Integer()),
-  response_excerpt: Nullable(Type.String()),
-  error: Nullable(Type.String()),
-  next_retry_at: Nullable(Type.String()),
-  created_at: Type.String(),
+const Events = Type.Array(Type.Enum(WEBHOOK_EVENTS, { type: 'string' }), {
+  minItems: 1,
+  maxItems: WEBHOOK_EVENTS.length,
+  description: 'the event types to deliver (duplicates are dropped)',
 });
-const Body = Type.Object({
-  url: Type.Optional(Type.Unknown({ description: 'https URL of a public address' })),
-  events: Type.Optional(Type.Unknown({ description: `event types: ${WEBHOOK_EVENTS.join(', ')}` })),
-  description: Type.Optional(Type.Unknown()),
-  enabled: Type.Optional(Type.Unknown()),
+const Description = Nullable(
+  Type.String({ maxLength: 1000, description: 'a note for people, at most 1,000 characters; null for none' }),
+);
+const CreateWebhookRequest = Type.Object(
+  { url: Url, events: Events, description: Type.Optional(Description) },
+  { title: 'CreateWebhookRequest' },
+);
+const UpdateWebhookRequest = Type.Object(
+  {
+    url: Type.Optional(Url),
+    events: Type.Optional(Events),
+    description: Type.Optional(Description),
+    enabled: Type.Optional(
+      Type.Boolean({
+        description: 'false pauses deliveries; true resumes them and clears `disabled_reason`',
+      }),
+    ),
+  },
+  { title: 'UpdateWebhookRequest', description: 'only the fields sent change' },
+);
+const WebhookParams = Type.Object({ id: Type.String({ description: 'webhook id' }) });
+const DeliveryParams = Type.Object({
+  ...WebhookParams.properties,
+  delivery_id: Type.String({ description: 'delivery id' }),
 });
-const Params = Type.Object({ id: Type.String() });
-type Json = Record<string, unknown>;
 
 /** Webhook endpoints: signed (Standard Webhooks) deliveries of events to the caller's URL. */
-export async function webhookRoutes(app: FastifyInstance, { ctx }: { ctx: DomainContext }) {
+export async function webhookRoutes(instance: FastifyInstance, { ctx }: { ctx: DomainContext }) {
+  const app = typed(instance);
   const config = { auth: 'project' as const };
   const tags = ['webhooks'];
-  const id = (request: { params: unknown }) => (request.params as { id: string }).id;
 
   app.get(
     '/webhooks',
@@ -65,8 +101,8 @@ export async function webhookRoutes(app: FastifyInstance, { ctx }: { ctx: Domain
       schema: {
         tags,
         summary: 'Every webhook endpoint',
-        security: bearerSecurity,
-        response: { 200: list(WebhookSchema), ...errors(401) },
+        operationId: 'listWebhooks',
+        response: { 200: WebhookList, ...errors(401) },
       },
     },
     async (request) => listEndpoints(ctx, projectOf(request)),
@@ -78,14 +114,14 @@ export async function webhookRoutes(app: FastifyInstance, { ctx }: { ctx: Domain
       schema: {
         tags,
         summary: 'Create an endpoint; the answer shows its signing secret once',
+        operationId: 'createWebhook',
         description:
           'Deliveries carry the Standard Webhooks headers `webhook-id`, `webhook-timestamp` and `webhook-signature` (`v1,` + base64 HMAC-SHA256 of `id.timestamp.body` with the secret). The URL must be https and resolve to public addresses only.',
-        security: bearerSecurity,
-        body: Body,
+        body: CreateWebhookRequest,
         response: { 200: WebhookSchema, ...errors(400, 401, 402) },
       },
     },
-    async (request) => createEndpoint(ctx, await projectFactsOf(request, ctx), request.body as Json),
+    async (request) => createEndpoint(ctx, await projectFactsOf(request, ctx), request.body),
   );
   app.get(
     '/webhooks/:id',
@@ -94,12 +130,12 @@ export async function webhookRoutes(app: FastifyInstance, { ctx }: { ctx: Domain
       schema: {
         tags,
         summary: 'One endpoint',
-        security: bearerSecurity,
-        params: Params,
+        operationId: 'getWebhook',
+        params: WebhookParams,
         response: { 200: WebhookSchema, ...errors(401, 404) },
       },
     },
-    async (request) => getEndpoint(ctx, projectOf(request), id(request)),
+    async (request) => getEndpoint(ctx, projectOf(request), request.params.id),
   );
   app.patch(
     '/webhooks/:id',
@@ -108,13 +144,13 @@ export async function webhookRoutes(app: FastifyInstance, { ctx }: { ctx: Domain
       schema: {
         tags,
         summary: 'Change the URL, events, description, or enable/disable',
-        security: bearerSecurity,
-        params: Params,
-        body: Body,
+        operationId: 'updateWebhook',
+        params: WebhookParams,
+        body: UpdateWebhookRequest,
         response: { 200: WebhookSchema, ...errors(400, 401, 404) },
       },
     },
-    async (request) => updateEndpoint(ctx, projectOf(request), id(request), request.body as Json),
+    async (request) => updateEndpoint(ctx, projectOf(request), request.params.id, request.body),
   );
   app.delete(
     '/webhooks/:id',
@@ -123,13 +159,13 @@ export async function webhookRoutes(app: FastifyInstance, { ctx }: { ctx: Domain
       schema: {
         tags,
         summary: 'Delete an endpoint',
-        security: bearerSecurity,
-        params: Params,
+        operationId: 'deleteWebhook',
+        params: WebhookParams,
         response: { 204: Type.Null(), ...errors(401, 404) },
       },
     },
     async (request, reply) => {
-      await deleteEndpoint(ctx, projectOf(request), id(request));
+      await deleteEndpoint(ctx, projectOf(request), request.params.id);
       return reply.code(204).send();
     },
   );
@@ -140,12 +176,12 @@ export async function webhookRoutes(app: FastifyInstance, { ctx }: { ctx: Domain
       schema: {
         tags,
         summary: 'A new signing secret; the old one keeps signing beside it for 24 hours',
-        security: bearerSecurity,
-        params: Params,
+        operationId: 'rotateWebhookSecret',
+        params: WebhookParams,
         response: { 200: WebhookSchema, ...errors(401, 404) },
       },
     },
-    async (request) => rotateSecret(ctx, projectOf(request), id(request)),
+    async (request) => rotateSecret(ctx, projectOf(request), request.params.id),
   );
   app.post(
     '/webhooks/:id/test',
@@ -154,12 +190,12 @@ export async function webhookRoutes(app: FastifyInstance, { ctx }: { ctx: Domain
       schema: {
         tags,
         summary: 'Send a signed sample event (`webhook.test`) now and return the attempt',
-        security: bearerSecurity,
-        params: Params,
+        operationId: 'sendWebhookTestEvent',
+        params: WebhookParams,
         response: { 200: DeliverySchema, ...errors(401, 404) },
       },
     },
-    async (request) => sendTestEvent(ctx, projectOf(request), id(request)),
+    async (request) => sendTestEvent(ctx, projectOf(request), request.params.id),
   );
   app.post(
     '/webhooks/:id/deliveries/:delivery_id/retry',
@@ -168,15 +204,12 @@ export async function webhookRoutes(app: FastifyInstance, { ctx }: { ctx: Domain
       schema: {
         tags,
         summary: 'Send a delivery again now (a new attempt, same webhook-id)',
-        security: bearerSecurity,
-        params: Type.Object({ id: Type.String(), delivery_id: Type.String() }),
+        operationId: 'retryWebhookDelivery',
+        params: DeliveryParams,
         response: { 200: DeliverySchema, ...errors(401, 404) },
       },
     },
-    async (request) => {
-      const p = request.params as { id: string; delivery_id: string };
-      return retryDelivery(ctx, projectOf(request), p.id, p.delivery_id);
-    },
+    async (request) => retryDelivery(ctx, projectOf(request), request.params.id, request.params.delivery_id),
   );
   app.get(
     '/webhooks/:id/deliveries',
@@ -185,18 +218,12 @@ export async function webhookRoutes(app: FastifyInstance, { ctx }: { ctx: Domain
       schema: {
         tags,
         summary: 'Delivery attempts, newest first',
-        security: bearerSecurity,
-        params: Params,
+        operationId: 'listWebhookDeliveries',
+        params: WebhookParams,
         querystring: PageQuery,
-        response: { 200: page(DeliverySchema), ...errors(400, 401, 404) },
+        response: { 200: WebhookDeliveryPage, ...errors(400, 401, 404) },
       },
     },
-    async (request) =>
-      listDeliveries(
-        ctx,
-        projectOf(request),
-        id(request),
-        request.query as { limit: number; offset: number },
-      ),
+    async (request) => listDeliveries(ctx, projectOf(request), request.params.id, pageOf(request.query)),
   );
 }

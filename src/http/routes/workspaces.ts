@@ -14,26 +14,73 @@ import { createWorkspace, listWorkspaces } from '../../domain/workspaces.ts';
 import { authOf } from '../auth.ts';
 import {
   ApiKeySchema,
-  bearerSecurity,
   errors,
   list,
+  Nullable,
   ProjectParams,
   ProjectSchema,
+  typed,
   Uuid,
   WorkspaceSchema,
 } from '../schemas.ts';
 
-const MemberSchema = Type.Object({
-  account_id: Uuid,
-  object: Type.Literal('project_member'),
-  email: Type.String(),
-  name: Type.String(),
-  role: Type.String(),
-  created_at: Type.String(),
-});
+const Name = (what: string) =>
+  Type.String({ minLength: 1, maxLength: 100, description: `the ${what}'s name, at most 100 characters` });
+
+const MemberSchema = Type.Object(
+  {
+    account_id: Uuid,
+    object: Type.Literal('project_member'),
+    email: Type.String(),
+    name: Type.String(),
+    role: Type.String({ enum: ['owner', 'admin', 'member'] }),
+    created_at: Type.String(),
+  },
+  { title: 'ProjectMember' },
+);
+const MemberList = Type.Object(list(MemberSchema).properties, { title: 'ProjectMemberList' });
+const WorkspaceList = Type.Object(list(WorkspaceSchema).properties, { title: 'WorkspaceList' });
+const ProjectList = Type.Object(list(ProjectSchema).properties, { title: 'ProjectList' });
+
+const CreateWorkspaceRequest = Type.Object({ name: Name('workspace') }, { title: 'CreateWorkspaceRequest' });
+const CreatedWorkspace = Type.Object(
+  { ...WorkspaceSchema.properties, project: ProjectSchema },
+  { title: 'WorkspaceWithProject', description: 'A new workspace and its starter project' },
+);
+
+const CreateProjectRequest = Type.Object(
+  {
+    name: Name('project'),
+    workspace_id: Type.Optional(
+      Nullable(
+        Type.String({
+          format: 'uuid',
+          description: 'a workspace you administer; omit it (or null) when you administer exactly one',
+        }),
+      ),
+    ),
+  },
+  { title: 'CreateProjectRequest' },
+);
+const ProjectWithKeys = Type.Object(
+  { ...ProjectSchema.properties, keys: Type.Array(ApiKeySchema) },
+  { title: 'ProjectWithKeys' },
+);
+
+const AddProjectMemberRequest = Type.Object(
+  {
+    email: Type.String({ maxLength: 254, description: 'the email of an existing account' }),
+    role: Type.Enum(['admin', 'member'], {
+      type: 'string',
+      description: 'the role to give; an existing member gets this role instead of their old one',
+    }),
+  },
+  { title: 'AddProjectMemberRequest' },
+);
 
 /** Account API: workspaces, projects and their members (all-access keys). */
-export async function workspaceRoutes(app: FastifyInstance, { ctx }: { ctx: DomainContext }) {
+export async function workspaceRoutes(instance: FastifyInstance, { ctx }: { ctx: DomainContext }) {
+  const app = typed(instance);
   const account = { auth: 'account' as const };
 
   app.get(
@@ -43,8 +90,8 @@ export async function workspaceRoutes(app: FastifyInstance, { ctx }: { ctx: Doma
       schema: {
         tags: ['account API'],
         summary: 'List your workspaces',
-        security: bearerSecurity,
-        response: { 200: list(WorkspaceSchema), ...errors(401) },
+        operationId: 'listWorkspaces',
+        response: { 200: WorkspaceList, ...errors(401) },
       },
     },
     async (request) => ({ data: await listWorkspaces(ctx, authOf(request).accountId) }),
@@ -57,15 +104,12 @@ export async function workspaceRoutes(app: FastifyInstance, { ctx }: { ctx: Doma
       schema: {
         tags: ['account API'],
         summary: 'Create a workspace (a billing boundary) with its starter project',
-        security: bearerSecurity,
-        body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) }),
-        response: {
-          200: Type.Object({ ...WorkspaceSchema.properties, project: ProjectSchema }),
-          ...errors(400, 401),
-        },
+        operationId: 'createWorkspace',
+        body: CreateWorkspaceRequest,
+        response: { 200: CreatedWorkspace, ...errors(400, 401) },
       },
     },
-    async (request) => createWorkspace(ctx, authOf(request).accountId, request.body as { name: string }),
+    async (request) => createWorkspace(ctx, authOf(request).accountId, request.body),
   );
 
   app.get(
@@ -75,8 +119,8 @@ export async function workspaceRoutes(app: FastifyInstance, { ctx }: { ctx: Doma
       schema: {
         tags: ['account API'],
         summary: 'List the projects you belong to, with your role',
-        security: bearerSecurity,
-        response: { 200: list(ProjectSchema), ...errors(401) },
+        operationId: 'listProjects',
+        response: { 200: ProjectList, ...errors(401) },
       },
     },
     async (request) => ({ data: await listProjects(ctx.db, authOf(request).accountId) }),
@@ -89,16 +133,13 @@ export async function workspaceRoutes(app: FastifyInstance, { ctx }: { ctx: Doma
       schema: {
         tags: ['account API'],
         summary: 'Create a project in a workspace you administer',
+        operationId: 'createProject',
         description: '`workspace_id` may be omitted when you administer exactly one workspace.',
-        security: bearerSecurity,
-        body: Type.Object({
-          name: Type.String({ minLength: 1, maxLength: 100 }),
-          workspace_id: Type.Optional(Type.String()),
-        }),
+        body: CreateProjectRequest,
         response: { 200: ProjectSchema, ...errors(400, 401, 404) },
       },
     },
-    async (request) => createProject(ctx, authOf(request).accountId, request.body as { name: string }),
+    async (request) => createProject(ctx, authOf(request).accountId, request.body),
   );
 
   app.get(
@@ -108,17 +149,13 @@ export async function workspaceRoutes(app: FastifyInstance, { ctx }: { ctx: Doma
       schema: {
         tags: ['account API'],
         summary: 'A project you administer, with its keys',
-        security: bearerSecurity,
+        operationId: 'getProject',
         params: ProjectParams,
-        response: {
-          200: Type.Object({ ...ProjectSchema.properties, keys: Type.Array(ApiKeySchema) }),
-          ...errors(401, 404),
-        },
+        response: { 200: ProjectWithKeys, ...errors(401, 404) },
       },
     },
     async (request) => {
-      const { project_id } = request.params as { project_id: string };
-      const project = await requireProjectAdmin(ctx.db, authOf(request).accountId, project_id);
+      const project = await requireProjectAdmin(ctx.db, authOf(request).accountId, request.params.project_id);
       return { ...presentProject(project, project.role), keys: await listProjectKeys(ctx, project.id) };
     },
   );
@@ -130,13 +167,13 @@ export async function workspaceRoutes(app: FastifyInstance, { ctx }: { ctx: Doma
       schema: {
         tags: ['account API'],
         summary: 'Members of a project and their roles',
-        security: bearerSecurity,
+        operationId: 'listProjectMembers',
         params: ProjectParams,
-        response: { 200: list(MemberSchema), ...errors(401, 404) },
+        response: { 200: MemberList, ...errors(401, 404) },
       },
     },
     async (request) => {
-      const { project_id } = request.params as { project_id: string };
+      const { project_id } = request.params;
       await requireProjectAdmin(ctx.db, authOf(request).accountId, project_id);
       return { data: await listProjectMembers(ctx, project_id) };
     },
@@ -149,17 +186,14 @@ export async function workspaceRoutes(app: FastifyInstance, { ctx }: { ctx: Doma
       schema: {
         tags: ['account API'],
         summary: 'Give an existing account a role (admin or member) in a project',
-        security: bearerSecurity,
+        operationId: 'addProjectMember',
         params: ProjectParams,
-        body: Type.Object({ email: Type.String(), role: Type.String({ enum: ['admin', 'member'] }) }),
-        response: { 200: list(MemberSchema), ...errors(400, 401, 404) },
+        body: AddProjectMemberRequest,
+        response: { 200: MemberList, ...errors(400, 401, 404) },
       },
     },
-    async (request) => {
-      const { project_id } = request.params as { project_id: string };
-      return {
-        data: await addProjectMember(ctx, authOf(request).accountId, project_id, request.body as never),
-      };
-    },
+    async (request) => ({
+      data: await addProjectMember(ctx, authOf(request).accountId, request.params.project_id, request.body),
+    }),
   );
 }

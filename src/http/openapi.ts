@@ -1,0 +1,67 @@
+import type { RouteOptions } from 'fastify';
+import type { AuthMode } from './auth.ts';
+
+export const SECURITY_SCHEMES = {
+  bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key: `ph_...`' },
+  sessionAuth: {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'A dashboard session token from `POST /api/auth/login/verify`',
+  },
+} as const;
+
+const SECURITY_OF: Record<AuthMode, { [scheme: string]: string[] }[]> = {
+  none: [],
+  project: [{ bearerAuth: [] }],
+  key: [{ bearerAuth: [] }],
+  account: [{ bearerAuth: [] }],
+  session: [{ sessionAuth: [] }],
+};
+
+/**
+ * The document's rules for one route, applied as it is added: its security follows its auth mode
+ * (an open route says `security: []`), and a documented route must have a summary and an operationId,
+ * so a route added without them fails at startup instead of producing a poor generated client.
+ */
+export function documentRoute(route: RouteOptions): void {
+  const schema = route.schema as Record<string, unknown> | undefined;
+  if (!schema || schema.hide || [route.method].flat().every((m) => m === 'HEAD')) return;
+  const where = `${[route.method].flat().join(',')} ${route.url}`;
+  schema.security = SECURITY_OF[route.config?.auth ?? 'none'];
+  if (!schema.summary) throw new Error(`Route ${where} has no summary for the OpenAPI document`);
+  if (!schema.operationId) throw new Error(`Route ${where} has no operationId for the OpenAPI document`);
+}
+
+type Json = { [key: string]: unknown };
+
+/**
+ * Turns every schema with a `title` into a named component (`#/components/schemas/<title>`) and
+ * refers to it, so generated clients get named types (`Email`, `Contact`) instead of anonymous ones.
+ * Two different schemas with one title are a programming error, reported at the first read.
+ */
+export function hoistNamedSchemas<T extends Json>(document: T): T {
+  const named: Record<string, Json> = {};
+  const seen = new Map<string, string>();
+  const visit = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(visit);
+    if (!value || typeof value !== 'object') return value;
+    const out: Json = {};
+    for (const [k, v] of Object.entries(value as Json)) out[k] = visit(v);
+    const title = out.title;
+    if (typeof title === 'string' && (out.type !== undefined || out.anyOf || out.oneOf)) {
+      const { title: _t, ...body } = out;
+      const text = JSON.stringify(body);
+      const before = seen.get(title);
+      if (before !== undefined && before !== text)
+        throw new Error(`Two different schemas are named ${title} in the OpenAPI document`);
+      seen.set(title, text);
+      named[title] = { ...body, title };
+      return { $ref: `#/components/schemas/${title}` };
+    }
+    return out;
+  };
+  const doc = visit(document) as Json;
+  const components = (doc.components ?? {}) as Json;
+  doc.components = { ...components, schemas: { ...((components.schemas as Json) ?? {}), ...named } };
+  return doc as T;
+}
