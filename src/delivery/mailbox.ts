@@ -27,7 +27,12 @@ export function createMailboxTransport(db: Db, log: (line: string) => void): Tra
         .returning('id')
         .executeTakeFirstOrThrow();
       log(`mailbox: captured ${message.messageId} to ${message.to.join(', ')} (posthorn mailbox ${row.id})`);
-      return { accepted: message.to, rejected: [], response: `250 captured in the dev mailbox as ${row.id}` };
+      const response = `250 captured in the dev mailbox as ${row.id}`;
+      // nothing goes further than the mailbox: its acceptance is final
+      return {
+        response,
+        recipients: message.to.map((recipient) => ({ recipient, accepted: true, final: true, response })),
+      };
     },
     async close() {},
   };

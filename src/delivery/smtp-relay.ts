@@ -30,27 +30,34 @@ export function createSmtpRelayTransport(
           envelope: { from: message.from, to: message.to },
           raw: message.raw,
         });
-        const rejectedErrors = (
-          (
-            info as {
-              rejectedErrors?: {
-                recipient: string;
-                responseCode?: number;
-                response?: string;
-                message: string;
-              }[];
-            }
-          ).rejectedErrors ?? []
-        ).map((e) => ({
-          recipient: e.recipient,
-          responseCode: e.responseCode,
-          response: e.response ?? e.message,
-        }));
+        // each refused recipient with its RCPT TO reply
+        const refusals = (
+          info as {
+            rejectedErrors?: {
+              recipient: string;
+              responseCode?: number;
+              response?: string;
+              message: string;
+            }[];
+          }
+        ).rejectedErrors;
         return {
-          accepted: info.accepted.map(String),
-          rejected: info.rejected.map(String),
-          rejectedErrors,
           response: info.response,
+          recipients: [
+            ...info.accepted.map((r) => ({
+              recipient: String(r),
+              accepted: true,
+              final: false, // the relay sends it on
+              response: info.response,
+            })),
+            ...(refusals ?? []).map((e) => ({
+              recipient: e.recipient,
+              accepted: false,
+              final: false,
+              responseCode: e.responseCode,
+              response: e.response ?? e.message,
+            })),
+          ],
         };
       } catch (err) {
         const e = err as { responseCode?: number; response?: string; message: string };

@@ -1,4 +1,6 @@
 import { domainToASCII } from 'node:url';
+import addressparser from 'nodemailer/lib/addressparser';
+import type { Mailbox } from '../mail/address.ts';
 import { ValidationError } from './errors.ts';
 
 // local part: the dot-atom most providers accept (no quoted strings, no comments)
@@ -30,4 +32,16 @@ export function normalizeEmail(input: unknown, field = 'email'): string {
     throw new ValidationError(`\`${field}\` must be a valid email address, got "${input.slice(0, 100)}"`);
   }
   return `${local}@${domain}`;
+}
+
+/** Parses one `address` or `Name <address>`; refuses CR/LF, groups and lists. */
+export function parseMailbox(input: string, field: string): Mailbox {
+  if (/[\r\n]/.test(input)) throw new ValidationError(`\`${field}\` must not contain line breaks`);
+  const parsed = addressparser(input, { flatten: true }) as { name: string; address: string }[];
+  if (parsed.length !== 1 || !parsed[0].address) {
+    throw new ValidationError(
+      `\`${field}\` must be one address or "Name <address>", got "${input.slice(0, 100)}"`,
+    );
+  }
+  return { name: parsed[0].name, address: normalizeEmail(parsed[0].address, field) };
 }

@@ -134,7 +134,7 @@ export function customerDomainRecords(
 
 /**
  * The records the operator publishes for the shared domain. Mail from it is signed with
- * d=<shared domain> and its return path (`bounces+...@<shared domain>`, see deliver-email) is on
+ * d=<shared domain> and its return path (`bounces+...@<shared domain>`, see domain/emails/hand-over.ts) is on
  * the shared domain itself, so the domain's own SPF and MX are the bounce domain's.
  */
 export function sharedDomainRecords(

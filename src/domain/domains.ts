@@ -9,8 +9,11 @@ import { type DnsLookup, DnsUnavailableError } from './dns-lookup.ts';
 import { customerDomainRecords } from './dns-records.ts';
 import { ConflictError, NotFoundError, ValidationError } from './errors.ts';
 import { isUuid } from './ids.ts';
+import { requireInboundPlan } from './inbound/recipients.ts';
 import { requireFeature } from './plans.ts';
+import { type Caller, requireProjectAdmin } from './projects.ts';
 import { randomBase62 } from './secrets.ts';
+import { projectFacts } from './status.ts';
 import { projectsWithWebhooks } from './webhooks/dispatch.ts';
 
 type DomainRow = Selectable<DomainsTable>;
@@ -88,7 +91,7 @@ export async function setDomainInbound(
   if (input.inbound_enabled === undefined) return presentDomain(ctx, row);
   if (typeof input.inbound_enabled !== 'boolean')
     throw new ValidationError('`inbound_enabled` must be true or false');
-  if (input.inbound_enabled) requireFeature(project.plan, 'inbound');
+  if (input.inbound_enabled) requireInboundPlan(project.plan);
   const updated = await ctx.db
     .updateTable('domains')
     .set({ inbound_enabled: input.inbound_enabled })
@@ -145,6 +148,45 @@ export async function findDomain(ctx: DomainContext, projectId: string, id: stri
     .executeTakeFirst();
   if (!row) throw new NotFoundError('Domain');
   return row;
+}
+
+/** GET /domains/{id}: one of the project's domains, with its records. */
+export async function getDomain(ctx: DomainContext, projectId: string, id: string) {
+  return presentDomain(ctx, await findDomain(ctx, projectId, id));
+}
+
+/** POST /domains/{id}/check: looks one of the project's domains up in DNS now (see checkDomain). */
+export async function verifyDomain(ctx: DomainContext, dns: DnsLookup, projectId: string, id: string) {
+  return checkDomain(ctx, dns, await findDomain(ctx, projectId, id));
+}
+
+/** GET /projects/{id}/domains: the domains of a project the caller administers. */
+export async function listProjectDomains(ctx: DomainContext, caller: Caller, projectId: string) {
+  await requireProjectAdmin(ctx.db, caller, projectId);
+  return listDomains(ctx, projectId);
+}
+
+/** POST /projects/{id}/domains: adds a domain to a project the caller administers. */
+export async function addProjectDomain(
+  ctx: DomainContext,
+  caller: Caller,
+  projectId: string,
+  input: { domain?: unknown },
+) {
+  await requireProjectAdmin(ctx.db, caller, projectId);
+  return addDomain(ctx, await projectFacts(ctx, projectId), input);
+}
+
+/** POST /projects/{id}/domains/{id}/check: checks a domain of a project the caller administers. */
+export async function verifyProjectDomain(
+  ctx: DomainContext,
+  caller: Caller,
+  dns: DnsLookup,
+  projectId: string,
+  id: string,
+) {
+  await requireProjectAdmin(ctx.db, caller, projectId);
+  return verifyDomain(ctx, dns, projectId, id);
 }
 
 export async function listDomains(ctx: DomainContext, projectId: string) {

@@ -1,3 +1,14 @@
+export interface GroupCommitOptions<T> {
+  /** Groups written at once (default 2). */
+  maxInFlight?: number;
+  /** A group's cap, in weight (default 1000); a group always takes at least one item. */
+  maxWeight?: number;
+  /** How much an item counts toward the cap (default 1: the cap counts items). */
+  weight?: (item: T) => number;
+  /** Whether a failed group retries each item alone (default true) or fails together. */
+  retryAlone?: boolean;
+}
+
 /**
  * Group commit: items submitted while a write is in flight wait and go together in the next one,
  * so concurrent requests share one transaction (one round trip, one commit) and each is still
@@ -11,16 +22,15 @@ export class GroupCommit<T, R> {
   private inFlight = 0;
   private readonly flush: (items: T[]) => Promise<R[]>;
   private readonly maxInFlight: number;
-  private readonly maxItems: number;
+  private readonly maxWeight: number;
+  private readonly weight: (item: T) => number;
   private readonly retryAlone: boolean;
 
-  constructor(
-    flush: (items: T[]) => Promise<R[]>,
-    opts: { maxInFlight?: number; maxItems?: number; retryAlone?: boolean } = {},
-  ) {
+  constructor(flush: (items: T[]) => Promise<R[]>, opts: GroupCommitOptions<T> = {}) {
     this.flush = flush;
     this.maxInFlight = opts.maxInFlight ?? 2;
-    this.maxItems = opts.maxItems ?? 1000;
+    this.maxWeight = opts.maxWeight ?? 1000;
+    this.weight = opts.weight ?? (() => 1);
     this.retryAlone = opts.retryAlone ?? true;
   }
 
@@ -33,7 +43,15 @@ export class GroupCommit<T, R> {
 
   private pump() {
     while (this.inFlight < this.maxInFlight && this.queue.length > 0) {
-      const group = this.queue.splice(0, this.maxItems);
+      let taken = 1;
+      let weight = this.weight(this.queue[0].item);
+      while (taken < this.queue.length) {
+        const next = this.weight(this.queue[taken].item);
+        if (weight + next > this.maxWeight) break;
+        weight += next;
+        taken++;
+      }
+      const group = this.queue.splice(0, taken);
       this.inFlight++;
       void this.commit(group).finally(() => {
         this.inFlight--;

@@ -20,9 +20,10 @@ const FEATURES = [
   'segments',
   'campaigns',
   'dedicated_ip',
-];
+] as const;
+export type Feature = (typeof FEATURES)[number];
 // each plan has the features of the plans below it, plus its own
-const TIER_FEATURES = [
+const TIER_FEATURES: Feature[][] = [
   ['custom_domains', 'segments', 'campaigns', 'webhooks'],
   ['automations', 'inbound'],
   ['ab_testing'],
@@ -82,11 +83,25 @@ export function planOrDefault(id: string): Plan {
   return findPlan(id) ?? (findPlan(DEFAULT_PLAN) as Plan);
 }
 
+/** What a plan may lack: a feature, room for more contacts, or sending past the monthly allowance. */
+export type PlanNeed = Feature | 'contacts' | 'sending_overage';
+
+function meets(plan: Plan, need: PlanNeed, current: Plan): boolean {
+  if (need === 'contacts') return plan.contactLimit === 0 || plan.contactLimit > current.contactLimit;
+  if (need === 'sending_overage') return plan.allowsOverage;
+  return plan.features[need] === true;
+}
+
+/** The plan to upgrade to for what `current` lacks: the cheapest other plan that has it, or null. */
+export function upgradeFor(need: PlanNeed, current: Plan): Plan | null {
+  return PLANS.find((p) => p.id !== current.id && meets(p, need, current)) ?? null;
+}
+
 /** Throws 402 naming the cheapest plan that has the feature, unless the plan has it. */
-export function requireFeature(planId: string, name: string): void {
+export function requireFeature(planId: string, name: Feature): void {
   const plan = planOrDefault(planId);
   if (plan.features[name]) return;
-  const upgrade = PLANS.find((p) => p.features[name]);
+  const upgrade = upgradeFor(name, plan);
   throw new PlanFeatureError(
     name,
     upgrade?.id ?? null,

@@ -17,7 +17,7 @@ export async function selectProject(
   if (key.scope === 'project') return key.projectId as string;
   if (header !== undefined && header !== '') {
     if (!isUuid(header)) throw new ValidationError('Header `X-Project-Id` must be a project id (a UUID)');
-    await requireProjectAdmin(ctx.db, key.accountId, header);
+    await requireProjectAdmin(ctx.db, key, header);
     return header;
   }
   const projects = await adminProjects(ctx.db, key.accountId);

@@ -9,6 +9,14 @@ import { isUuid } from './ids.ts';
 type ProjectRow = Selectable<ProjectsTable>;
 const ADMIN_ROLES: Role[] = ['owner', 'admin'];
 
+/**
+ * Who acts through the account API (an all-access key's or a dashboard session's account). The
+ * functions that take a caller check its role themselves, with requireProjectAdmin.
+ */
+export interface Caller {
+  accountId: string;
+}
+
 export function presentProject(row: ProjectRow, role?: Role) {
   return {
     id: row.id,
@@ -28,10 +36,6 @@ export function checkName(value: unknown, what: string): string {
   return value.trim();
 }
 
-/**
- * The project if the account is its Owner or Admin; otherwise 404, so that another
- * account's project looks exactly like one that does not exist.
- */
 function administeredProjects(db: Db, accountId: string) {
   return db
     .selectFrom('projects as p')
@@ -40,9 +44,13 @@ function administeredProjects(db: Db, accountId: string) {
     .where('m.role', 'in', ADMIN_ROLES);
 }
 
-export async function requireProjectAdmin(db: Db, accountId: string, projectId: string, what = 'Project') {
+/**
+ * The project if the caller is its Owner or Admin; otherwise 404, so that another account's
+ * project looks exactly like one that does not exist. The one check of "administers this project".
+ */
+export async function requireProjectAdmin(db: Db, caller: Caller, projectId: string, what = 'Project') {
   if (!isUuid(projectId)) throw new NotFoundError(what);
-  const row = await administeredProjects(db, accountId)
+  const row = await administeredProjects(db, caller.accountId)
     .selectAll('p')
     .select('m.role')
     .where('p.id', '=', projectId)
@@ -59,13 +67,14 @@ export async function adminProjects(db: Db, accountId: string) {
     .execute();
 }
 
-export async function listProjects(db: Db, accountId: string): Promise<PresentedProject[]> {
-  const rows = await db
+/** GET /projects: every project the caller belongs to, with its role there. */
+export async function listProjects(ctx: DomainContext, caller: Caller): Promise<PresentedProject[]> {
+  const rows = await ctx.db
     .selectFrom('projects as p')
     .innerJoin('project_members as m', 'm.project_id', 'p.id')
     .selectAll('p')
     .select('m.role')
-    .where('m.account_id', '=', accountId)
+    .where('m.account_id', '=', caller.accountId)
     .orderBy('p.created_at', 'asc')
     .execute();
   return rows.map((r) => presentProject(r, r.role));
@@ -92,7 +101,8 @@ export interface CreateProjectInput {
 }
 
 /** POST /projects: needs Owner or Admin of the workspace (the only one, when the account has one). */
-export async function createProject(ctx: DomainContext, accountId: string, input: CreateProjectInput) {
+export async function createProject(ctx: DomainContext, caller: Caller, input: CreateProjectInput) {
+  const { accountId } = caller;
   const name = checkName(input.name, 'project');
   const workspaces = await ctx.db
     .selectFrom('workspace_members')
@@ -122,11 +132,11 @@ export type MemberRole = Exclude<Role, 'owner'>;
 /** Adds an existing account to a project with a role (how teams grow until invitations exist). */
 export async function addProjectMember(
   ctx: DomainContext,
-  accountId: string,
+  caller: Caller,
   projectId: string,
   input: { email: string; role: MemberRole },
 ) {
-  await requireProjectAdmin(ctx.db, accountId, projectId);
+  await requireProjectAdmin(ctx.db, caller, projectId);
   const email = normalizeEmail(input.email);
   if (!['admin', 'member'].includes(input.role))
     throw new ValidationError('`role` must be "admin" or "member"');
@@ -141,10 +151,16 @@ export async function addProjectMember(
     .values({ project_id: projectId, account_id: member.id, role: input.role })
     .onConflict((oc) => oc.columns(['project_id', 'account_id']).doUpdateSet({ role: input.role }))
     .execute();
-  return listProjectMembers(ctx, projectId);
+  return membersOf(ctx, projectId);
 }
 
-export async function listProjectMembers(ctx: DomainContext, projectId: string) {
+/** GET /projects/{id}/members: the members of a project the caller administers, with their roles. */
+export async function listProjectMembers(ctx: DomainContext, caller: Caller, projectId: string) {
+  await requireProjectAdmin(ctx.db, caller, projectId);
+  return membersOf(ctx, projectId);
+}
+
+async function membersOf(ctx: DomainContext, projectId: string) {
   const rows = await ctx.db
     .selectFrom('project_members as m')
     .innerJoin('accounts as a', 'a.id', 'm.account_id')

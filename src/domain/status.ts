@@ -3,6 +3,7 @@ import type { DomainContext } from './context.ts';
 import { NotFoundError, ValidationError } from './errors.ts';
 import { inboundAddressOf } from './inbound/recipients.ts';
 import { planOrDefault } from './plans.ts';
+import { sentThisMonth } from './usage.ts';
 
 export type Stream = 'transactional' | 'marketing' | 'automation';
 
@@ -91,11 +92,6 @@ export function sendBlockers(facts: ProjectFacts, stream: Stream): SendBlocker[]
   return blockers;
 }
 
-export async function sendReadiness(ctx: DomainContext, projectId: string, stream: Stream) {
-  const facts = await projectFacts(ctx, projectId);
-  return { facts, blockers: sendBlockers(facts, stream) };
-}
-
 /** GET /me: the project, whether it can send (and why not), and its compliance footer. */
 export function accountStatus(ctx: DomainContext, facts: ProjectFacts) {
   const blockers = sendBlockers(facts, 'transactional');
@@ -142,10 +138,7 @@ export async function limits(ctx: DomainContext, facts: ProjectFacts) {
   const plan = planOrDefault(facts.plan);
   const { rows } = await sql<{ contacts: number; sent: number }>`
     select (select count(*) from contacts where project_id = ${projectId}) as contacts,
-           (select coalesce(sum(u.sent), 0) from sending_usage u join projects p on p.id = u.project_id
-             where p.workspace_id = ${facts.workspace_id} and u.day >= date_trunc('month', now())::date) as sent`.execute(
-    ctx.db,
-  );
+           ${sentThisMonth(facts.workspace_id)} as sent`.execute(ctx.db);
   const sent = Number(rows[0].sent);
   const included = plan.includedPerMonth;
   return {

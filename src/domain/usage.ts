@@ -1,8 +1,17 @@
 import { sql } from 'kysely';
 import type { DomainContext } from './context.ts';
 import { PlanFeatureError, RateLimitError } from './errors.ts';
-import { PLANS, planOrDefault } from './plans.ts';
+import { planOrDefault, upgradeFor } from './plans.ts';
 import type { ProjectFacts } from './status.ts';
+
+/**
+ * The workspace's messages this month over all its projects: the one count the monthly allowance
+ * and GET /limits read, as a SQL expression that each adds to the one query it already makes.
+ */
+export function sentThisMonth(workspaceId: string) {
+  return sql<number>`(select coalesce(sum(u.sent), 0) from sending_usage u join projects p on p.id = u.project_id
+                       where p.workspace_id = ${workspaceId} and u.day >= date_trunc('month', now())::date)`;
+}
 
 /**
  * Refuses a send that would pass the plan's monthly allowance (402 on plans without overage) or the
@@ -19,8 +28,7 @@ export async function checkSendingLimits(
   const needMonthly = plan.includedPerMonth !== null && !plan.allowsOverage;
   if (!needMonthly && onSharedDomain === 0) return;
   const { rows } = await sql<{ month: number; shared_today: number }>`
-    select coalesce((select sum(u.sent) from sending_usage u join projects p on p.id = u.project_id
-                      where p.workspace_id = ${facts.workspace_id} and u.day >= date_trunc('month', now())::date), 0) as month,
+    select ${sentThisMonth(facts.workspace_id)} as month,
            coalesce((select sum(shared_domain_sent) from sending_usage
                       where project_id = ${facts.id} and day = current_date), 0) as shared_today`.execute(
     ctx.db,
@@ -28,7 +36,7 @@ export async function checkSendingLimits(
   const month = Number(rows[0].month);
   const sharedToday = Number(rows[0].shared_today);
   if (needMonthly && month + count > (plan.includedPerMonth as number)) {
-    const upgrade = PLANS.find((p) => p.allowsOverage && p.id !== plan.id) ?? null;
+    const upgrade = upgradeFor('sending_overage', plan);
     throw new PlanFeatureError(
       'sending_overage',
       upgrade?.id ?? null,

@@ -5,7 +5,7 @@ import type { DomainContext } from './context.ts';
 import { NotFoundError, ValidationError } from './errors.ts';
 import { isUuid } from './ids.ts';
 import { findPlan, PLANS } from './plans.ts';
-import { checkName, insertProject, presentProject } from './projects.ts';
+import { type Caller, checkName, insertProject, presentProject } from './projects.ts';
 
 type WorkspaceRow = Selectable<WorkspacesTable>;
 
@@ -37,21 +37,22 @@ export async function insertWorkspace(tx: Tx, ctx: DomainContext, accountId: str
 }
 
 /** POST /workspaces: a new billing boundary on the default plan (POSTHORN_DEFAULT_PLAN) with a starter project. */
-export async function createWorkspace(ctx: DomainContext, accountId: string, input: { name: unknown }) {
+export async function createWorkspace(ctx: DomainContext, caller: Caller, input: { name: unknown }) {
   const name = checkName(input.name, 'workspace');
   const { workspace, project } = await ctx.db
     .transaction()
-    .execute((tx) => insertWorkspace(tx, ctx, accountId, name));
+    .execute((tx) => insertWorkspace(tx, ctx, caller.accountId, name));
   return { ...presentWorkspace(workspace), project: presentProject(project, 'owner') };
 }
 
-export async function listWorkspaces(ctx: DomainContext, accountId: string) {
+/** GET /workspaces: the caller's workspaces, with its role in each. */
+export async function listWorkspaces(ctx: DomainContext, caller: Caller) {
   const rows = await ctx.db
     .selectFrom('workspaces as w')
     .innerJoin('workspace_members as m', 'm.workspace_id', 'w.id')
     .selectAll('w')
     .select('m.role')
-    .where('m.account_id', '=', accountId)
+    .where('m.account_id', '=', caller.accountId)
     .orderBy('w.created_at', 'asc')
     .execute();
   return rows.map((r) => ({ ...presentWorkspace(r), role: r.role }));

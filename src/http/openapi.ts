@@ -1,4 +1,5 @@
-import type { RouteOptions } from 'fastify';
+import swagger from '@fastify/swagger';
+import type { FastifyInstance, RouteOptions } from 'fastify';
 import type { AuthMode } from './auth.ts';
 
 export const SECURITY_SCHEMES = {
@@ -64,4 +65,24 @@ export function hoistNamedSchemas<T extends Json>(document: T): T {
   const components = (doc.components ?? {}) as Json;
   doc.components = { ...components, schemas: { ...((components.schemas as Json) ?? {}), ...named } };
   return doc as T;
+}
+
+/** Registers @fastify/swagger: the OpenAPI 3.1 document at GET /v1/openapi.json, from the route schemas. */
+export async function registerOpenApi(app: FastifyInstance, version: string) {
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Posthorn API',
+        version,
+        license: { name: 'MIT', identifier: 'MIT' },
+        description:
+          'Self-hostable email sending: transactional and marketing email, contacts, events, lists, segments, templates, campaigns, flows, inbound mail and webhooks. Errors are `{"error": "..."}`.',
+      },
+      servers: [{ url: '/' }],
+      components: { securitySchemes: SECURITY_SCHEMES },
+    },
+    transformObject: (documents) =>
+      hoistNamedSchemas((documents as { openapiObject: Record<string, unknown> }).openapiObject),
+  });
 }

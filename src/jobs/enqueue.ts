@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import type { Tx } from '../db/database.ts';
 
 export interface JobSpec {
@@ -9,13 +9,28 @@ export interface JobSpec {
   jobKey?: string | null;
 }
 
+const DEFAULT_MAX_ATTEMPTS = 25;
+
+/**
+ * The job key of an email's own delivery job (a scheduled send or a retry): one such job per email,
+ * which cancelling the email removes by this key.
+ */
+export function deliveryJobKey(emailId: string): string {
+  return `email:${emailId}`;
+}
+
 /**
  * Enqueues jobs inside the caller's transaction with one `add_jobs` call, so a row and the job
  * about it commit together (the outbox), and a thousand jobs cost one statement, not a thousand.
  */
 export async function enqueue(tx: Tx, jobs: JobSpec[]): Promise<void> {
   if (jobs.length === 0) return;
-  await sql`select count(*) from graphile_worker.add_jobs(${jobSpecs(jobs)})`.execute(tx);
+  await addJobs(jobs).execute(tx);
+}
+
+/** `select` that enqueues the jobs with one `add_jobs` call, for the end of a larger statement. */
+export function addJobs(jobs: JobSpec[]) {
+  return sql`select count(*) from graphile_worker.add_jobs(${jobSpecs(jobs)})`;
 }
 
 /** The `job_spec[]` expression for `graphile_worker.add_jobs`, for use inside a larger statement. */
@@ -23,6 +38,14 @@ export function jobSpecs(jobs: JobSpec[]) {
   return sql`array(
       select row(t, p::json, null, r, m, k, null, null)::graphile_worker.job_spec
         from unnest(${jobs.map((j) => j.task)}::text[], ${jobs.map((j) => JSON.stringify(j.payload))}::text[],
-                    ${jobs.map((j) => j.runAt ?? null)}::timestamptz[], ${jobs.map((j) => j.maxAttempts ?? 25)}::int[],
+                    ${jobs.map((j) => j.runAt ?? null)}::timestamptz[], ${jobs.map((j) => j.maxAttempts ?? DEFAULT_MAX_ATTEMPTS)}::int[],
                     ${jobs.map((j) => j.jobKey ?? null)}::text[]) as x(t, p, r, m, k))`;
+}
+
+/**
+ * One `job_spec` whose payload a SQL expression computes: a job about rows that the same statement
+ * writes, enqueued without their ids passing through Node.
+ */
+export function jobSpecOf(task: string, payload: RawBuilder<unknown>) {
+  return sql`row(${task}::text, ${payload}, null, null, ${DEFAULT_MAX_ATTEMPTS}::int, null, null, null)::graphile_worker.job_spec`;
 }

@@ -1,7 +1,8 @@
 /**
  * The simulator: addresses at this reserved domain run the whole pipeline but never leave the
  * machine. The local part chooses the outcome; anything else is delivered. Simulated outcomes are
- * recorded as events and statuses but never added to the suppression list.
+ * recorded as events and statuses but never added to the suppression list. The transport wrapper
+ * that answers them is `delivery/simulator.ts`.
  */
 export const SIMULATOR_DOMAIN = 'simulator.posthorn.test';
 

@@ -6,6 +6,7 @@ import {
   SendRefusedError,
   ValidationError,
 } from '../domain/errors.ts';
+import { UnknownRecipientError } from '../domain/inbound/recipients.ts';
 
 export interface TlsOptions {
   key: string;
@@ -30,6 +31,7 @@ export function smtpError(err: unknown, fallbackCode: number): SmtpReply {
   }
   if (err instanceof AuthenticationError)
     return reply(fallbackCode === 530 ? 530 : 535, '5.7.8', err.message);
+  if (err instanceof UnknownRecipientError) return reply(550, '5.1.1', err.message);
   if (err instanceof SendRefusedError) return reply(550, '5.7.1', err.message);
   if (err instanceof PlanFeatureError) return reply(550, '5.7.1', err.message);
   if (err instanceof ValidationError) return reply(550, '5.6.0', err.message);

@@ -1,16 +1,14 @@
-import { simpleParser } from 'mailparser';
 import type { Logger } from 'pino';
 import { SMTPServer, type SMTPServerAuthentication, type SMTPServerSession } from 'smtp-server';
 import type { DomainContext } from '../domain/context.ts';
-import { acceptEmails } from '../domain/emails/accept.ts';
-import { emailInputFromMime } from '../domain/emails/from-mime.ts';
+import {
+  acceptSubmittedMessage,
+  type SubmissionSender,
+  submissionSender,
+} from '../domain/emails/submission.ts';
 import { MAX_MESSAGE_BYTES, MAX_RECIPIENTS } from '../domain/emails/validate.ts';
-import { AuthenticationError, DomainError, NotFoundError, ValidationError } from '../domain/errors.ts';
-import { isUuid } from '../domain/ids.ts';
-import { type AuthenticatedKey, authenticateKey } from '../domain/keys/service.ts';
-import { selectProject } from '../domain/project-selection.ts';
+import { AuthenticationError, DomainError } from '../domain/errors.ts';
 import type { RequestLogWriter } from '../domain/request-log.ts';
-import { type ProjectFacts, projectFacts } from '../domain/status.ts';
 import { collectMessage, smtpError, type TlsOptions } from './common.ts';
 
 /** The username to give with a project key (any is accepted); an all-access key needs the project id. */
@@ -21,42 +19,26 @@ interface SubmissionUser {
   username: string;
 }
 
-/**
- * Who a username/password pair is: the key (checked in the database on every call, so a revoked,
- * expired or rotated-away key fails at once) and the project it sends for. With an all-access key
- * the username must be the project id (spec 5.4).
- */
-async function resolveSender(
-  ctx: DomainContext,
-  username: string,
-  password: string,
-): Promise<{ key: AuthenticatedKey; facts: ProjectFacts }> {
-  const { key, project } = await authenticateKey(ctx, password);
-  if (key.scope === 'project') return { key, facts: project as ProjectFacts };
-  if (!isUuid(username)) {
-    throw new AuthenticationError(
-      'With an all-access key the SMTP username must be the id of the project to send for',
-    );
-  }
-  try {
-    const projectId = await selectProject(ctx, key, username);
-    return { key, facts: await projectFacts(ctx, projectId) };
-  } catch (err) {
-    if (err instanceof NotFoundError || err instanceof ValidationError) {
-      throw new AuthenticationError(`No project ${username} that this key's user administers`);
-    }
-    throw err;
-  }
-}
-
-/**
- * The trace header of a submitted message (RFC 5321 4.4): this server, the protocol (ESMTPSA: AUTH
- * over TLS, RFC 3848), the email id and the time. No `from` clause: the client's address and the
- * name it gave in EHLO are not passed on to the recipients.
- */
-export function receivedHeader(host: string, emailId: string, overTls: boolean, at: Date): string {
-  const date = at.toUTCString().replace(/GMT$/, '+0000');
-  return `by ${host} (Posthorn) with ${overTls ? 'ESMTPSA' : 'ESMTPA'} id ${emailId}; ${date}`;
+/** One line in the key's request log for each submitted message. */
+function logSubmission(
+  requestLog: RequestLogWriter | undefined,
+  session: SMTPServerSession,
+  status: number,
+  started: number,
+) {
+  const user = session.user as unknown as SubmissionSender | undefined;
+  if (!user || !requestLog) return;
+  requestLog.add({
+    keyId: user.key.id,
+    keyName: user.key.name,
+    projectId: user.facts.id,
+    method: 'SMTP',
+    path: '/smtp/submission',
+    status,
+    latencyMs: Date.now() - started,
+    at: new Date(),
+    account: false,
+  });
 }
 
 /**
@@ -75,21 +57,8 @@ export function createSubmissionServer(opts: {
   requestLog?: RequestLogWriter;
 }): SMTPServer {
   const { ctx, log, requestLog } = opts;
-  const logCall = (session: SMTPServerSession, status: number, started: number) => {
-    const user = session.user as unknown as { key: AuthenticatedKey; facts: ProjectFacts } | undefined;
-    if (!user || !requestLog) return;
-    requestLog.add({
-      keyId: user.key.id,
-      keyName: user.key.name,
-      projectId: user.facts.id,
-      method: 'SMTP',
-      path: '/smtp/submission',
-      status,
-      latencyMs: Date.now() - started,
-      at: new Date(),
-      account: false,
-    });
-  };
+  const logCall = (session: SMTPServerSession, status: number, started: number) =>
+    logSubmission(requestLog, session, status, started);
   const insecureAuth = ctx.config.smtpAllowInsecureAuth;
   const server = new SMTPServer({
     name: ctx.config.smtpHost,
@@ -120,7 +89,7 @@ export function createSubmissionServer(opts: {
       try {
         const username = auth.username ?? '';
         const password = auth.password ?? '';
-        const user = await resolveSender(ctx, username, password);
+        const user = await submissionSender(ctx, username, password);
         // kept so every message re-checks the key: revoking it stops this connection too
         callback(null, { user: { ...user, credentials: { username, password } } as never });
       } catch (err) {
@@ -133,7 +102,7 @@ export function createSubmissionServer(opts: {
       const user = session.user as unknown as { credentials: SubmissionUser } | undefined;
       if (!user) return callback(smtpError(new AuthenticationError('Authentication required'), 530));
       try {
-        const fresh = await resolveSender(ctx, user.credentials.username, user.credentials.password);
+        const fresh = await submissionSender(ctx, user.credentials.username, user.credentials.password);
         Object.assign(session.user as object, fresh);
         callback();
       } catch (err) {
@@ -157,30 +126,11 @@ export function createSubmissionServer(opts: {
               { responseCode: 552 },
             );
           }
-          const user = session.user as unknown as { key: AuthenticatedKey; facts: ProjectFacts };
-          // the send path derives the text part itself: skip mailparser's conversions
-          const parsed = await simpleParser(collected.raw, {
-            skipHtmlToText: true,
-            skipTextToHtml: true,
-            skipTextLinks: true,
-            skipImageLinks: true,
+          const accepted = await acceptSubmittedMessage(ctx, session.user as unknown as SubmissionSender, {
+            raw: collected.raw,
+            recipients: session.envelope.rcptTo.map((r) => r.address),
+            overTls: session.secure,
           });
-          const input = emailInputFromMime(
-            parsed,
-            session.envelope.rcptTo.map((r) => r.address),
-          );
-          const result = await acceptEmails(
-            ctx,
-            {
-              facts: user.facts,
-              apiKeyId: user.key.id,
-              stream: 'transactional',
-              traceHeader: (id) => receivedHeader(ctx.config.smtpHost, id, session.secure, new Date()),
-            },
-            [input],
-            { batch: false },
-          );
-          const accepted = Array.isArray(result) ? result[0] : undefined;
           logCall(session, 200, started);
           callback(null, `2.0.0 Accepted: queued as ${accepted?.id} (status ${accepted?.status})`);
         })

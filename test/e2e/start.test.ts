@@ -5,6 +5,7 @@ import path from 'node:path';
 import nodemailer from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/db/embedded.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { codeIn, type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
@@ -37,18 +38,19 @@ async function startProgram(): Promise<void> {
   });
   child.stdout?.on('data', (d) => (output += d));
   child.stderr?.on('data', (d) => (output += d));
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`the program exited early (${child.exitCode}):\n${output}`);
-    try {
+  // up once GET /v1/ answers (fetch throws while nothing listens); a program that exits ends the wait
+  const state = await eventually(
+    async () => {
+      if (child?.exitCode !== null) return 'exited';
       const res = await fetch(`http://127.0.0.1:${port}/v1/`);
-      if (res.ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`the program did not start within 60 s:\n${output}`);
+      if (!res.ok) throw new Error(`GET /v1/ answered ${res.status}`);
+      return 'listening';
+    },
+    { timeoutMs: 60_000, intervalMs: 200, message: 'the program did not start' },
+  ).catch((err: Error) => {
+    throw new Error(`${err.message}\n${output}`);
+  });
+  if (state === 'exited') throw new Error(`the program exited early (${child.exitCode}):\n${output}`);
 }
 
 async function stopProgram(): Promise<number | null> {

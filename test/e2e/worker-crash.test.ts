@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setWorkspacePlan } from '../../src/domain/workspaces.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
@@ -77,20 +78,18 @@ describe('a worker killed with SIGKILL while messages are in flight', () => {
     expect(deliveredBeforeRestart).toBeLessThan(total);
 
     startWorkerProcess();
-    const deadline = Date.now() + 120_000;
-    let pending = total;
-    while (Date.now() < deadline) {
-      const row = await server.runtime.ctx.db
-        .selectFrom('emails')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .where('id', 'in', ids)
-        .where('status', '!=', 'sent')
-        .executeTakeFirstOrThrow();
-      pending = Number(row.n);
-      if (pending === 0) break;
-      await new Promise((r) => setTimeout(r, 250));
-    }
-    expect(pending).toBe(0);
+    await eventually(
+      async () => {
+        const row = await server.runtime.ctx.db
+          .selectFrom('emails')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('id', 'in', ids)
+          .where('status', '!=', 'sent')
+          .executeTakeFirstOrThrow();
+        expect(Number(row.n), 'emails not sent yet').toBe(0);
+      },
+      { timeoutMs: 120_000, intervalMs: 250, message: 'the second worker did not send every email' },
+    );
 
     const received = server.sink.messages.slice(before).map((m) => m.parsed.messageId as string);
     const unique = new Set(received);

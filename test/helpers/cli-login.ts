@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
+import { eventually } from './eventually.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
 
@@ -20,10 +21,14 @@ export async function startCliLogin(apiUrl: string, configDir: string) {
   child.stderr.on('data', (d) => (stderr += d));
   child.stdout.on('data', (d) => (stdout += d));
   const exited = new Promise<number>((resolve) => child.on('exit', (c) => resolve(c ?? 1)));
-  const deadline = Date.now() + 15_000;
-  while (!/Open \S+/.test(stderr) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-  const code = /Your code: (\S+)/.exec(stderr)?.[1];
-  const url = /Open (\S+)/.exec(stderr)?.[1];
-  if (!code || !url) throw new Error(`posthorn login did not show a code and URL:\n${stderr}`);
-  return { code, url: new URL(url), exited, stdout: () => stdout };
+  const { code, url } = await eventually(
+    () => {
+      const code = /Your code: (\S+)/.exec(stderr)?.[1];
+      const url = /Open (\S+)/.exec(stderr)?.[1];
+      if (!code || !url) throw new Error(`it printed:\n${stderr}`);
+      return { code, url: new URL(url) };
+    },
+    { timeoutMs: 15_000, message: 'posthorn login did not show a code and URL' },
+  );
+  return { code, url, exited, stdout: () => stdout };
 }

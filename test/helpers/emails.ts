@@ -1,5 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { SystemEmailStatus, SystemEmailsTable } from '../../src/db/schema.ts';
+import { eventually } from './eventually.ts';
 import type { TestServer } from './server.ts';
 
 export { expectError } from './assertions.ts';
@@ -14,15 +15,14 @@ export async function waitForStatus(
   status: string,
   timeoutMs = 20_000,
 ) {
-  const deadline = Date.now() + timeoutMs;
-  let last: any;
-  while (Date.now() < deadline) {
-    last = (await server.call('GET', `/v1/emails/${id}`, { key })).body;
-    if (last.status === status) return last;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(
-    `email ${id} never reached ${status}; last: ${JSON.stringify(last?.status)} ${JSON.stringify(last?.events)}`,
+  return eventually(
+    async () => {
+      const email = (await server.call('GET', `/v1/emails/${id}`, { key })).body;
+      if (email?.status !== status)
+        throw new Error(`last: ${JSON.stringify(email?.status)} ${JSON.stringify(email?.events)}`);
+      return email;
+    },
+    { timeoutMs, intervalMs: 100, message: `email ${id} never reached ${status}` },
   );
 }
 
@@ -41,19 +41,18 @@ export async function waitForSystemEmail(
   status: SystemEmailStatus,
   timeoutMs = 20_000,
 ): Promise<Selectable<SystemEmailsTable>> {
-  const deadline = Date.now() + timeoutMs;
-  let last: Selectable<SystemEmailsTable> | undefined;
-  while (Date.now() < deadline) {
-    last = await server.runtime.ctx.db
-      .selectFrom('system_emails')
-      .selectAll()
-      .where('to_address', '=', to)
-      .orderBy('created_at', 'desc')
-      .executeTakeFirst();
-    if (last?.status === status) return last;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(
-    `no system email to ${to} reached ${status}; last: ${JSON.stringify(last && { ...last, raw: undefined })}`,
+  return eventually(
+    async () => {
+      const last = await server.runtime.ctx.db
+        .selectFrom('system_emails')
+        .selectAll()
+        .where('to_address', '=', to)
+        .orderBy('created_at', 'desc')
+        .executeTakeFirst();
+      if (last?.status !== status)
+        throw new Error(`last: ${JSON.stringify(last && { ...last, raw: undefined })}`);
+      return last;
+    },
+    { timeoutMs, intervalMs: 25, message: `no system email to ${to} reached ${status}` },
   );
 }

@@ -13,11 +13,38 @@ declare module 'vitest' {
   }
 }
 
+interface TestPostgres {
+  adminUrl: string;
+  template: string;
+  stop(): Promise<void>;
+}
+
+// Vitest runs a global setup once per project that lists it: the projects of one run share the
+// server through this process-wide slot, and the last project to finish stops it.
+const SHARED = Symbol.for('posthorn.test-postgres');
+type Slot = { users: number; started: Promise<TestPostgres> };
+const slots = globalThis as typeof globalThis & { [SHARED]?: Slot };
+
 /**
  * One real PostgreSQL for the whole run (embedded, or TEST_DATABASE_URL), and one migrated
  * template database that every test file clones, so files are isolated and start fast.
  */
 export default async function setup(project: TestProject) {
+  slots[SHARED] ??= { users: 0, started: startTestPostgres() };
+  const slot = slots[SHARED];
+  slot.users++;
+  const pg = await slot.started;
+  project.provide('pgAdminUrl', pg.adminUrl);
+  project.provide('pgTemplate', pg.template);
+
+  return async () => {
+    if (--slot.users > 0) return;
+    delete slots[SHARED];
+    await pg.stop();
+  };
+}
+
+async function startTestPostgres(): Promise<TestPostgres> {
   let embedded: EmbeddedDatabase | undefined;
   let dir: string | undefined;
   let adminUrl = process.env.TEST_DATABASE_URL;
@@ -34,22 +61,24 @@ export default async function setup(project: TestProject) {
   const tpl = connectDatabase(url.toString(), 2);
   await migrate(tpl.pool);
   await tpl.close();
-  project.provide('pgAdminUrl', adminUrl);
-  project.provide('pgTemplate', template);
 
-  return async () => {
-    try {
-      const { rows } = await admin.pool.query<{ datname: string }>(
-        'select datname from pg_database where datname like $1',
-        [`t_${process.pid}_%`],
-      );
-      for (const r of rows)
-        await admin.pool.query(`drop database if exists ${r.datname} with (force)`).catch(() => {});
-      await admin.pool.query(`drop database if exists ${template} with (force)`);
-    } finally {
-      await admin.close();
-      await embedded?.stop();
-      if (dir) rmSync(dir, { recursive: true, force: true });
-    }
+  return {
+    adminUrl,
+    template,
+    async stop() {
+      try {
+        const { rows } = await admin.pool.query<{ datname: string }>(
+          'select datname from pg_database where datname like $1',
+          [`t_${process.pid}_%`],
+        );
+        for (const r of rows)
+          await admin.pool.query(`drop database if exists ${r.datname} with (force)`).catch(() => {});
+        await admin.pool.query(`drop database if exists ${template} with (force)`);
+      } finally {
+        await admin.close();
+        await embedded?.stop();
+        if (dir) rmSync(dir, { recursive: true, force: true });
+      }
+    },
   };
 }

@@ -1,5 +1,6 @@
 import { type ParsedMail, simpleParser } from 'mailparser';
 import { SMTPServer, type SMTPServerAddress } from 'smtp-server';
+import { eventually } from './eventually.ts';
 
 export interface SinkMessage {
   from: string;
@@ -54,17 +55,15 @@ export async function startSmtpSink(): Promise<SmtpSink> {
   const port = (server.server.address() as { port: number }).port;
   sink.port = port;
   sink.url = `smtp://127.0.0.1:${port}`;
-  sink.waitFor = async (predicate, timeoutMs = 15_000) => {
-    const deadline = Date.now() + timeoutMs;
-    while (Date.now() < deadline) {
-      const found = sink.messages.find(predicate);
-      if (found) return found;
-      await new Promise((r) => setTimeout(r, 25));
-    }
-    throw new Error(
-      `no matching message reached the SMTP sink within ${timeoutMs} ms (${sink.messages.length} received)`,
+  sink.waitFor = (predicate, timeoutMs = 15_000) =>
+    eventually(
+      () => {
+        const found = sink.messages.find(predicate);
+        if (!found) throw new Error(`${sink.messages.length} received`);
+        return found;
+      },
+      { timeoutMs, intervalMs: 25, message: 'no matching message reached the SMTP sink' },
     );
-  };
   sink.close = () => new Promise((resolve) => server.close(() => resolve()));
   return sink;
 }

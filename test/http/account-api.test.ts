@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectError } from '../helpers/assertions.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
 import { codeIn } from '../helpers/smtp-sink.ts';
 
@@ -19,13 +20,16 @@ const as = (who: SignupResult) => ({
   del: (path: string) => server.call('DELETE', path, { key: who.account_key.key }),
 });
 
-async function poll<T>(fn: () => Promise<T>, done: (v: T) => boolean, timeoutMs = 5_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await fn();
-    if (done(value) || Date.now() > deadline) return value;
-    await new Promise((r) => setTimeout(r, 100));
-  }
+/** The request log is written in batches: reads `fn` until `done` holds. */
+function poll<T>(fn: () => Promise<T>, done: (v: T) => boolean, timeoutMs = 5_000): Promise<T> {
+  return eventually(
+    async () => {
+      const value = await fn();
+      if (!done(value)) throw new Error(`last: ${JSON.stringify(value)}`);
+      return value;
+    },
+    { timeoutMs, intervalMs: 100, message: 'the request log did not catch up' },
+  );
 }
 
 const DAY = 86_400_000;

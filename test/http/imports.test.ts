@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectError } from '../helpers/assertions.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
 
 let server: TestServer;
@@ -22,14 +23,16 @@ async function upload(body: string, contentType: string, k = key) {
   return { status: res.status, body: (await res.json()) as any };
 }
 
-async function finished(id: string, k = key) {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const res = await server.call('GET', `/v1/imports/${id}`, { key: k });
-    if (res.body.status === 'completed' || res.body.status === 'failed') return res.body;
-    if (Date.now() > deadline) throw new Error(`import ${id} did not finish: ${JSON.stringify(res.body)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+function finished(id: string, k = key) {
+  return eventually(
+    async () => {
+      const res = await server.call('GET', `/v1/imports/${id}`, { key: k });
+      if (res.body.status !== 'completed' && res.body.status !== 'failed')
+        throw new Error(`last: ${JSON.stringify(res.body)}`);
+      return res.body;
+    },
+    { timeoutMs: 20_000, intervalMs: 100, message: `import ${id} did not finish` },
+  );
 }
 
 const CSV = [

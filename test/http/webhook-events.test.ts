@@ -8,6 +8,7 @@ import { fanOut, type WebhookEvent } from '../../src/domain/webhooks/dispatch.ts
 import { setWorkspacePlan } from '../../src/domain/workspaces.ts';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.ts';
 import { FROM, waitForStatus } from '../helpers/emails.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
 import { deliverToMx } from '../helpers/smtp-clients.ts';
 
@@ -92,14 +93,15 @@ afterAll(async () => {
   await new Promise<void>((r) => receiver.close(() => r()));
 });
 
-async function waitForHit(predicate: (h: Hit) => boolean, timeoutMs = 15_000): Promise<Hit> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const hit = hits.find(predicate);
-    if (hit) return hit;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`no webhook matched; received: ${hits.map((h) => h.body.type).join(', ')}`);
+function waitForHit(predicate: (h: Hit) => boolean, timeoutMs = 15_000): Promise<Hit> {
+  return eventually(
+    () => {
+      const hit = hits.find(predicate);
+      if (!hit) throw new Error(`received: ${hits.map((h) => h.body.type).join(', ')}`);
+      return hit;
+    },
+    { timeoutMs, message: 'no webhook matched' },
+  );
 }
 
 function verify(hit: Hit) {
@@ -347,16 +349,17 @@ describe('retries', () => {
     );
     const same = hits.filter((h) => h.headers['webhook-id'] === success.headers['webhook-id']);
     expect(same).toHaveLength(3);
-    let log: any;
-    const deadline = Date.now() + 10_000;
-    do {
-      log = (await server.call('GET', `/v1/webhooks/${webhookId}/deliveries?limit=100`, { key })).body;
-      const attempts = log.data.filter(
-        (d: { message_id: string }) => d.message_id === success.headers['webhook-id'],
-      );
-      if (attempts.some((a: { status: string }) => a.status === 'succeeded')) break;
-      await new Promise((r) => setTimeout(r, 100));
-    } while (Date.now() < deadline);
+    const log = await eventually(
+      async () => {
+        const { body } = await server.call('GET', `/v1/webhooks/${webhookId}/deliveries?limit=100`, { key });
+        const statuses = body.data
+          .filter((d: { message_id: string }) => d.message_id === success.headers['webhook-id'])
+          .map((a: { status: string }) => a.status);
+        expect(statuses).toContain('succeeded');
+        return body;
+      },
+      { timeoutMs: 10_000, intervalMs: 100, message: 'the successful attempt is not in the delivery log' },
+    );
     const attempts = log.data
       .filter((d: { message_id: string }) => d.message_id === success.headers['webhook-id'])
       .sort((a: { attempt: number }, b: { attempt: number }) => a.attempt - b.attempt);

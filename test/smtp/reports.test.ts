@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.ts';
 import { FROM, waitForStatus } from '../helpers/emails.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
 import { deliverToMx } from '../helpers/smtp-clients.ts';
 
@@ -163,13 +164,14 @@ describe('bounces and complaints come back to the MX', () => {
       }),
     );
     expect(res.ok, res.response).toBe(true);
-    const deadline = Date.now() + 10_000;
-    let got: any;
-    do {
-      got = (await server.call('GET', `/v1/emails/${email.id}`, { key })).body;
-      if (got.events.some((e: { type: string }) => e.type === 'deferred')) break;
-      await new Promise((r) => setTimeout(r, 100));
-    } while (Date.now() < deadline);
+    const got = await eventually(
+      async () => {
+        const body = (await server.call('GET', `/v1/emails/${email.id}`, { key })).body;
+        expect(body.events.map((e: { type: string }) => e.type)).toContain('deferred');
+        return body;
+      },
+      { timeoutMs: 10_000, intervalMs: 100, message: 'the soft bounce was not recorded' },
+    );
     const event = got.events.find((e: { type: string }) => e.type === 'deferred');
     expect(event.detail).toMatchObject({ bounce_type: 'soft', status: '4.2.2', source: 'dsn' });
     expect(got.status).toBe('sent');

@@ -4,7 +4,7 @@ import type { ContactsTable, Database } from '../../db/schema.ts';
 import type { DomainContext } from '../context.ts';
 import { ConflictError, NotFoundError, PlanFeatureError, ValidationError } from '../errors.ts';
 import { isUuid } from '../ids.ts';
-import { PLANS, planOrDefault } from '../plans.ts';
+import { planOrDefault, upgradeFor } from '../plans.ts';
 import type { ProjectFacts } from '../status.ts';
 import {
   type ConsentInput,
@@ -67,19 +67,45 @@ export async function contactIdsByEmail(db: Db, projectId: string, emails: strin
   return new Map(rows.map((r) => [r.email, r.id]));
 }
 
-/** Refuses to create `adding` contacts past the plan's contact limit (0 = unmetered): 402. */
-export async function checkContactLimit(ctx: DomainContext, facts: ProjectFacts, adding: number) {
-  const plan = planOrDefault(facts.plan);
-  if (plan.contactLimit === 0) return;
-  const count = await countContacts(ctx.db, facts.id);
-  if (count + adding > plan.contactLimit) {
-    const upgrade = PLANS.find((p) => p.contactLimit === 0 || p.contactLimit > plan.contactLimit) ?? null;
+/** How many new contacts fit under the plan's limit, and the limit (0 = unmetered). */
+export interface ContactRoom {
+  fits: number;
+  limit: number;
+}
+
+/**
+ * The plan's contact limit, the one rule for every way contacts are created (POST /contacts, list
+ * additions, tracked events, imports): refuses with 402 to create `adding` contacts past it.
+ * `adding` may instead be the addresses that would become contacts: only those that are not
+ * contacts yet count (looked up on a metered plan only), so known contacts pass even when a
+ * downgrade left the project over its limit. With `partial`, nothing is refused: `fits` says how
+ * many of them the plan still has room for.
+ */
+export async function checkContactLimit(
+  db: Db,
+  project: Pick<ProjectFacts, 'id' | 'plan'>,
+  adding: number | string[],
+  opts: { partial?: boolean } = {},
+): Promise<ContactRoom> {
+  const plan = planOrDefault(project.plan);
+  let count = typeof adding === 'number' ? adding : adding.length;
+  if (plan.contactLimit === 0 || count === 0) return { fits: count, limit: plan.contactLimit };
+  if (typeof adding !== 'number') {
+    const emails = [...new Set(adding)];
+    count = emails.length - (await contactIdsByEmail(db, project.id, emails)).size;
+    if (count === 0) return { fits: 0, limit: plan.contactLimit };
+  }
+  const held = await countContacts(db, project.id);
+  const room = Math.max(0, plan.contactLimit - held);
+  if (count > room && !opts.partial) {
+    const upgrade = upgradeFor('contacts', plan);
     throw new PlanFeatureError(
       'contacts',
       upgrade?.id ?? null,
-      `The ${plan.name} plan holds ${plan.contactLimit} contacts per project and this project has ${count}; upgrade to ${upgrade?.name ?? 'a larger plan'} for more`,
+      `The ${plan.name} plan holds ${plan.contactLimit} contacts per project and this project has ${held}; upgrade to ${upgrade?.name ?? 'a larger plan'} for more`,
     );
   }
+  return { fits: Math.min(count, room), limit: plan.contactLimit };
 }
 
 /** A contact by id or by email address, in this project (another project's is 404). */
@@ -149,7 +175,7 @@ export async function createContact(ctx: DomainContext, facts: ProjectFacts, bod
   if (consent && subscribed !== undefined && subscribed !== (consent.status === 'granted'))
     throw new ValidationError('`subscribed` contradicts `consent.status`: give one or make them agree');
   subscribed ??= consent ? consent.status === 'granted' : true;
-  await checkContactLimit(ctx, facts, 1);
+  await checkContactLimit(ctx.db, facts, 1);
   try {
     const row = await ctx.db.transaction().execute(async (tx) => {
       const inserted = await tx

@@ -3,9 +3,8 @@ import type { Db } from '../../db/database.ts';
 import type { DomainContext } from '../context.ts';
 import { ValidationError } from '../errors.ts';
 import { GroupCommit } from '../group-commit.ts';
-import { planOrDefault } from '../plans.ts';
 import type { ProjectFacts } from '../status.ts';
-import { checkContactLimit, contactIdsByEmail, findContact } from './contacts.ts';
+import { checkContactLimit, findContact } from './contacts.ts';
 import { checkProperties, contactEmail, dateParam, type Properties, type PropertyValue } from './fields.ts';
 import { OutboxNudge } from './triggers.ts';
 
@@ -48,7 +47,7 @@ export interface EventInput {
 }
 
 /** Checks one tracked event: `email` and `event` required; `value` needs an ISO 4217 `currency`. */
-export function checkEvent(projectId: string, b: EventInput, at = ''): TrackedEvent {
+function checkEvent(projectId: string, b: EventInput, at = ''): TrackedEvent {
   const email = contactEmail(b.email, `${at}email`);
   if (b.event.trim() === '')
     throw new ValidationError(`\`${at}event\` is required: the name of the action, like "purchase"`);
@@ -145,44 +144,68 @@ async function writeEvents(db: Db, events: TrackedEvent[]): Promise<TrackResult[
   return results;
 }
 
-/**
- * On a plan with a contact limit, refuses (402) events whose unknown addresses would create
- * contacts past it, before anything is written. Unmetered plans skip the lookup.
- */
-export async function checkEventContactLimit(
-  ctx: DomainContext,
-  facts: ProjectFacts,
-  events: TrackedEvent[],
-) {
-  if (planOrDefault(facts.plan).contactLimit === 0) return;
-  const emails = [...new Set(events.map((e) => e.email))];
-  const known = await contactIdsByEmail(ctx.db, facts.id, emails);
-  // events for known contacts pass even when a downgrade left the project over its limit
-  if (known.size < emails.length) await checkContactLimit(ctx, facts, emails.length - known.size);
-}
-
-/** Accepts tracked events; each is answered once committed (concurrent requests share commits). */
+/** Accepts tracked events; a request is answered once its events committed (requests share commits). */
 export class EventTracker {
-  private readonly group: GroupCommit<TrackedEvent, TrackResult>;
+  private readonly group: GroupCommit<TrackedEvent[], TrackResult[]>;
   private readonly nudge: OutboxNudge;
   constructor(db: Db) {
     this.nudge = new OutboxNudge(db);
     // one write in flight: groups grow with load, and larger groups beat parallel ones here
     this.group = new GroupCommit(
-      async (events) => {
-        const results = await writeEvents(db, events);
+      async (requests) => {
+        const results = await writeEvents(db, requests.flat());
         this.nudge.nudge();
-        return results;
+        let from = 0;
+        return requests.map((events) => {
+          from += events.length;
+          return results.slice(from - events.length, from);
+        });
       },
-      { maxItems: 1000, maxInFlight: 1 },
+      { maxWeight: 1000, maxInFlight: 1, weight: (events) => events.length },
     );
   }
   close(): Promise<void> {
     return this.nudge.close();
   }
   track(events: TrackedEvent[]): Promise<TrackResult[]> {
-    return Promise.all(events.map((e) => this.group.submit(e)));
+    return events.length === 0 ? Promise.resolve([]) : this.group.submit(events);
   }
+}
+
+// the tracker of a context built without one (one per database, like the runtime's)
+const fallbackTrackers = new WeakMap<Db, EventTracker>();
+
+function trackerOf(ctx: DomainContext): EventTracker {
+  if (ctx.eventTracker) return ctx.eventTracker;
+  let tracker = fallbackTrackers.get(ctx.db);
+  if (!tracker) {
+    tracker = new EventTracker(ctx.db);
+    fallbackTrackers.set(ctx.db, tracker);
+  }
+  return tracker;
+}
+
+/**
+ * POST /events: one event, or 1 to MAX_EVENTS_PER_CALL validated whole (a bad one refuses all,
+ * naming its index). Events whose unknown addresses would create contacts past the plan's limit
+ * are refused (402) before anything is written; the results are answered once committed.
+ */
+export async function trackEvents(
+  ctx: DomainContext,
+  facts: ProjectFacts,
+  input: EventInput | EventInput[],
+): Promise<TrackResult[]> {
+  if (Array.isArray(input) && (input.length === 0 || input.length > MAX_EVENTS_PER_CALL))
+    throw new ValidationError(`Send 1 to ${MAX_EVENTS_PER_CALL} events in one call`);
+  const events = Array.isArray(input)
+    ? input.map((e, i) => checkEvent(facts.id, e, `[${i}].`))
+    : [checkEvent(facts.id, input)];
+  await checkContactLimit(
+    ctx.db,
+    facts,
+    events.map((e) => e.email),
+  );
+  return trackerOf(ctx).track(events);
 }
 
 export interface EventQuery {

@@ -2,12 +2,11 @@ import { Readable } from 'node:stream';
 import { parse } from 'csv-parse';
 import { type Selectable, sql } from 'kysely';
 import type { ImportsTable } from '../../db/schema.ts';
-import { enqueue } from '../../jobs/enqueue.ts';
+import { enqueue, jobSpecOf } from '../../jobs/enqueue.ts';
 import type { DomainContext } from '../context.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
 import { isUuid } from '../ids.ts';
-import { planOrDefault } from '../plans.ts';
-import { contactIdsByEmail, countContacts } from './contacts.ts';
+import { checkContactLimit, contactIdsByEmail } from './contacts.ts';
 import { checkProperties, contactEmail, optionalName, PROPERTY_KEY, type PropertyValue } from './fields.ts';
 
 export const MAX_IMPORT_ROWS = 1_000_000;
@@ -211,13 +210,12 @@ async function* rowsOf(row: ImportRow): AsyncGenerator<{ line: number; row?: Cle
 export async function runImport(ctx: DomainContext, importId: string): Promise<void> {
   const row = await ctx.db.selectFrom('imports').selectAll().where('id', '=', importId).executeTakeFirst();
   if (!row || row.status === 'completed' || !row.source) return;
-  const plan = await ctx.db
+  const project = await ctx.db
     .selectFrom('projects as p')
     .innerJoin('workspaces as w', 'w.id', 'p.workspace_id')
-    .select('w.plan')
+    .select(['p.id', 'w.plan'])
     .where('p.id', '=', row.project_id)
     .executeTakeFirstOrThrow();
-  const contactLimit = planOrDefault(plan.plan).contactLimit;
   const counts = { processed: 0, created: 0, updated: 0, skipped: 0, error_count: 0 };
   const errors: { row: number; error: string }[] = [];
   const addError = (line: number, error: string) => {
@@ -244,7 +242,8 @@ export async function runImport(ctx: DomainContext, importId: string): Promise<v
   };
   const write = async (rows: (CleanRow & { line: number })[]) => {
     const pid = row.project_id;
-    const room = contactLimit > 0 ? Math.max(0, contactLimit - (await countContacts(ctx.db, pid))) : null;
+    // every row counted as new: near the limit, the second statement inserts unknown rows up to `fits`
+    const room = await checkContactLimit(ctx.db, project, rows.length, { partial: true });
     // the parts both statements share: the rows (x), the insert of new contacts (ins) from a source,
     // the contacts that existed (known) among a source, and then the update of the known ones, the
     // consent history (a subscription the file states, on a new contact or as a change) and the
@@ -278,11 +277,10 @@ export async function runImport(ctx: DomainContext, importId: string): Promise<v
           from known k where k.subscribed is not null and k.subscribed <> k.was
       ), announced as (
         select count(*) as n from graphile_worker.add_jobs(array(
-          select row('audience_event', json_build_object('type', 'contact.created', 'project_id', ${pid}::text, 'contact_ids', a.ids),
-                     null, null, 25, null, null, null)::graphile_worker.job_spec
+          select ${jobSpecOf('audience_event', sql`json_build_object('type', 'contact.created', 'project_id', ${pid}::text, 'contact_ids', a.ids)`)}
             from (select json_agg(id) as ids from ins) a where a.ids is not null)))`;
 
-    if (room === null || room >= rows.length) {
+    if (room.fits === rows.length) {
       // every row fits: insert first (one index probe per new address), then update only the rows
       // whose insert found the address taken (none in a file of new contacts)
       const { rows: result } = await sql<{ inserted: string }>`
@@ -302,7 +300,7 @@ export async function runImport(ctx: DomainContext, importId: string): Promise<v
       const { rows: result } = await sql<{ updated: string[] | null; inserted: string[] | null }>`
         with ${input}, ${known('x')},
         fresh as (select x.* from x where not exists (select 1 from known k where k.email = x.email)
-                   order by x.line limit ${room}),
+                   order by x.line limit ${room.fits}),
         ${insert('fresh')}, ${updateConsentAnnounce}
         select (select array_agg(email) from upd) as updated, (select array_agg(email) from ins) as inserted,
                (select n from announced) as announced`.execute(ctx.db);
@@ -320,7 +318,7 @@ export async function runImport(ctx: DomainContext, importId: string): Promise<v
         if (inserted.has(r.email)) counts.created++;
         else if (updated.has(r.email) || meanwhile.has(r.email)) counts.updated++;
         else
-          addError(r.line, `${r.email}: the plan's limit of ${contactLimit} contacts per project is reached`);
+          addError(r.line, `${r.email}: the plan's limit of ${room.limit} contacts per project is reached`);
       }
     }
     await ctx.db

@@ -160,7 +160,7 @@ export async function addToList(ctx: DomainContext, facts: ProjectFacts, listId:
   const list = await findList(ctx, facts.id, listId);
   const targets = checkTargets(body);
   const { ids, unknownEmails } = await resolveTargets(ctx, facts.id, targets);
-  if (unknownEmails.length > 0) await checkContactLimit(ctx, facts, unknownEmails.length);
+  await checkContactLimit(ctx.db, facts, unknownEmails.length);
   return ctx.db.transaction().execute(async (tx) => {
     const created =
       unknownEmails.length > 0

@@ -1,8 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { sql } from 'kysely';
+import { type Insertable, type NonNullableInsertKeys, type Selectable, sql } from 'kysely';
 import type { Db, Tx } from '../../db/database.ts';
-import type { EmailStatus } from '../../db/schema.ts';
-import { type JobSpec, jobSpecs } from '../../jobs/enqueue.ts';
+import type { EmailStatus, EmailsTable } from '../../db/schema.ts';
+import { addJobs, deliveryJobKey, type JobSpec } from '../../jobs/enqueue.ts';
 import { formatMailbox } from '../../mail/address.ts';
 import type { DomainContext } from '../context.ts';
 import { ConflictError, SendRefusedError, ValidationError } from '../errors.ts';
@@ -158,34 +158,40 @@ export async function acceptEmails(
   });
 }
 
-/** Everything one accept writes: rows, attachments, events, usage and jobs, ready to merge with others. */
-export interface EmailRowInput {
-  id: string;
-  project_id: string;
-  api_key_id: string | null;
-  stream: Stream;
-  status: EmailStatus;
-  message_id: string;
-  from_header: string;
-  from_address: string;
-  to_addresses: string[];
-  cc_addresses: string[];
-  bcc_addresses: string[];
-  reply_to: string[];
-  subject: string;
-  html: string | null;
-  text_body: string | null;
-  headers: Record<string, string>;
-  tags: { name: string; value: string }[];
-  attachments: {
-    filename: string | null;
-    content_type: string | null;
-    content_id: string | null;
-    size: number;
-  }[];
-  scheduled_at: Date | null;
-  size_bytes: number;
-}
+/**
+ * The emails columns an accept writes, in one list: each a column of the table (`Insertable`), and
+ * `EmailRowInput` below fails to compile while a column an insert requires is missing.
+ */
+const EMAIL_COLUMNS = [
+  'id',
+  'project_id',
+  'api_key_id',
+  'stream',
+  'status',
+  'message_id',
+  'from_header',
+  'from_address',
+  'to_addresses',
+  'cc_addresses',
+  'bcc_addresses',
+  'reply_to',
+  'subject',
+  'html',
+  'text_body',
+  'headers',
+  'tags',
+  'attachments',
+  'scheduled_at',
+  'size_bytes',
+] as const satisfies readonly (keyof Insertable<EmailsTable>)[];
+type EmailColumn = (typeof EMAIL_COLUMNS)[number];
+
+/**
+ * An emails row as an accept writes it. The rows travel to PostgreSQL as one JSON document, so the
+ * JSON columns hold their values (the table's select types), not the strings a Kysely insert takes.
+ */
+export type EmailRowInput = Pick<Selectable<EmailsTable>, EmailColumn> &
+  Record<Exclude<NonNullableInsertKeys<EmailsTable>, EmailColumn>, never>;
 
 export interface EmailEventInput {
   email_id: string;
@@ -224,7 +230,7 @@ function prepareWrite(ctx: DomainContext, sender: Sender, messages: ValidEmail[]
         task: 'deliver_email',
         payload: { ids: [id] },
         runAt: m.scheduledAt,
-        jobKey: `email:${id}`,
+        jobKey: deliveryJobKey(id),
       });
     }
     if (status === 'queued') write.immediate.push(id);
@@ -286,9 +292,7 @@ function prepareWrite(ctx: DomainContext, sender: Sender, messages: ValidEmail[]
   return { results, write };
 }
 
-const EMAIL_COLUMNS = sql.raw(
-  'id, project_id, api_key_id, stream, status, message_id, from_header, from_address, to_addresses, cc_addresses, bcc_addresses, reply_to, subject, html, text_body, headers, tags, attachments, scheduled_at, size_bytes',
-);
+const EMAIL_COLUMN_LIST = sql.join(EMAIL_COLUMNS.map((c) => sql.ref(c)));
 const USAGE_SHARDS = 16;
 
 /**
@@ -304,8 +308,8 @@ export async function applyWrite(db: Db | Tx, write: EmailWrite): Promise<void> 
   const usage = write.usage;
   await sql`
     with inserted_emails as (
-      insert into emails (${EMAIL_COLUMNS})
-      select ${EMAIL_COLUMNS} from json_populate_recordset(null::emails, ${JSON.stringify(write.emails)}::json)
+      insert into emails (${EMAIL_COLUMN_LIST})
+      select ${EMAIL_COLUMN_LIST} from json_populate_recordset(null::emails, ${JSON.stringify(write.emails)}::json)
     ), inserted_events as (
       insert into email_events (email_id, project_id, type, recipient, detail)
       select email_id, project_id, type, recipient, detail
@@ -318,9 +322,7 @@ export async function applyWrite(db: Db | Tx, write: EmailWrite): Promise<void> 
       on conflict (project_id, day, shard) do update
         set sent = s.sent + excluded.sent, shared_domain_sent = s.shared_domain_sent + excluded.shared_domain_sent
     )
-    ${jobs.length > 0 ? sql`select count(*) from graphile_worker.add_jobs(${jobSpecs(jobs)})` : sql`select 1`}`.execute(
-    db,
-  );
+    ${jobs.length > 0 ? addJobs(jobs) : sql`select 1`}`.execute(db);
   if (write.attachments.length > 0)
     await db.insertInto('email_attachments').values(write.attachments).execute();
 }

@@ -1,71 +1,27 @@
 import type { Db } from '../../db/database.ts';
+import { GroupCommit } from '../group-commit.ts';
 import { applyWrite, type EmailWrite } from './accept.ts';
 
-interface Pending {
-  write: EmailWrite;
-  resolve: () => void;
-  reject: (err: unknown) => void;
-}
+/** The most messages one merged write carries; a write larger than that still goes alone. */
+const MAX_MESSAGES_PER_GROUP = 500;
 
 /**
  * Group commit for accepted email. Every accept must commit its rows and delivery jobs before it is
  * answered, and each graphile-worker `add_jobs` ends in a NOTIFY that serialises commits across the
  * whole database (a few hundred a second). So accepts that arrive while a commit is in flight wait
- * and go together in the next transaction: one commit, one NOTIFY, one fsync for many requests, and
- * every request is still answered only after its own rows are durable. If a merged transaction
- * fails, each write is retried alone so one bad write cannot fail the others.
+ * and go together in the next transaction: one statement, one commit, one NOTIFY, one fsync for
+ * many requests, and every request is still answered only after its own rows are durable. If a
+ * merged transaction fails, each write is retried alone so one bad write cannot fail the others.
  */
-export class EmailWriter {
-  private queue: Pending[] = [];
-  private inFlight = 0;
-  private readonly db: Db;
-  private readonly maxInFlight: number;
-  private readonly maxMessages: number;
-
-  constructor(db: Db, opts: { maxInFlight?: number; maxMessages?: number } = {}) {
-    this.db = db;
-    this.maxInFlight = opts.maxInFlight ?? 2;
-    this.maxMessages = opts.maxMessages ?? 500;
-  }
-
-  submit(write: EmailWrite): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.queue.push({ write, resolve, reject });
-      this.pump();
-    });
-  }
-
-  private pump() {
-    while (this.inFlight < this.maxInFlight && this.queue.length > 0) {
-      const group: Pending[] = [];
-      let messages = 0;
-      while (
-        this.queue.length > 0 &&
-        (group.length === 0 || messages + this.queue[0].write.emails.length <= this.maxMessages)
-      ) {
-        const next = this.queue.shift() as Pending;
-        messages += next.write.emails.length;
-        group.push(next);
-      }
-      this.inFlight++;
-      void this.commit(group).finally(() => {
-        this.inFlight--;
-        this.pump();
-      });
-    }
-  }
-
-  private async commit(group: Pending[]) {
-    try {
-      await write(this.db, merge(group.map((p) => p.write)));
-      for (const p of group) p.resolve();
-    } catch (err) {
-      if (group.length === 1) {
-        group[0].reject(err);
-        return;
-      }
-      await Promise.all(group.map((p) => write(this.db, p.write).then(p.resolve, p.reject)));
-    }
+export class EmailWriter extends GroupCommit<EmailWrite, void> {
+  constructor(db: Db) {
+    super(
+      async (writes) => {
+        await write(db, merge(writes));
+        return writes.map(() => undefined);
+      },
+      { maxInFlight: 2, maxWeight: MAX_MESSAGES_PER_GROUP, weight: (w) => w.emails.length },
+    );
   }
 }
 

@@ -1,6 +1,7 @@
 import type { Selectable } from 'kysely';
 import { sql } from 'kysely';
 import type { EmailStatus, EmailsTable } from '../../db/schema.ts';
+import { deliveryJobKey } from '../../jobs/enqueue.ts';
 import type { DomainContext } from '../context.ts';
 import { parseIsoDate } from '../dates.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.ts';
@@ -148,7 +149,7 @@ export async function cancelEmail(ctx: DomainContext, projectId: string, id: str
       .insertInto('email_events')
       .values({ email_id: id, project_id: projectId, type: 'cancelled', recipient: null, detail: '{}' })
       .execute();
-    await sql`select graphile_worker.remove_job(${`email:${id}`})`.execute(tx);
+    await sql`select graphile_worker.remove_job(${deliveryJobKey(id)})`.execute(tx);
     return updated;
   });
   if (!cancelled)

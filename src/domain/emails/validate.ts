@@ -1,4 +1,5 @@
-import { type Mailbox, parseMailbox } from '../../mail/address.ts';
+import type { Mailbox } from '../../mail/address.ts';
+import { parseMailbox } from '../addresses.ts';
 import { parseIsoDate } from '../dates.ts';
 import { ValidationError } from '../errors.ts';
 

@@ -6,9 +6,13 @@ import { enqueue } from '../../jobs/enqueue.ts';
 import type { DomainContext } from '../context.ts';
 import { NotFoundError } from '../errors.ts';
 import { isUuid } from '../ids.ts';
+import type { ProjectFacts } from '../status.ts';
 import { projectsWithWebhooks } from '../webhooks/dispatch.ts';
+import { requireInboundPlan } from './recipients.ts';
 
 type InboundRow = Selectable<InboundMessagesTable>;
+/** The project that reads its inbound mail: a plan without inbound reads nothing (402). */
+type Reader = Pick<ProjectFacts, 'id' | 'plan'>;
 
 /** Authentication results of a received message (mailauth), in the shape the API returns. */
 export interface InboundAuth {
@@ -164,9 +168,11 @@ const SUMMARY_COLUMNS = [
 /** GET /inbound: newest first, paginated. */
 export async function listInbound(
   ctx: DomainContext,
-  projectId: string,
+  project: Reader,
   query: { limit: number; offset: number; from?: string; to?: string },
 ) {
+  requireInboundPlan(project.plan);
+  const projectId = project.id;
   let base = ctx.db.selectFrom('inbound_messages').where('project_id', '=', projectId);
   if (query.from) base = base.where('from_address', 'ilike', query.from.replace(/[\\%_]/g, '\\$&'));
   if (query.to) base = base.where(({ eb }) => eb(eb.val(query.to?.toLowerCase()), '=', eb.fn.any('rcpt_to')));
@@ -195,7 +201,16 @@ async function findInbound(ctx: DomainContext, projectId: string, id: string) {
   return row;
 }
 
-/** GET /inbound/{id}: headers, addresses, bodies, attachment metadata, authentication results, spam flags. */
+/** GET /inbound/{id}: the message, for a project whose plan includes inbound. */
+export async function readInbound(ctx: DomainContext, project: Reader, id: string) {
+  requireInboundPlan(project.plan);
+  return getInbound(ctx, project.id, id);
+}
+
+/**
+ * A received message as the API and the `email.received` webhook show it: headers, addresses,
+ * bodies, attachment metadata, authentication results, spam flags.
+ */
 export async function getInbound(ctx: DomainContext, projectId: string, id: string) {
   const row = await findInbound(ctx, projectId, id);
   return {
@@ -207,7 +222,9 @@ export async function getInbound(ctx: DomainContext, projectId: string, id: stri
 }
 
 /** GET /inbound/{id}/raw: the message exactly as received. */
-export async function inboundRaw(ctx: DomainContext, projectId: string, id: string): Promise<Buffer> {
+export async function inboundRaw(ctx: DomainContext, project: Reader, id: string): Promise<Buffer> {
+  requireInboundPlan(project.plan);
+  const projectId = project.id;
   if (!isUuid(id)) throw new NotFoundError('Inbound email');
   const row = await ctx.db
     .selectFrom('inbound_messages')
@@ -220,8 +237,9 @@ export async function inboundRaw(ctx: DomainContext, projectId: string, id: stri
 }
 
 /** One attachment's bytes and metadata, by its position in the message (0-based). */
-export async function inboundAttachment(ctx: DomainContext, projectId: string, id: string, position: number) {
-  const row = await findInbound(ctx, projectId, id);
+export async function inboundAttachment(ctx: DomainContext, project: Reader, id: string, position: number) {
+  requireInboundPlan(project.plan);
+  const row = await findInbound(ctx, project.id, id);
   const meta = row.attachments.find((a) => a.position === position);
   if (!meta) throw new NotFoundError('Attachment');
   const content = await ctx.db

@@ -1,13 +1,37 @@
 import { emailIdFromBounceAddress, VERP_PREFIX } from '../../mail/verp.ts';
 import type { DomainContext } from '../context.ts';
-import { planOrDefault } from '../plans.ts';
+import { DomainError, PlanFeatureError } from '../errors.ts';
+import { requireFeature } from '../plans.ts';
 
 /** Where mail addressed to one recipient goes, decided at RCPT TO. */
 export type InboundTarget =
   | { kind: 'inbound'; projectId: string }
   /** A bounce or complaint report: `emailId` from the VERP address, or null for the feedback-loop address. */
-  | { kind: 'report'; emailId: string | null }
-  | { kind: 'refused'; reason: string };
+  | { kind: 'report'; emailId: string | null };
+
+/** An address the MX does not serve: refused at RCPT (never an open relay). */
+export class UnknownRecipientError extends DomainError {
+  constructor(address: string) {
+    super('unknown_recipient', `<${address}>: no such mailbox here (relaying denied)`);
+  }
+}
+
+/**
+ * The one check that a project's plan includes inbound mail, for reading it and receiving it: a
+ * 402 naming the plan to upgrade to; when `receiving` mail for an address, the refusal names it.
+ */
+export function requireInboundPlan(plan: string, receiving?: { address: string }): void {
+  try {
+    requireFeature(plan, 'inbound');
+  } catch (err) {
+    if (!receiving || !(err instanceof PlanFeatureError)) throw err;
+    throw new PlanFeatureError(
+      err.feature,
+      err.upgradeTo,
+      `${receiving.address} belongs to a project whose plan does not include inbound mail`,
+    );
+  }
+}
 
 /** The feedback-loop address on the shared domain, where providers send complaint (ARF) reports. */
 export function feedbackAddress(ctx: DomainContext): string {
@@ -23,15 +47,12 @@ export function inboundAddressOf(ctx: DomainContext, slug: string) {
 /**
  * Decides whether the MX takes mail for an address, and for what: a project's inbound address,
  * a verified domain with inbound enabled, a VERP bounce address or the feedback-loop address.
- * Everything else is refused (never an open relay).
+ * Everything else is refused (UnknownRecipientError), and so is a project whose plan lacks inbound.
  */
-export async function resolveInboundRecipient(
-  ctx: DomainContext,
-  address: string,
-): Promise<InboundTarget | null> {
+export async function acceptsRecipient(ctx: DomainContext, address: string): Promise<InboundTarget> {
   const lower = address.toLowerCase();
   const at = lower.lastIndexOf('@');
-  if (at <= 0) return null;
+  if (at <= 0) throw new UnknownRecipientError(address);
   const local = lower.slice(0, at);
   const domain = lower.slice(at + 1);
 
@@ -40,7 +61,8 @@ export async function resolveInboundRecipient(
     (domain === ctx.config.sharedDomain || domain.startsWith('bounces.'))
   ) {
     const emailId = emailIdFromBounceAddress(ctx.secrets.hash, lower);
-    return emailId ? { kind: 'report', emailId } : null;
+    if (!emailId) throw new UnknownRecipientError(address);
+    return { kind: 'report', emailId };
   }
   if (lower === feedbackAddress(ctx)) return { kind: 'report', emailId: null };
 
@@ -48,7 +70,7 @@ export async function resolveInboundRecipient(
   let project: { id: string; plan: string } | undefined;
   if (domain.endsWith(suffix)) {
     const slug = domain.slice(0, -suffix.length);
-    if (!/^[a-z0-9]{1,63}$/.test(slug)) return null;
+    if (!/^[a-z0-9]{1,63}$/.test(slug)) throw new UnknownRecipientError(address);
     project = await ctx.db
       .selectFrom('projects as p')
       .innerJoin('workspaces as w', 'w.id', 'p.workspace_id')
@@ -66,12 +88,7 @@ export async function resolveInboundRecipient(
       .where('d.inbound_enabled', '=', true)
       .executeTakeFirst();
   }
-  if (!project) return null;
-  if (!planOrDefault(project.plan).features.inbound) {
-    return {
-      kind: 'refused',
-      reason: `${address} belongs to a project whose plan does not include inbound mail`,
-    };
-  }
+  if (!project) throw new UnknownRecipientError(address);
+  requireInboundPlan(project.plan, { address });
   return { kind: 'inbound', projectId: project.id };
 }

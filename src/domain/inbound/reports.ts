@@ -2,9 +2,9 @@ import { sql } from 'kysely';
 import { addressOf } from '../../mail/address.ts';
 import type { MailReport } from '../../mail/reports.ts';
 import type { DomainContext } from '../context.ts';
+import { recordEmailEvents } from '../emails/events.ts';
 import { isUuid } from '../ids.ts';
 import { suppress } from '../suppressions.ts';
-import { announceEmailEvents } from '../webhooks/dispatch.ts';
 
 export interface ReportOutcome {
   emailId: string | null;
@@ -118,25 +118,10 @@ export async function applyMailReport(
       newStatus = 'complained';
     }
 
-    if (events.length > 0) {
-      const written = await tx
-        .insertInto('email_events')
-        .values(
-          events.map((e) => ({
-            email_id: email.id,
-            project_id: email.project_id,
-            type: e.type,
-            recipient: e.recipient,
-            detail: JSON.stringify(e.detail),
-          })),
-        )
-        .returning(['id', 'project_id', 'type'])
-        .execute();
-      await announceEmailEvents(
-        tx,
-        written.map((w) => ({ ...w, id: Number(w.id) })),
-      );
-    }
+    await recordEmailEvents(
+      tx,
+      events.map((e) => ({ email_id: email.id, project_id: email.project_id, ...e })),
+    );
     await suppress(
       tx,
       suppressions.map((s) => ({ projectId: email.project_id, sourceEmailId: email.id, ...s })),

@@ -6,7 +6,8 @@ import type { DomainContext } from '../context.ts';
 import { AuthenticationError, ConflictError, NotFoundError, ValidationError } from '../errors.ts';
 import { GroupCommit } from '../group-commit.ts';
 import { isUuid } from '../ids.ts';
-import { requireProjectAdmin } from '../projects.ts';
+import { type Caller, presentProject, requireProjectAdmin } from '../projects.ts';
+import { listRequests } from '../request-log.ts';
 import { FACTS_COLUMNS, FACTS_JOINS, factsFromRow, type ProjectFacts } from '../status.ts';
 import { formatKey, KEY_PREFIX, newKeyId, newSecret, parseKey } from './token.ts';
 
@@ -96,18 +97,18 @@ export interface KeyInput {
   scope?: KeyScope;
 }
 
-/** Creates a key in a project the account administers (404 otherwise); the secret is in the result. */
+/** Creates a key in a project the caller administers (404 otherwise); the secret is in the result. */
 export async function createKeyInProject(
   ctx: DomainContext,
-  accountId: string,
+  caller: Caller,
   projectId: string,
   input: KeyInput,
   what = 'Project',
 ): Promise<PresentedKey> {
-  await requireProjectAdmin(ctx.db, accountId, projectId, what);
+  await requireProjectAdmin(ctx.db, caller, projectId, what);
   return ctx.db.transaction().execute((tx) =>
     createKey(tx, ctx, {
-      accountId,
+      accountId: caller.accountId,
       projectId,
       scope: input.scope ?? 'project',
       name: input.name,
@@ -116,20 +117,44 @@ export async function createKeyInProject(
   );
 }
 
-/** Finds a key the account may manage: a project key of a project it administers, or its own all-access key. */
-export async function findManagedKey(ctx: DomainContext, accountId: string, keyId: string): Promise<KeyRow> {
+/** Finds a key the caller may manage: a project key of a project it administers, or its own all-access key. */
+async function findManagedKey(ctx: DomainContext, caller: Caller, keyId: string): Promise<KeyRow> {
   if (!isUuid(keyId)) throw new NotFoundError('API key');
   const row = await ctx.db.selectFrom('api_keys').selectAll().where('id', '=', keyId).executeTakeFirst();
   if (!row) throw new NotFoundError('API key');
   if (row.scope === 'all_access') {
-    if (row.account_id !== accountId) throw new NotFoundError('API key');
+    if (row.account_id !== caller.accountId) throw new NotFoundError('API key');
   } else {
-    await requireProjectAdmin(ctx.db, accountId, row.project_id as string, 'API key');
+    await requireProjectAdmin(ctx.db, caller, row.project_id as string, 'API key');
   }
   return row;
 }
 
-export async function listProjectKeys(ctx: DomainContext, projectId: string): Promise<PresentedKey[]> {
+/** GET /projects/{id}/api-keys: the keys of a project the caller administers (never their secrets). */
+export async function listProjectKeys(ctx: DomainContext, caller: Caller, projectId: string) {
+  await requireProjectAdmin(ctx.db, caller, projectId);
+  return keysOf(ctx, projectId);
+}
+
+/** GET /projects/{id}: a project the caller administers, with the caller's role and the project's keys. */
+export async function getProjectWithKeys(ctx: DomainContext, caller: Caller, projectId: string) {
+  const project = await requireProjectAdmin(ctx.db, caller, projectId);
+  return { ...presentProject(project, project.role), keys: await keysOf(ctx, project.id) };
+}
+
+/** A key's request history (the project API's or the account API's), if the caller may manage the key. */
+export async function listKeyRequests(
+  ctx: DomainContext,
+  caller: Caller,
+  keyId: string,
+  log: 'project' | 'account',
+  page: { limit: number; offset: number },
+) {
+  const key = await findManagedKey(ctx, caller, keyId);
+  return listRequests(ctx.db, key.id, log, page);
+}
+
+async function keysOf(ctx: DomainContext, projectId: string): Promise<PresentedKey[]> {
   const rows = await ctx.db
     .selectFrom('api_keys')
     .selectAll()
@@ -140,8 +165,8 @@ export async function listProjectKeys(ctx: DomainContext, projectId: string): Pr
 }
 
 /** Issues a new secret for the same key (id, name and history kept); the old secret fails at once. */
-export async function rotateKey(ctx: DomainContext, accountId: string, keyId: string): Promise<PresentedKey> {
-  const row = await findManagedKey(ctx, accountId, keyId);
+export async function rotateKey(ctx: DomainContext, caller: Caller, keyId: string): Promise<PresentedKey> {
+  const row = await findManagedKey(ctx, caller, keyId);
   if (row.revoked_at)
     throw new ConflictError('This API key is revoked; create a new key instead of rotating it');
   const secret = newSecret();
@@ -155,8 +180,8 @@ export async function rotateKey(ctx: DomainContext, accountId: string, keyId: st
 }
 
 /** Revokes a key; the next request with it, on any node, is refused (keys are checked per request). */
-export async function revokeKey(ctx: DomainContext, accountId: string, keyId: string): Promise<void> {
-  const row = await findManagedKey(ctx, accountId, keyId);
+export async function revokeKey(ctx: DomainContext, caller: Caller, keyId: string): Promise<void> {
+  const row = await findManagedKey(ctx, caller, keyId);
   if (row.revoked_at) return;
   await ctx.db.updateTable('api_keys').set({ revoked_at: new Date() }).where('id', '=', row.id).execute();
 }
@@ -198,7 +223,7 @@ function lookupKey(pool: pg.Pool, keyId: string): Promise<AuthRow | undefined> {
         return ids.map((id) => byId.get(id));
       },
       // a failed lookup query is the database failing: the group fails together, not 500 retries
-      { maxInFlight: 2, maxItems: 500, retryAlone: false },
+      { maxInFlight: 2, maxWeight: 500, retryAlone: false },
     );
     keyLookups.set(pool, group);
   }

@@ -97,7 +97,6 @@ export async function dashboardRoutes(instance: FastifyInstance, { ctx }: { ctx:
         response: { 200: ApiKeySchema, ...errors(400, 401, 404) },
       },
     },
-    async (request) =>
-      createKeyInProject(ctx, authOf(request).accountId, request.params.team_id, request.body, 'Team'),
+    async (request) => createKeyInProject(ctx, authOf(request), request.params.team_id, request.body, 'Team'),
   );
 }

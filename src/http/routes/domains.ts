@@ -4,16 +4,16 @@ import type { DomainContext } from '../../domain/context.ts';
 import { createDnsLookup } from '../../domain/dns-lookup.ts';
 import {
   addDomain,
-  checkDomain,
+  addProjectDomain,
   deleteDomain,
-  findDomain,
+  getDomain,
   listDomains,
-  presentDomain,
+  listProjectDomains,
   rotateDkimKey,
   setDomainInbound,
+  verifyDomain,
+  verifyProjectDomain,
 } from '../../domain/domains.ts';
-import { requireProjectAdmin } from '../../domain/projects.ts';
-import { projectFacts } from '../../domain/status.ts';
 import { authOf, projectFactsOf, projectOf } from '../auth.ts';
 import { errors, list, Nullable, ProjectParams, typed } from '../schemas.ts';
 
@@ -101,10 +101,7 @@ export async function domainRoutes(instance: FastifyInstance, { ctx }: { ctx: Do
         response: { 200: DomainSchema, ...errors(400, 401, 402, 409) },
       },
     },
-    async (request) => {
-      const facts = await projectFactsOf(request, ctx);
-      return addDomain(ctx, { id: facts.id, plan: facts.plan }, request.body);
-    },
+    async (request) => addDomain(ctx, await projectFactsOf(request, ctx), request.body),
   );
   app.get(
     '/domains/:id',
@@ -118,7 +115,7 @@ export async function domainRoutes(instance: FastifyInstance, { ctx }: { ctx: Do
         response: { 200: DomainSchema, ...errors(401, 404) },
       },
     },
-    async (request) => presentDomain(ctx, await findDomain(ctx, projectOf(request), request.params.id)),
+    async (request) => getDomain(ctx, projectOf(request), request.params.id),
   );
   app.patch(
     '/domains/:id',
@@ -135,10 +132,8 @@ export async function domainRoutes(instance: FastifyInstance, { ctx }: { ctx: Do
         response: { 200: DomainSchema, ...errors(400, 401, 402, 404) },
       },
     },
-    async (request) => {
-      const facts = await projectFactsOf(request, ctx);
-      return setDomainInbound(ctx, { id: facts.id, plan: facts.plan }, request.params.id, request.body);
-    },
+    async (request) =>
+      setDomainInbound(ctx, await projectFactsOf(request, ctx), request.params.id, request.body),
   );
   app.post(
     '/domains/:id/check',
@@ -152,7 +147,7 @@ export async function domainRoutes(instance: FastifyInstance, { ctx }: { ctx: Do
         response: { 200: DomainSchema, ...errors(401, 404, 503) },
       },
     },
-    async (request) => checkDomain(ctx, dns, await findDomain(ctx, projectOf(request), request.params.id)),
+    async (request) => verifyDomain(ctx, dns, projectOf(request), request.params.id),
   );
   app.delete(
     '/domains/:id',
@@ -188,10 +183,6 @@ export async function domainRoutes(instance: FastifyInstance, { ctx }: { ctx: Do
   );
 
   // the account API counterparts name the project in the path
-  const adminProject = async (accountId: string, projectId: string) => {
-    await requireProjectAdmin(ctx.db, accountId, projectId);
-    return projectFacts(ctx, projectId);
-  };
   app.get(
     '/projects/:project_id/domains',
     {
@@ -204,10 +195,9 @@ export async function domainRoutes(instance: FastifyInstance, { ctx }: { ctx: Do
         response: { 200: DomainList, ...errors(401, 404) },
       },
     },
-    async (request) => {
-      const facts = await adminProject(authOf(request).accountId, request.params.project_id);
-      return { data: await listDomains(ctx, facts.id) };
-    },
+    async (request) => ({
+      data: await listProjectDomains(ctx, authOf(request), request.params.project_id),
+    }),
   );
   app.post(
     '/projects/:project_id/domains',
@@ -222,10 +212,7 @@ export async function domainRoutes(instance: FastifyInstance, { ctx }: { ctx: Do
         response: { 200: DomainSchema, ...errors(400, 401, 402, 404, 409) },
       },
     },
-    async (request) => {
-      const facts = await adminProject(authOf(request).accountId, request.params.project_id);
-      return addDomain(ctx, { id: facts.id, plan: facts.plan }, request.body);
-    },
+    async (request) => addProjectDomain(ctx, authOf(request), request.params.project_id, request.body),
   );
   app.post(
     '/projects/:project_id/domains/:id/check',
@@ -239,9 +226,7 @@ export async function domainRoutes(instance: FastifyInstance, { ctx }: { ctx: Do
         response: { 200: DomainSchema, ...errors(401, 404, 503) },
       },
     },
-    async (request) => {
-      const facts = await adminProject(authOf(request).accountId, request.params.project_id);
-      return checkDomain(ctx, dns, await findDomain(ctx, facts.id, request.params.id));
-    },
+    async (request) =>
+      verifyProjectDomain(ctx, authOf(request), dns, request.params.project_id, request.params.id),
   );
 }

@@ -1,15 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
-import {
-  checkEvent,
-  checkEventContactLimit,
-  EventTracker,
-  listEvents,
-  MAX_EVENTS_PER_CALL,
-  revenueReport,
-} from '../../domain/audience/events.ts';
+import { listEvents, MAX_EVENTS_PER_CALL, revenueReport, trackEvents } from '../../domain/audience/events.ts';
 import type { DomainContext } from '../../domain/context.ts';
-import { ValidationError } from '../../domain/errors.ts';
 import { projectFactsOf, projectOf } from '../auth.ts';
 import { errors, Nullable, PageQuery, page, pageOf, typed } from '../schemas.ts';
 
@@ -90,7 +82,6 @@ export async function eventRoutes(instance: FastifyInstance, { ctx }: { ctx: Dom
   const app = typed(instance);
   const config = { auth: 'project' as const };
   const tags = ['events'];
-  const tracker = ctx.eventTracker ?? new EventTracker(ctx.db);
 
   app.post(
     '/events',
@@ -110,19 +101,8 @@ export async function eventRoutes(instance: FastifyInstance, { ctx }: { ctx: Dom
       },
     },
     async (request) => {
-      const projectId = projectOf(request);
-      const body = request.body;
-      if (Array.isArray(body)) {
-        if (body.length === 0 || body.length > MAX_EVENTS_PER_CALL)
-          throw new ValidationError(`Send 1 to ${MAX_EVENTS_PER_CALL} events in one call`);
-        const events = body.map((e, i) => checkEvent(projectId, e, `[${i}].`));
-        await checkEventContactLimit(ctx, await projectFactsOf(request, ctx), events);
-        return { data: await tracker.track(events) };
-      }
-      const event = checkEvent(projectId, body);
-      await checkEventContactLimit(ctx, await projectFactsOf(request, ctx), [event]);
-      const [result] = await tracker.track([event]);
-      return result;
+      const results = await trackEvents(ctx, await projectFactsOf(request, ctx), request.body);
+      return Array.isArray(request.body) ? { data: results } : results[0];
     },
   );
   app.get(

@@ -1,8 +1,7 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { DomainContext } from '../../domain/context.ts';
-import { getInbound, inboundAttachment, inboundRaw, listInbound } from '../../domain/inbound/messages.ts';
-import { requireFeature } from '../../domain/plans.ts';
+import { inboundAttachment, inboundRaw, listInbound, readInbound } from '../../domain/inbound/messages.ts';
 import { projectFactsOf } from '../auth.ts';
 import { errors, Nullable, PageQuery, page, pageOf, typed } from '../schemas.ts';
 
@@ -88,11 +87,6 @@ export async function inboundRoutes(instance: FastifyInstance, { ctx }: { ctx: D
   const app = typed(instance);
   const config = { auth: 'project' as const };
   const tags = ['inbound'];
-  const projectWithInbound = async (request: FastifyRequest) => {
-    const facts = await projectFactsOf(request, ctx);
-    requireFeature(facts.plan, 'inbound');
-    return facts.id;
-  };
 
   app.get(
     '/inbound',
@@ -112,7 +106,7 @@ export async function inboundRoutes(instance: FastifyInstance, { ctx }: { ctx: D
         response: { 200: InboundEmailPage, ...errors(400, 401, 402) },
       },
     },
-    async (request) => listInbound(ctx, await projectWithInbound(request), pageOf(request.query)),
+    async (request) => listInbound(ctx, await projectFactsOf(request, ctx), pageOf(request.query)),
   );
   app.get(
     '/inbound/:id',
@@ -126,7 +120,7 @@ export async function inboundRoutes(instance: FastifyInstance, { ctx }: { ctx: D
         response: { 200: InboundEmail, ...errors(401, 402, 404) },
       },
     },
-    async (request) => getInbound(ctx, await projectWithInbound(request), request.params.id),
+    async (request) => readInbound(ctx, await projectFactsOf(request, ctx), request.params.id),
   );
   app.get(
     '/inbound/:id/raw',
@@ -147,7 +141,7 @@ export async function inboundRoutes(instance: FastifyInstance, { ctx }: { ctx: D
       },
     },
     async (request, reply) => {
-      const raw = await inboundRaw(ctx, await projectWithInbound(request), request.params.id);
+      const raw = await inboundRaw(ctx, await projectFactsOf(request, ctx), request.params.id);
       return reply.type('message/rfc822').send(raw);
     },
   );
@@ -177,7 +171,12 @@ export async function inboundRoutes(instance: FastifyInstance, { ctx }: { ctx: D
     },
     async (request, reply) => {
       const { id, position } = request.params;
-      const { meta, content } = await inboundAttachment(ctx, await projectWithInbound(request), id, position);
+      const { meta, content } = await inboundAttachment(
+        ctx,
+        await projectFactsOf(request, ctx),
+        id,
+        position,
+      );
       const name = meta.filename ?? `attachment-${meta.position}`;
       const ascii = name.replace(/[^\x20-\x7e]|["\\]/g, '_');
       const type = /^[\w.+-]+\/[\w.+-]+$/.test(meta.content_type)

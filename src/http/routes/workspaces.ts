@@ -1,15 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { DomainContext } from '../../domain/context.ts';
-import { listProjectKeys } from '../../domain/keys/service.ts';
-import {
-  addProjectMember,
-  createProject,
-  listProjectMembers,
-  listProjects,
-  presentProject,
-  requireProjectAdmin,
-} from '../../domain/projects.ts';
+import { getProjectWithKeys } from '../../domain/keys/service.ts';
+import { addProjectMember, createProject, listProjectMembers, listProjects } from '../../domain/projects.ts';
 import { createWorkspace, listWorkspaces } from '../../domain/workspaces.ts';
 import { authOf } from '../auth.ts';
 import {
@@ -94,7 +87,7 @@ export async function workspaceRoutes(instance: FastifyInstance, { ctx }: { ctx:
         response: { 200: WorkspaceList, ...errors(401) },
       },
     },
-    async (request) => ({ data: await listWorkspaces(ctx, authOf(request).accountId) }),
+    async (request) => ({ data: await listWorkspaces(ctx, authOf(request)) }),
   );
 
   app.post(
@@ -109,7 +102,7 @@ export async function workspaceRoutes(instance: FastifyInstance, { ctx }: { ctx:
         response: { 200: CreatedWorkspace, ...errors(400, 401) },
       },
     },
-    async (request) => createWorkspace(ctx, authOf(request).accountId, request.body),
+    async (request) => createWorkspace(ctx, authOf(request), request.body),
   );
 
   app.get(
@@ -123,7 +116,7 @@ export async function workspaceRoutes(instance: FastifyInstance, { ctx }: { ctx:
         response: { 200: ProjectList, ...errors(401) },
       },
     },
-    async (request) => ({ data: await listProjects(ctx.db, authOf(request).accountId) }),
+    async (request) => ({ data: await listProjects(ctx, authOf(request)) }),
   );
 
   app.post(
@@ -139,7 +132,7 @@ export async function workspaceRoutes(instance: FastifyInstance, { ctx }: { ctx:
         response: { 200: ProjectSchema, ...errors(400, 401, 404) },
       },
     },
-    async (request) => createProject(ctx, authOf(request).accountId, request.body),
+    async (request) => createProject(ctx, authOf(request), request.body),
   );
 
   app.get(
@@ -154,10 +147,7 @@ export async function workspaceRoutes(instance: FastifyInstance, { ctx }: { ctx:
         response: { 200: ProjectWithKeys, ...errors(401, 404) },
       },
     },
-    async (request) => {
-      const project = await requireProjectAdmin(ctx.db, authOf(request).accountId, request.params.project_id);
-      return { ...presentProject(project, project.role), keys: await listProjectKeys(ctx, project.id) };
-    },
+    async (request) => getProjectWithKeys(ctx, authOf(request), request.params.project_id),
   );
 
   app.get(
@@ -172,11 +162,9 @@ export async function workspaceRoutes(instance: FastifyInstance, { ctx }: { ctx:
         response: { 200: MemberList, ...errors(401, 404) },
       },
     },
-    async (request) => {
-      const { project_id } = request.params;
-      await requireProjectAdmin(ctx.db, authOf(request).accountId, project_id);
-      return { data: await listProjectMembers(ctx, project_id) };
-    },
+    async (request) => ({
+      data: await listProjectMembers(ctx, authOf(request), request.params.project_id),
+    }),
   );
 
   app.post(
@@ -193,7 +181,7 @@ export async function workspaceRoutes(instance: FastifyInstance, { ctx }: { ctx:
       },
     },
     async (request) => ({
-      data: await addProjectMember(ctx, authOf(request).accountId, request.params.project_id, request.body),
+      data: await addProjectMember(ctx, authOf(request), request.params.project_id, request.body),
     }),
   );
 }

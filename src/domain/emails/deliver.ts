@@ -1,0 +1,149 @@
+import { sql } from 'kysely';
+import type { EmailStatus } from '../../db/schema.ts';
+import { deliveryErrorOf } from '../../delivery/transport.ts';
+import { addressOf } from '../../mail/address.ts';
+import { composeMessage } from '../../mail/compose.ts';
+import type { DkimKey } from '../../mail/dkim.ts';
+import { createSigningKeys } from '../dkim-keys.ts';
+import { suppressedAmong } from '../suppressions.ts';
+import {
+  applyFailure,
+  applyResult,
+  type EmailRow,
+  newOutcome,
+  type Outcome,
+  recordOutcomes,
+} from './delivery-outcomes.ts';
+import { type DeliveryDeps, handOver } from './hand-over.ts';
+
+const CLAIMABLE: EmailStatus[] = ['queued', 'scheduled', 'deferred', 'sending'];
+
+type Attachment = { position: number; content: Buffer };
+
+function domainOf(address: string): string {
+  return address.slice(address.lastIndexOf('@') + 1);
+}
+
+function bareRecipients(row: EmailRow): string[] {
+  return [...row.to_addresses, ...row.cc_addresses, ...row.bcc_addresses].map(addressOf);
+}
+
+/**
+ * Delivers a set of accepted messages by id. Each row is claimed by moving it to `sending`: a
+ * message already finished or cancelled is skipped, so a duplicate or retried job is harmless; one
+ * caught mid-send by a crash is sent again with the same Message-ID (at-least-once). Results are
+ * written back in one transaction, set-based. Returns how many messages were attempted.
+ */
+export async function deliverEmails(deps: DeliveryDeps, ids: string[]): Promise<number> {
+  if (ids.length === 0) return 0;
+  // keys are looked up once per call: a rotated key is used from the next job on
+  const signingKey = createSigningKeys(deps.ctx);
+  const rows = await deps.ctx.db
+    .updateTable('emails')
+    .set({ status: 'sending', attempts: sql`attempts + 1`, updated_at: new Date() })
+    .where('id', 'in', ids)
+    .where('status', 'in', CLAIMABLE)
+    .returningAll()
+    .execute();
+  if (rows.length === 0) return 0;
+  const attachments = await attachmentsOf(deps, rows);
+  const suppressed = await suppressedByProject(deps, rows);
+  const outcomes = await Promise.all(
+    rows.map(async (row) =>
+      deliverOne(deps, row, {
+        key: await signingKey(row.project_id, domainOf(row.from_address)),
+        attachments: attachments.filter((a) => a.email_id === row.id),
+        suppressed: suppressed.get(row.project_id) as Set<string>,
+      }),
+    ),
+  );
+  await recordOutcomes(deps.ctx, rows, outcomes);
+  return outcomes.length;
+}
+
+async function attachmentsOf(deps: DeliveryDeps, rows: EmailRow[]) {
+  const withAttachments = rows.filter((r) => r.attachments.length > 0).map((r) => r.id);
+  if (withAttachments.length === 0) return [];
+  return deps.ctx.db
+    .selectFrom('email_attachments')
+    .selectAll()
+    .where('email_id', 'in', withAttachments)
+    .orderBy('position')
+    .execute();
+}
+
+/** The suppressed addresses among the rows' recipients, per project (lower-cased). */
+async function suppressedByProject(deps: DeliveryDeps, rows: EmailRow[]) {
+  const suppressed = new Map<string, Set<string>>();
+  for (const projectId of new Set(rows.map((r) => r.project_id))) {
+    const mine = rows.filter((r) => r.project_id === projectId);
+    suppressed.set(
+      projectId,
+      await suppressedAmong(deps.ctx.db, projectId, mine.flatMap(bareRecipients), mine[0].stream),
+    );
+  }
+  return suppressed;
+}
+
+/** Composes the stored message into the exact bytes that leave, signed with `key`. */
+function composeRow(row: EmailRow, attachments: Attachment[], key: DkimKey): Promise<Buffer> {
+  return composeMessage(
+    {
+      messageId: row.message_id,
+      from: row.from_header,
+      to: row.to_addresses,
+      cc: row.cc_addresses,
+      replyTo: row.reply_to,
+      subject: row.subject,
+      html: row.html,
+      text: row.text_body,
+      headers: row.headers,
+      attachments: row.attachments.map((a, i) => ({
+        filename: a.filename,
+        contentType: a.content_type,
+        contentId: a.content_id,
+        content: attachments.find((x) => x.position === i)?.content ?? Buffer.alloc(0),
+      })),
+      projectId: row.project_id,
+      stream: row.stream,
+    },
+    key,
+  );
+}
+
+/** One message: suppressed recipients are left out, the rest handed over, the answer recorded. */
+async function deliverOne(
+  deps: DeliveryDeps,
+  row: EmailRow,
+  extra: { key: DkimKey; attachments: Attachment[]; suppressed: Set<string> },
+): Promise<Outcome> {
+  const outcome = newOutcome(row.id);
+  const recipients = bareRecipients(row).filter((r) => {
+    if (!extra.suppressed.has(r.toLowerCase())) return true;
+    outcome.events.push({
+      type: 'suppressed',
+      recipient: r,
+      detail: { reason: 'recipient is on the suppression list' },
+    });
+    return false;
+  });
+  if (recipients.length === 0)
+    return { ...outcome, status: 'suppressed', response: 'every recipient is suppressed' };
+
+  const raw = await composeRow(row, extra.attachments, extra.key);
+  outcome.size = raw.length;
+  try {
+    const result = await handOver(deps, {
+      id: row.id,
+      key: extra.key,
+      to: recipients,
+      raw,
+      messageId: row.message_id,
+      attempt: row.attempts,
+    });
+    applyResult(outcome, result);
+  } catch (err) {
+    applyFailure(outcome, deliveryErrorOf(err), recipients);
+  }
+  return outcome;
+}

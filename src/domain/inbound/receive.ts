@@ -1,0 +1,98 @@
+import { type AuthenticateResult, authenticate } from 'mailauth';
+import { simpleParser } from 'mailparser';
+import { type MailReport, parseMailReport } from '../../mail/reports.ts';
+import type { DomainContext } from '../context.ts';
+import { createDnsResolve } from '../dns-lookup.ts';
+import { type InboundAuth, storeInbound } from './messages.ts';
+import type { InboundTarget } from './recipients.ts';
+import { applyMailReport, type ReportOutcome } from './reports.ts';
+
+/** What the MX knows of a message besides its bytes: who sent it, from where, and to whom. */
+export interface ReceivedEnvelope {
+  mailFrom: string | null;
+  /** Each accepted recipient (lower-cased) with where `acceptsRecipient` said its mail goes. */
+  recipients: Map<string, InboundTarget>;
+  remoteIp: string;
+  helo: string;
+}
+
+/** What became of a received message. */
+export interface Receipt {
+  /** The bounce or complaint report applied for each report address it came to. */
+  reports: (ReportOutcome & { kind: MailReport['kind'] })[];
+  /** Mail to a report address that was no bounce or complaint report: dropped. */
+  notAReport: boolean;
+  /** The inbound messages stored, one per project it was addressed to. */
+  stored: string[];
+}
+
+function summariseAuth(result: AuthenticateResult): InboundAuth {
+  return {
+    spf: result.spf ? result.spf.status.result : 'none',
+    dkim: result.dkim.results.map((r) => ({
+      domain: r.signingDomain ?? null,
+      selector: r.selector ?? null,
+      result: r.status?.result ?? 'none',
+    })),
+    dmarc: result.dmarc ? result.dmarc.status.result : 'none',
+    dmarc_policy: result.dmarc ? result.dmarc.policy || null : null,
+    arc: result.arc ? result.arc.status.result : 'none',
+    authentication_results: result.headers.trim(),
+  };
+}
+
+/**
+ * Takes a message the MX accepted: mail to report addresses is read as a bounce or complaint
+ * report and applied to the message it names; mail to projects is parsed, authenticated (SPF,
+ * DKIM, DMARC, ARC) once and stored for each project with the recipients that were its own.
+ */
+export async function receiveMessage(
+  ctx: DomainContext,
+  envelope: ReceivedEnvelope,
+  raw: Buffer,
+): Promise<Receipt> {
+  const projects = new Map<string, string[]>();
+  const reportedIds = new Set<string | null>();
+  for (const [address, target] of envelope.recipients) {
+    if (target.kind === 'report') reportedIds.add(target.emailId);
+    else projects.set(target.projectId, [...(projects.get(target.projectId) ?? []), address]);
+  }
+  const receipt: Receipt = { reports: [], notAReport: false, stored: [] };
+  if (reportedIds.size > 0) {
+    const report = await parseMailReport(raw);
+    if (!report) receipt.notAReport = true;
+    else {
+      for (const emailId of reportedIds)
+        receipt.reports.push({ kind: report.kind, ...(await applyMailReport(ctx, emailId, report)) });
+    }
+  }
+  if (projects.size > 0) {
+    const parsed = await simpleParser(raw, {
+      skipTextToHtml: true,
+      skipTextLinks: true,
+      skipImageLinks: true,
+    });
+    const auth = summariseAuth(
+      await authenticate(raw, {
+        ip: envelope.remoteIp,
+        helo: envelope.helo,
+        sender: envelope.mailFrom ?? '',
+        mta: ctx.config.inboundHost,
+        resolver: createDnsResolve(ctx.config.dnsServers),
+      }),
+    );
+    for (const [projectId, rcptTo] of projects) {
+      const { mailFrom, remoteIp, helo } = envelope;
+      receipt.stored.push(
+        await storeInbound(ctx, {
+          projectId,
+          raw,
+          parsed,
+          auth,
+          envelope: { mailFrom, rcptTo, remoteIp, helo },
+        }),
+      );
+    }
+  }
+  return receipt;
+}
