@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { DEFAULT_PLAN, PLANS } from './domain/plans.ts';
+import { DEFAULT_PLAN, PLANS } from './domain/plans/plans.ts';
 
 /** Every setting Posthorn reads, from the environment, documented in README.md. */
 export interface Config {

@@ -1,10 +1,10 @@
 import { loadConfig } from '../config.ts';
 import { listMailbox, readMailboxMessage } from '../delivery/mailbox.ts';
-import { sharedDomainKey } from '../domain/dkim-keys.ts';
-import { formatRecordsToPublish, sharedDomainRecords } from '../domain/dns-records.ts';
-import { DomainError } from '../domain/errors.ts';
-import { isUuid } from '../domain/ids.ts';
-import { setWorkspacePlan } from '../domain/workspaces.ts';
+import { setWorkspacePlan } from '../domain/accounts/workspaces.ts';
+import { DomainError } from '../domain/core/errors.ts';
+import { isUuid } from '../domain/core/ids.ts';
+import { sharedDomainKey } from '../domain/sending-domains/dkim-keys.ts';
+import { formatRecordsToPublish, sharedDomainRecords } from '../domain/sending-domains/dns-records.ts';
 import { startRuntime } from '../runtime.ts';
 
 export type OperatorCommand =

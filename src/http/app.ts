@@ -1,8 +1,8 @@
 import scalar from '@scalar/fastify-api-reference';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
-import type { DomainContext } from '../domain/context.ts';
-import type { RateLimiter } from '../domain/rate-limit.ts';
-import type { RequestLogWriter } from '../domain/request-log.ts';
+import type { DomainContext } from '../domain/core/context.ts';
+import type { RateLimiter } from '../domain/keys/rate-limit.ts';
+import type { RequestLogWriter } from '../domain/keys/request-log.ts';
 import { authPlugin } from './auth.ts';
 import { installErrorHandling } from './errors.ts';
 import { documentRoute, registerOpenApi } from './openapi.ts';

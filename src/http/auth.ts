@@ -1,13 +1,13 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import type { DomainContext } from '../domain/context.ts';
-import { AuthenticationError } from '../domain/errors.ts';
+import { selectProject } from '../domain/accounts/project-selection.ts';
+import { authenticateSession } from '../domain/accounts/sessions.ts';
+import type { DomainContext } from '../domain/core/context.ts';
+import { AuthenticationError } from '../domain/core/errors.ts';
+import type { RateLimiter } from '../domain/keys/rate-limit.ts';
+import type { RequestLogWriter } from '../domain/keys/request-log.ts';
 import { type AuthenticatedKey, authenticateKey } from '../domain/keys/service.ts';
-import { selectProject } from '../domain/project-selection.ts';
-import type { RateLimiter } from '../domain/rate-limit.ts';
-import type { RequestLogWriter } from '../domain/request-log.ts';
-import { authenticateSession } from '../domain/sessions.ts';
-import { type ProjectFacts, projectFacts } from '../domain/status.ts';
+import { type ProjectFacts, projectFacts } from '../domain/plans/project-facts.ts';
 import { sendRateLimitHeaders } from './errors.ts';
 
 /**

@@ -1,5 +1,4 @@
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
-import { DnsUnavailableError } from '../domain/dns-lookup.ts';
 import {
   AuthenticationError,
   ConflictError,
@@ -10,7 +9,8 @@ import {
   RateLimitError,
   SendRefusedError,
   ValidationError,
-} from '../domain/errors.ts';
+} from '../domain/core/errors.ts';
+import { DnsUnavailableError } from '../domain/sending-domains/dns-lookup.ts';
 import { describeValidationError } from './validation.ts';
 
 /** HTTP status of each domain error class. */

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ValidationError } from '../domain/errors.ts';
+import { ValidationError } from '../domain/core/errors.ts';
 
 /** Deeper JSON than this is refused: no request of this API needs it, and walking it costs stack. */
 const MAX_DEPTH = 64;

@@ -1,5 +1,5 @@
 import { runImport } from '../domain/audience/imports.ts';
-import type { DomainContext } from '../domain/context.ts';
+import type { DomainContext } from '../domain/core/context.ts';
 
 /** Imports an uploaded contact file (the job carries the import id; the file is in the row). */
 export function importContactsTask(ctx: DomainContext) {

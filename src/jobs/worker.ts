@@ -3,13 +3,13 @@ import { type JobHelpers, Logger, type Runner, run, type WorkerEvents } from 'gr
 import type { Logger as PinoLogger } from 'pino';
 import type { Transport } from '../delivery/transport.ts';
 import { drainAudienceOutbox, enqueueDrain } from '../domain/audience/triggers.ts';
-import type { DomainContext } from '../domain/context.ts';
-import { createDnsLookup } from '../domain/dns-lookup.ts';
-import { recheckDomains } from '../domain/domains.ts';
+import type { DomainContext } from '../domain/core/context.ts';
+import { createDnsLookup } from '../domain/sending-domains/dns-lookup.ts';
+import { recheckDomains } from '../domain/sending-domains/domains.ts';
+import { deliverWebhook } from '../domain/webhooks/delivery-attempts.ts';
 import {
   audienceWebhookSubscriber,
   type DispatchPayload,
-  deliverWebhook,
   dispatchWebhooks,
 } from '../domain/webhooks/dispatch.ts';
 import { audienceEventTask } from './audience-event.ts';

@@ -5,7 +5,7 @@ import {
   PlanFeatureError,
   SendRefusedError,
   ValidationError,
-} from '../domain/errors.ts';
+} from '../domain/core/errors.ts';
 import { UnknownRecipientError } from '../domain/inbound/recipients.ts';
 
 export interface TlsOptions {

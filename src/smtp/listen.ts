@@ -1,8 +1,8 @@
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { SMTPServer } from 'smtp-server';
-import type { DomainContext } from '../domain/context.ts';
-import type { RequestLogWriter } from '../domain/request-log.ts';
+import type { DomainContext } from '../domain/core/context.ts';
+import type { RequestLogWriter } from '../domain/keys/request-log.ts';
 import { createMxServer } from './mx.ts';
 import { createSubmissionServer } from './submission.ts';
 import { loadTlsPair } from './tls.ts';

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { SMTPServer, type SMTPServerSession } from 'smtp-server';
-import type { DomainContext } from '../domain/context.ts';
+import type { DomainContext } from '../domain/core/context.ts';
 import { type Receipt, receiveMessage } from '../domain/inbound/receive.ts';
 import { acceptsRecipient, type InboundTarget } from '../domain/inbound/recipients.ts';
 import { collectMessage, smtpError, type TlsOptions } from './common.ts';

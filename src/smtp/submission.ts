@@ -1,14 +1,14 @@
 import type { Logger } from 'pino';
 import { SMTPServer, type SMTPServerAuthentication, type SMTPServerSession } from 'smtp-server';
-import type { DomainContext } from '../domain/context.ts';
+import type { DomainContext } from '../domain/core/context.ts';
+import { AuthenticationError, DomainError } from '../domain/core/errors.ts';
 import {
   acceptSubmittedMessage,
   type SubmissionSender,
   submissionSender,
 } from '../domain/emails/submission.ts';
 import { MAX_MESSAGE_BYTES, MAX_RECIPIENTS } from '../domain/emails/validate.ts';
-import { AuthenticationError, DomainError } from '../domain/errors.ts';
-import type { RequestLogWriter } from '../domain/request-log.ts';
+import type { RequestLogWriter } from '../domain/keys/request-log.ts';
 import { collectMessage, smtpError, type TlsOptions } from './common.ts';
 
 /** The username to give with a project key (any is accepted); an all-access key needs the project id. */

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SHARED_SELECTOR } from '../../src/domain/dkim-keys.ts';
+import { SHARED_SELECTOR } from '../../src/domain/sending-domains/dkim-keys.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setWorkspacePlan } from '../../src/domain/workspaces.ts';
+import { setWorkspacePlan } from '../../src/domain/accounts/workspaces.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 

@@ -1,6 +1,6 @@
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setWorkspacePlan } from '../../src/domain/workspaces.ts';
+import { setWorkspacePlan } from '../../src/domain/accounts/workspaces.ts';
 import { expectError } from '../helpers/assertions.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { setWorkspacePlan } from '../../src/domain/accounts/workspaces.ts';
 import { drainAudienceOutbox } from '../../src/domain/audience/triggers.ts';
-import { setWorkspacePlan } from '../../src/domain/workspaces.ts';
 import { expectError } from '../helpers/assertions.ts';
 import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
 

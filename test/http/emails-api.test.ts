@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setWorkspacePlan } from '../../src/domain/workspaces.ts';
+import { setWorkspacePlan } from '../../src/domain/accounts/workspaces.ts';
 import { countEmails, expectError, FROM, waitForStatus } from '../helpers/emails.ts';
 import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
 

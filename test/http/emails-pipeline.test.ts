@@ -1,6 +1,6 @@
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setWorkspacePlan } from '../../src/domain/workspaces.ts';
+import { setWorkspacePlan } from '../../src/domain/accounts/workspaces.ts';
 import { FROM, waitForStatus } from '../helpers/emails.ts';
 import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
 

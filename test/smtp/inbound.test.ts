@@ -1,7 +1,7 @@
 import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { dkimSign } from 'mailauth/lib/dkim/sign.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setWorkspacePlan } from '../../src/domain/workspaces.ts';
+import { setWorkspacePlan } from '../../src/domain/accounts/workspaces.ts';
 import { expectError } from '../helpers/assertions.ts';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.ts';
 import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';

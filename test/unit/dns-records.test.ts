@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.ts';
-import { newRsaKeyPair } from '../../src/domain/dkim-keys.ts';
+import { newRsaKeyPair } from '../../src/domain/sending-domains/dkim-keys.ts';
 import {
   customerDomainRecords,
   quoteTxtString,
@@ -8,7 +8,7 @@ import {
   TXT_STRING_MAX,
   txtChunks,
   zoneValue,
-} from '../../src/domain/dns-records.ts';
+} from '../../src/domain/sending-domains/dns-records.ts';
 
 /**
  * Reads a TXT value in zone-file presentation form back into its character-strings, as a DNS

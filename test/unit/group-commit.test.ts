@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { GroupCommit } from '../../src/domain/group-commit.ts';
+import { GroupCommit } from '../../src/domain/core/group-commit.ts';
 
 /** A flush that records each group it was given and waits until the test releases it. */
 function recordingFlush<T>(fail?: (items: T[]) => boolean) {

@@ -1,9 +1,9 @@
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { PlanFeatureError } from '../../src/domain/errors.ts';
+import { PlanFeatureError } from '../../src/domain/core/errors.ts';
+import { createSecrets } from '../../src/domain/core/secrets.ts';
 import { formatKey, newKeyId, newSecret, parseKey } from '../../src/domain/keys/token.ts';
-import { requireFeature } from '../../src/domain/plans.ts';
-import { createSecrets } from '../../src/domain/secrets.ts';
+import { requireFeature } from '../../src/domain/plans/plans.ts';
 import { installErrorHandling } from '../../src/http/errors.ts';
 
 describe('API key format', () => {

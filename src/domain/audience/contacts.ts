@@ -1,11 +1,11 @@
 import { type ExpressionBuilder, type Selectable, sql } from 'kysely';
 import type { Db, Tx } from '../../db/database.ts';
 import type { ContactsTable, Database } from '../../db/schema.ts';
-import type { DomainContext } from '../context.ts';
-import { ConflictError, NotFoundError, PlanFeatureError, ValidationError } from '../errors.ts';
-import { isUuid } from '../ids.ts';
-import { planOrDefault, upgradeFor } from '../plans.ts';
-import type { ProjectFacts } from '../status.ts';
+import type { DomainContext } from '../core/context.ts';
+import { ConflictError, NotFoundError, PlanFeatureError, ValidationError } from '../core/errors.ts';
+import { isUuid } from '../core/ids.ts';
+import { planOrDefault, upgradeFor } from '../plans/plans.ts';
+import type { ProjectFacts } from '../plans/project-facts.ts';
 import {
   type ConsentInput,
   type ConsentRequest,

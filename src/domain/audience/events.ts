@@ -1,9 +1,9 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
-import type { DomainContext } from '../context.ts';
-import { ValidationError } from '../errors.ts';
-import { GroupCommit } from '../group-commit.ts';
-import type { ProjectFacts } from '../status.ts';
+import type { DomainContext } from '../core/context.ts';
+import { ValidationError } from '../core/errors.ts';
+import { GroupCommit } from '../core/group-commit.ts';
+import type { ProjectFacts } from '../plans/project-facts.ts';
 import { checkContactLimit, findContact } from './contacts.ts';
 import { checkProperties, contactEmail, dateParam, type Properties, type PropertyValue } from './fields.ts';
 import { OutboxNudge } from './triggers.ts';

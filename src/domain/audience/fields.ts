@@ -1,5 +1,5 @@
-import { normalizeEmail } from '../addresses.ts';
-import { ValidationError } from '../errors.ts';
+import { normalizeEmail } from '../core/addresses.ts';
+import { ValidationError } from '../core/errors.ts';
 
 export type PropertyValue = string | number | boolean;
 export type Properties = Record<string, PropertyValue>;

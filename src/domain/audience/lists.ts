@@ -1,9 +1,9 @@
 import { type Selectable, sql } from 'kysely';
 import type { ListsTable } from '../../db/schema.ts';
-import type { DomainContext } from '../context.ts';
-import { ConflictError, NotFoundError, ValidationError } from '../errors.ts';
-import { isUuid } from '../ids.ts';
-import type { ProjectFacts } from '../status.ts';
+import type { DomainContext } from '../core/context.ts';
+import { ConflictError, NotFoundError, ValidationError } from '../core/errors.ts';
+import { isUuid } from '../core/ids.ts';
+import type { ProjectFacts } from '../plans/project-facts.ts';
 import { checkContactLimit, contactIdsByEmail } from './contacts.ts';
 import { checkDescription, checkName, contactEmail } from './fields.ts';
 import { announce } from './triggers.ts';

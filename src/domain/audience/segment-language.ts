@@ -1,6 +1,6 @@
 import { type RawBuilder, sql } from 'kysely';
-import { ValidationError } from '../errors.ts';
-import { isUuid } from '../ids.ts';
+import { ValidationError } from '../core/errors.ts';
+import { isUuid } from '../core/ids.ts';
 import { PROPERTY_KEY } from './fields.ts';
 
 /**

@@ -1,9 +1,9 @@
 import { type Selectable, sql } from 'kysely';
 import type { Tx } from '../../db/database.ts';
 import type { SegmentsTable } from '../../db/schema.ts';
-import type { DomainContext } from '../context.ts';
-import { ConflictError, NotFoundError, ValidationError } from '../errors.ts';
-import { isUuid } from '../ids.ts';
+import type { DomainContext } from '../core/context.ts';
+import { ConflictError, NotFoundError, ValidationError } from '../core/errors.ts';
+import { isUuid } from '../core/ids.ts';
 import { checkDescription, checkName } from './fields.ts';
 import {
   compileCount,

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db, Tx } from '../../db/database.ts';
-import { enqueue, type JobSpec } from '../../jobs/enqueue.ts';
+import { enqueue, type JobSpec } from '../../db/enqueue.ts';
 
 /**
  * What happens to an audience, announced as graphile-worker jobs (`audience_event`) committed in

@@ -1,16 +1,16 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { type Insertable, type NonNullableInsertKeys, type Selectable, sql } from 'kysely';
 import type { Db, Tx } from '../../db/database.ts';
+import { addJobs, deliveryJobKey, type JobSpec } from '../../db/enqueue.ts';
 import type { EmailStatus, EmailsTable } from '../../db/schema.ts';
-import { addJobs, deliveryJobKey, type JobSpec } from '../../jobs/enqueue.ts';
 import { formatMailbox } from '../../mail/address.ts';
-import type { DomainContext } from '../context.ts';
-import { ConflictError, SendRefusedError, ValidationError } from '../errors.ts';
-import { type ProjectFacts, type Stream, sendBlockers, sharedDefaultFrom } from '../status.ts';
-import { suppressedAmong } from '../suppressions.ts';
-import { checkSendingLimits } from '../usage.ts';
+import type { DomainContext } from '../core/context.ts';
+import { ConflictError, SendRefusedError, ValidationError } from '../core/errors.ts';
+import { type ProjectFacts, type Stream, sendBlockers, sharedDefaultFrom } from '../plans/project-facts.ts';
 import { projectsWithWebhooks } from '../webhooks/dispatch.ts';
 import { write as writeNow } from './email-writer.ts';
+import { suppressedAmong } from './suppressions.ts';
+import { checkSendingLimits } from './usage.ts';
 import { type EmailInput, type ValidEmail, validateEmail } from './validate.ts';
 
 /** Who sends: the project (with its facts, read at authentication), the key, and the stream. */

@@ -4,8 +4,7 @@ import { deliveryErrorOf } from '../../delivery/transport.ts';
 import { addressOf } from '../../mail/address.ts';
 import { composeMessage } from '../../mail/compose.ts';
 import type { DkimKey } from '../../mail/dkim.ts';
-import { createSigningKeys } from '../dkim-keys.ts';
-import { suppressedAmong } from '../suppressions.ts';
+import { createSigningKeys } from '../sending-domains/dkim-keys.ts';
 import {
   applyFailure,
   applyResult,
@@ -15,6 +14,7 @@ import {
   recordOutcomes,
 } from './delivery-outcomes.ts';
 import { type DeliveryDeps, handOver } from './hand-over.ts';
+import { suppressedAmong } from './suppressions.ts';
 
 const CLAIMABLE: EmailStatus[] = ['queued', 'scheduled', 'deferred', 'sending'];
 

@@ -1,5 +1,6 @@
 import type { Selectable } from 'kysely';
 import { sql } from 'kysely';
+import { deliveryJobKey, enqueue, type JobSpec } from '../../db/enqueue.ts';
 import type { EmailStatus, EmailsTable } from '../../db/schema.ts';
 import {
   type DeliveryError,
@@ -7,11 +8,10 @@ import {
   isPermanent,
   type RecipientResult,
 } from '../../delivery/transport.ts';
-import { deliveryJobKey, enqueue, type JobSpec } from '../../jobs/enqueue.ts';
-import type { DomainContext } from '../context.ts';
-import { type SuppressionReason, suppress } from '../suppressions.ts';
+import type { DomainContext } from '../core/context.ts';
 import { type EmailEventInput, recordEmailEvents } from './events.ts';
 import { nextAttemptAt } from './hand-over.ts';
+import { type SuppressionReason, suppress } from './suppressions.ts';
 
 export type EmailRow = Selectable<EmailsTable>;
 

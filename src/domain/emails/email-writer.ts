@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.ts';
-import { GroupCommit } from '../group-commit.ts';
+import { GroupCommit } from '../core/group-commit.ts';
 import { applyWrite, type EmailWrite } from './accept.ts';
 
 /** The most messages one merged write carries; a write larger than that still goes alone. */

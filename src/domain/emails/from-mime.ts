@@ -1,6 +1,6 @@
 import type { AddressObject, ParsedMail } from 'mailparser';
 import { formatMailbox } from '../../mail/address.ts';
-import { ValidationError } from '../errors.ts';
+import { ValidationError } from '../core/errors.ts';
 import { type EmailInput, isProtectedHeader } from './validate.ts';
 
 function mailboxes(field: AddressObject | AddressObject[] | undefined): { name: string; address: string }[] {

@@ -2,7 +2,7 @@ import type { Config } from '../../config.ts';
 import type { DeliveryResult, Transport } from '../../delivery/transport.ts';
 import type { DkimKey } from '../../mail/dkim.ts';
 import { bounceAddress } from '../../mail/verp.ts';
-import type { DomainContext } from '../context.ts';
+import type { DomainContext } from '../core/context.ts';
 
 /** What sending needs: the domain context and the transport mail leaves by. */
 export interface DeliveryDeps {

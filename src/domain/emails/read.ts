@@ -1,11 +1,11 @@
 import type { Selectable } from 'kysely';
 import { sql } from 'kysely';
+import { deliveryJobKey } from '../../db/enqueue.ts';
 import type { EmailStatus, EmailsTable } from '../../db/schema.ts';
-import { deliveryJobKey } from '../../jobs/enqueue.ts';
-import type { DomainContext } from '../context.ts';
-import { parseIsoDate } from '../dates.ts';
-import { ConflictError, NotFoundError, ValidationError } from '../errors.ts';
-import { isUuid } from '../ids.ts';
+import type { DomainContext } from '../core/context.ts';
+import { parseIsoDate } from '../core/dates.ts';
+import { ConflictError, NotFoundError, ValidationError } from '../core/errors.ts';
+import { isUuid } from '../core/ids.ts';
 
 type EmailRow = Selectable<EmailsTable>;
 

@@ -1,10 +1,10 @@
 import { simpleParser } from 'mailparser';
-import type { DomainContext } from '../context.ts';
-import { AuthenticationError, NotFoundError, ValidationError } from '../errors.ts';
-import { isUuid } from '../ids.ts';
+import { selectProject } from '../accounts/project-selection.ts';
+import type { DomainContext } from '../core/context.ts';
+import { AuthenticationError, NotFoundError, ValidationError } from '../core/errors.ts';
+import { isUuid } from '../core/ids.ts';
 import { type AuthenticatedKey, authenticateKey } from '../keys/service.ts';
-import { selectProject } from '../project-selection.ts';
-import { type ProjectFacts, projectFacts } from '../status.ts';
+import { type ProjectFacts, projectFacts } from '../plans/project-facts.ts';
 import { type AcceptedEmail, acceptEmails } from './accept.ts';
 import { emailInputFromMime } from './from-mime.ts';
 

@@ -1,7 +1,7 @@
 import type { Mailbox } from '../../mail/address.ts';
-import { parseMailbox } from '../addresses.ts';
-import { parseIsoDate } from '../dates.ts';
-import { ValidationError } from '../errors.ts';
+import { parseMailbox } from '../core/addresses.ts';
+import { parseIsoDate } from '../core/dates.ts';
+import { ValidationError } from '../core/errors.ts';
 
 export const MAX_RECIPIENTS = 50;
 export const MAX_MESSAGE_BYTES = 40 * 1024 * 1024;
@@ -137,50 +137,11 @@ export function validateEmail(input: EmailInput, now = new Date()): ValidEmail {
   if (!input.html && !input.text)
     throw new ValidationError('Give the message a body: `html`, `text` or both');
 
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(input.headers ?? {})) {
-    if (!HEADER_NAME.test(name))
-      throw new ValidationError(`\`headers\`: "${name.slice(0, 50)}" is not a valid header name`);
-    if (isProtectedHeader(name)) {
-      throw new ValidationError(
-        `\`headers\`: ${name} is reserved: it is set by Posthorn or by the receiving servers and cannot be given (use the matching field if there is one)`,
-      );
-    }
-    if (typeof value !== 'string') throw new ValidationError(`\`headers.${name}\` must be a string`);
-    if (/[\r\n]/.test(value)) throw new ValidationError(`\`headers.${name}\` must not contain line breaks`);
-    if (value.length > 998) throw new ValidationError(`\`headers.${name}\` must be at most 998 characters`);
-    headers[name] = value;
-  }
+  const headers = checkHeaders(input.headers);
 
   let size = (input.html?.length ?? 0) + (input.text?.length ?? 0) * 2 + 2_000;
-  const attachments = (input.attachments ?? []).map((a, i): ValidAttachment => {
-    const field = `attachments[${i}]`;
-    const content = a.content.replace(/\s+/g, '');
-    if (!BASE64.test(content) || content.length % 4 !== 0) {
-      throw new ValidationError(`\`${field}.content\` must be base64-encoded`);
-    }
-    if (a.filename !== undefined && a.filename.length > 255)
-      throw new ValidationError(`\`${field}.filename\` must be at most 255 characters`);
-    if (a.content_type !== undefined && !/^[\w.+-]+\/[\w.+-]+$/.test(a.content_type)) {
-      throw new ValidationError(`\`${field}.content_type\` must be a MIME type like application/pdf`);
-    }
-    if (a.content_id !== undefined && !/^[\w.@+-]{1,200}$/.test(a.content_id)) {
-      throw new ValidationError(`\`${field}.content_id\` may contain letters, digits and . @ + - _ only`);
-    }
-    if (a.filename === undefined && a.content_id === undefined) {
-      throw new ValidationError(
-        `\`${field}\` needs a \`filename\` (or a \`content_id\` for an inline image)`,
-      );
-    }
-    size += content.length + 500;
-    return {
-      // line breaks in a filename are folded into spaces: they can never start a new header
-      filename: a.filename === undefined ? null : a.filename.replace(/[\r\n]+/g, ' '),
-      contentType: a.content_type ?? null,
-      contentId: a.content_id ?? null,
-      content: Buffer.from(content, 'base64'),
-    };
-  });
+  const attachments = (input.attachments ?? []).map(checkAttachment);
+  size += attachments.reduce((sum, a) => sum + Math.ceil(a.content.length / 3) * 4 + 500, 0);
   if (size > MAX_MESSAGE_BYTES) {
     throw new ValidationError(
       `The message is about ${Math.round(size / 1048576)} MB once encoded; the limit is 40 MB`,
@@ -196,18 +157,7 @@ export function validateEmail(input: EmailInput, now = new Date()): ValidEmail {
     return { name: t.name, value: t.value };
   });
 
-  let scheduledAt: Date | null = null;
-  if (input.scheduled_at !== undefined) {
-    const parsed = parseIsoDate(input.scheduled_at, { timeRequired: true });
-    if (!parsed) {
-      throw new ValidationError('`scheduled_at` must be an ISO 8601 date-time such as 2026-12-01T09:00:00Z');
-    }
-    if (parsed.getTime() > now.getTime() + MAX_SCHEDULE_DAYS * 86_400_000) {
-      throw new ValidationError(`\`scheduled_at\` may be at most ${MAX_SCHEDULE_DAYS} days ahead`);
-    }
-    // a time in the past (or now) means "send now"
-    scheduledAt = parsed.getTime() > now.getTime() ? parsed : null;
-  }
+  const scheduledAt = checkScheduledAt(input.scheduled_at, now);
 
   const warnings = Object.keys(input).filter((k) => !KNOWN_FIELDS.has(k));
   return {
@@ -226,4 +176,63 @@ export function validateEmail(input: EmailInput, now = new Date()): ValidEmail {
     sizeEstimate: size,
     warnings,
   };
+}
+
+/** Custom headers: valid names, none reserved, single-line string values. */
+function checkHeaders(given: Record<string, string> | undefined): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(given ?? {})) {
+    if (!HEADER_NAME.test(name))
+      throw new ValidationError(`\`headers\`: "${name.slice(0, 50)}" is not a valid header name`);
+    if (isProtectedHeader(name)) {
+      throw new ValidationError(
+        `\`headers\`: ${name} is reserved: it is set by Posthorn or by the receiving servers and cannot be given (use the matching field if there is one)`,
+      );
+    }
+    if (typeof value !== 'string') throw new ValidationError(`\`headers.${name}\` must be a string`);
+    if (/[\r\n]/.test(value)) throw new ValidationError(`\`headers.${name}\` must not contain line breaks`);
+    if (value.length > 998) throw new ValidationError(`\`headers.${name}\` must be at most 998 characters`);
+    headers[name] = value;
+  }
+  return headers;
+}
+
+/** One attachment: base64 content, a filename or a content id, a MIME type when given. */
+function checkAttachment(a: NonNullable<EmailInput['attachments']>[number], i: number): ValidAttachment {
+  const field = `attachments[${i}]`;
+  const content = a.content.replace(/\s+/g, '');
+  if (!BASE64.test(content) || content.length % 4 !== 0) {
+    throw new ValidationError(`\`${field}.content\` must be base64-encoded`);
+  }
+  if (a.filename !== undefined && a.filename.length > 255)
+    throw new ValidationError(`\`${field}.filename\` must be at most 255 characters`);
+  if (a.content_type !== undefined && !/^[\w.+-]+\/[\w.+-]+$/.test(a.content_type)) {
+    throw new ValidationError(`\`${field}.content_type\` must be a MIME type like application/pdf`);
+  }
+  if (a.content_id !== undefined && !/^[\w.@+-]{1,200}$/.test(a.content_id)) {
+    throw new ValidationError(`\`${field}.content_id\` may contain letters, digits and . @ + - _ only`);
+  }
+  if (a.filename === undefined && a.content_id === undefined) {
+    throw new ValidationError(`\`${field}\` needs a \`filename\` (or a \`content_id\` for an inline image)`);
+  }
+  return {
+    // line breaks in a filename are folded into spaces: they can never start a new header
+    filename: a.filename === undefined ? null : a.filename.replace(/[\r\n]+/g, ' '),
+    contentType: a.content_type ?? null,
+    contentId: a.content_id ?? null,
+    content: Buffer.from(content, 'base64'),
+  };
+}
+
+/** When to send: null for now (a time in the past or now means "send now"), at most 30 days ahead. */
+function checkScheduledAt(value: string | undefined, now: Date): Date | null {
+  if (value === undefined) return null;
+  const parsed = parseIsoDate(value, { timeRequired: true });
+  if (!parsed) {
+    throw new ValidationError('`scheduled_at` must be an ISO 8601 date-time such as 2026-12-01T09:00:00Z');
+  }
+  if (parsed.getTime() > now.getTime() + MAX_SCHEDULE_DAYS * 86_400_000) {
+    throw new ValidationError(`\`scheduled_at\` may be at most ${MAX_SCHEDULE_DAYS} days ahead`);
+  }
+  return parsed.getTime() > now.getTime() ? parsed : null;
 }

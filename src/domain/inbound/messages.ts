@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
 import type { Selectable } from 'kysely';
 import type { AddressObject, ParsedMail } from 'mailparser';
+import { enqueue } from '../../db/enqueue.ts';
 import type { InboundAttachmentMeta, InboundMessagesTable } from '../../db/schema.ts';
-import { enqueue } from '../../jobs/enqueue.ts';
-import type { DomainContext } from '../context.ts';
-import { NotFoundError } from '../errors.ts';
-import { isUuid } from '../ids.ts';
-import type { ProjectFacts } from '../status.ts';
+import type { DomainContext } from '../core/context.ts';
+import { NotFoundError } from '../core/errors.ts';
+import { isUuid } from '../core/ids.ts';
+import type { ProjectFacts } from '../plans/project-facts.ts';
 import { projectsWithWebhooks } from '../webhooks/dispatch.ts';
 import { requireInboundPlan } from './recipients.ts';
 

@@ -1,8 +1,8 @@
 import { type AuthenticateResult, authenticate } from 'mailauth';
 import { simpleParser } from 'mailparser';
 import { type MailReport, parseMailReport } from '../../mail/reports.ts';
-import type { DomainContext } from '../context.ts';
-import { createDnsResolve } from '../dns-lookup.ts';
+import type { DomainContext } from '../core/context.ts';
+import { createDnsResolve } from '../sending-domains/dns-lookup.ts';
 import { type InboundAuth, storeInbound } from './messages.ts';
 import type { InboundTarget } from './recipients.ts';
 import { applyMailReport, type ReportOutcome } from './reports.ts';

@@ -1,7 +1,7 @@
 import { emailIdFromBounceAddress, VERP_PREFIX } from '../../mail/verp.ts';
-import type { DomainContext } from '../context.ts';
-import { DomainError, PlanFeatureError } from '../errors.ts';
-import { requireFeature } from '../plans.ts';
+import type { DomainContext } from '../core/context.ts';
+import { DomainError, PlanFeatureError } from '../core/errors.ts';
+import { requireFeature } from '../plans/plans.ts';
 
 /** Where mail addressed to one recipient goes, decided at RCPT TO. */
 export type InboundTarget =

@@ -1,10 +1,10 @@
 import { sql } from 'kysely';
 import { addressOf } from '../../mail/address.ts';
 import type { MailReport } from '../../mail/reports.ts';
-import type { DomainContext } from '../context.ts';
+import type { DomainContext } from '../core/context.ts';
+import { isUuid } from '../core/ids.ts';
 import { recordEmailEvents } from '../emails/events.ts';
-import { isUuid } from '../ids.ts';
-import { suppress } from '../suppressions.ts';
+import { suppress } from '../emails/suppressions.ts';
 
 export interface ReportOutcome {
   emailId: string | null;

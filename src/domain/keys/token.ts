@@ -1,5 +1,5 @@
 import { crc32 } from 'node:zlib';
-import { base62, randomBase62 } from '../secrets.ts';
+import { base62, randomBase62 } from '../core/secrets.ts';
 
 /**
  * An API key is `ph_` + key id (12) + secret (32) + checksum (6), all base62.

@@ -3,11 +3,11 @@ import type { Selectable } from 'kysely';
 import type { Tx } from '../../db/database.ts';
 import type { WebhookDeliveriesTable, WebhookEndpointsTable } from '../../db/schema.ts';
 import { checkDescription } from '../audience/fields.ts';
-import type { DomainContext } from '../context.ts';
-import { NotFoundError, ValidationError } from '../errors.ts';
-import { isUuid } from '../ids.ts';
-import { requireFeature } from '../plans.ts';
-import type { ProjectFacts } from '../status.ts';
+import type { DomainContext } from '../core/context.ts';
+import { NotFoundError, ValidationError } from '../core/errors.ts';
+import { isUuid } from '../core/ids.ts';
+import { requireFeature } from '../plans/plans.ts';
+import type { ProjectFacts } from '../plans/project-facts.ts';
 import { newWebhookSecret, webhookHeaders } from './signing.ts';
 import { checkWebhookUrl, postWebhook, resolveTarget, type TargetPolicy } from './target.ts';
 

@@ -3,7 +3,7 @@ import { Resolver } from 'node:dns/promises';
 import http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
-import { ValidationError } from '../errors.ts';
+import { ValidationError } from '../core/errors.ts';
 import { classifyAddress } from './address-class.ts';
 
 export const WEBHOOK_TIMEOUT_MS = 10_000;

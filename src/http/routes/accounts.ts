@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import { resendVerification, signup, verifyEmail } from '../../domain/accounts.ts';
-import type { DomainContext } from '../../domain/context.ts';
+import { resendVerification, signup, verifyEmail } from '../../domain/accounts/accounts.ts';
+import type { DomainContext } from '../../domain/core/context.ts';
 import { authOf } from '../auth.ts';
 import { AccountSchema, ApiKeySchema, errors, ProjectSchema, typed, WorkspaceSchema } from '../schemas.ts';
 

@@ -9,7 +9,7 @@ import {
 } from '../../domain/audience/contacts.ts';
 import { listContactEvents } from '../../domain/audience/events.ts';
 import { getImport, MAX_IMPORT_ROWS, startImport } from '../../domain/audience/imports.ts';
-import type { DomainContext } from '../../domain/context.ts';
+import type { DomainContext } from '../../domain/core/context.ts';
 import { projectFactsOf, projectOf } from '../auth.ts';
 import { errors, Nullable, PageQuery, page, pageOf, typed } from '../schemas.ts';
 import { validatorCompiler } from '../validation.ts';

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import type { DomainContext } from '../../domain/context.ts';
+import { finishLogin, startLogin } from '../../domain/accounts/sessions.ts';
+import type { DomainContext } from '../../domain/core/context.ts';
 import { createKeyInProject } from '../../domain/keys/service.ts';
-import { finishLogin, startLogin } from '../../domain/sessions.ts';
 import { authOf } from '../auth.ts';
 import { ApiKeySchema, errors, typed } from '../schemas.ts';
 import { KeyFields } from './keys.ts';

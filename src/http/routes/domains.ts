@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import type { DomainContext } from '../../domain/context.ts';
-import { createDnsLookup } from '../../domain/dns-lookup.ts';
+import type { DomainContext } from '../../domain/core/context.ts';
+import { createDnsLookup } from '../../domain/sending-domains/dns-lookup.ts';
 import {
   addDomain,
   addProjectDomain,
@@ -13,7 +13,7 @@ import {
   setDomainInbound,
   verifyDomain,
   verifyProjectDomain,
-} from '../../domain/domains.ts';
+} from '../../domain/sending-domains/domains.ts';
 import { authOf, projectFactsOf, projectOf } from '../auth.ts';
 import { errors, list, Nullable, ProjectParams, typed } from '../schemas.ts';
 

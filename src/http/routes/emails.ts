@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import type { DomainContext } from '../../domain/context.ts';
+import type { DomainContext } from '../../domain/core/context.ts';
+import { ValidationError } from '../../domain/core/errors.ts';
 import {
   type AcceptedEmail,
   acceptEmails,
@@ -9,7 +10,6 @@ import {
   type Sender,
 } from '../../domain/emails/accept.ts';
 import { cancelEmail, getEmail, listEmails } from '../../domain/emails/read.ts';
-import { ValidationError } from '../../domain/errors.ts';
 import { SIMULATOR_DOMAIN } from '../../mail/simulator.ts';
 import { authOf, projectFactsOf, projectOf } from '../auth.ts';
 import { errors, IdParams, Nullable, PageQuery, page, pageOf, typed } from '../schemas.ts';

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
 import { listEvents, MAX_EVENTS_PER_CALL, revenueReport, trackEvents } from '../../domain/audience/events.ts';
-import type { DomainContext } from '../../domain/context.ts';
+import type { DomainContext } from '../../domain/core/context.ts';
 import { projectFactsOf, projectOf } from '../auth.ts';
 import { errors, Nullable, PageQuery, page, pageOf, typed } from '../schemas.ts';
 

@@ -10,7 +10,7 @@ import {
   unsubscribeFromList,
   updateList,
 } from '../../domain/audience/lists.ts';
-import type { DomainContext } from '../../domain/context.ts';
+import type { DomainContext } from '../../domain/core/context.ts';
 import { projectFactsOf, projectOf } from '../auth.ts';
 import { errors, list, Nullable, typed } from '../schemas.ts';
 

@@ -1,8 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type Static, Type } from 'typebox';
-import { signup } from '../../domain/accounts.ts';
-import type { DomainContext } from '../../domain/context.ts';
-import { DomainError } from '../../domain/errors.ts';
+import { signup } from '../../domain/accounts/accounts.ts';
 import {
   authorizePairing,
   denyPairing,
@@ -10,8 +8,10 @@ import {
   pendingPairing,
   pollPairing,
   startPairing,
-} from '../../domain/pairings.ts';
-import { authenticateSession, finishLogin, startLogin } from '../../domain/sessions.ts';
+} from '../../domain/accounts/pairings.ts';
+import { authenticateSession, finishLogin, startLogin } from '../../domain/accounts/sessions.ts';
+import type { DomainContext } from '../../domain/core/context.ts';
+import { DomainError } from '../../domain/core/errors.ts';
 import { errors, Nullable, typed } from '../schemas.ts';
 
 const COOKIE = 'posthorn_pair_session';

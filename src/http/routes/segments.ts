@@ -9,7 +9,7 @@ import {
   listSegments,
   updateSegment,
 } from '../../domain/audience/segments.ts';
-import type { DomainContext } from '../../domain/context.ts';
+import type { DomainContext } from '../../domain/core/context.ts';
 import { projectOf } from '../auth.ts';
 import { errors, list, Nullable, PageQuery, page, pageOf, typed } from '../schemas.ts';
 import { ContactSchema } from './contacts.ts';

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import type { DomainContext } from '../../domain/context.ts';
-import { accountStatus, limits, setFooterAddress } from '../../domain/status.ts';
+import type { DomainContext } from '../../domain/core/context.ts';
+import { accountStatus, limits, setFooterAddress } from '../../domain/plans/project-facts.ts';
 import { projectFactsOf, projectOf } from '../auth.ts';
 import { errors, Nullable, typed, Uuid } from '../schemas.ts';
 

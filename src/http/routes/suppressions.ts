@@ -1,13 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import type { DomainContext } from '../../domain/context.ts';
+import type { DomainContext } from '../../domain/core/context.ts';
 import {
   addSuppression,
   listSuppressions,
   MANUAL_SUPPRESSION_REASONS,
   removeSuppression,
   SUPPRESSION_REASONS,
-} from '../../domain/suppressions.ts';
+} from '../../domain/emails/suppressions.ts';
 import { projectOf } from '../auth.ts';
 import { errors, Nullable, PageQuery, page, pageOf, typed } from '../schemas.ts';
 

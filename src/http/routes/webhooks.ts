@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import type { DomainContext } from '../../domain/context.ts';
-import { retryDelivery } from '../../domain/webhooks/dispatch.ts';
+import type { DomainContext } from '../../domain/core/context.ts';
+import { retryDelivery } from '../../domain/webhooks/delivery-attempts.ts';
 import {
   createEndpoint,
   deleteEndpoint,

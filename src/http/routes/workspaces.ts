@@ -1,9 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import type { DomainContext } from '../../domain/context.ts';
+import {
+  addProjectMember,
+  createProject,
+  listProjectMembers,
+  listProjects,
+} from '../../domain/accounts/projects.ts';
+import { createWorkspace, listWorkspaces } from '../../domain/accounts/workspaces.ts';
+import type { DomainContext } from '../../domain/core/context.ts';
 import { getProjectWithKeys } from '../../domain/keys/service.ts';
-import { addProjectMember, createProject, listProjectMembers, listProjects } from '../../domain/projects.ts';
-import { createWorkspace, listWorkspaces } from '../../domain/workspaces.ts';
 import { authOf } from '../auth.ts';
 import {
   ApiKeySchema,

@@ -1,4 +1,4 @@
-import { PlanFeatureError } from './errors.ts';
+import { PlanFeatureError } from '../core/errors.ts';
 
 /** The plans, cheapest first. One place decides what each plan includes. */
 export interface Plan {

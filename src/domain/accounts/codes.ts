@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
-import type { Tx } from '../db/database.ts';
-import type { DomainContext } from './context.ts';
-import { ValidationError } from './errors.ts';
+import type { Tx } from '../../db/database.ts';
+import type { DomainContext } from '../core/context.ts';
+import { ValidationError } from '../core/errors.ts';
 
 // no 0/O, 1/I: a code read from an email and typed by a person
 const ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';

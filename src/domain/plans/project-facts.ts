@@ -1,9 +1,9 @@
 import { sql } from 'kysely';
-import type { DomainContext } from './context.ts';
-import { NotFoundError, ValidationError } from './errors.ts';
-import { inboundAddressOf } from './inbound/recipients.ts';
+import type { DomainContext } from '../core/context.ts';
+import { NotFoundError, ValidationError } from '../core/errors.ts';
+import { sentThisMonth } from '../emails/usage.ts';
+import { inboundAddressOf } from '../inbound/recipients.ts';
 import { planOrDefault } from './plans.ts';
-import { sentThisMonth } from './usage.ts';
 
 export type Stream = 'transactional' | 'marketing' | 'automation';
 

@@ -1,6 +1,6 @@
 import type { Selectable } from 'kysely';
-import type { Config } from '../config.ts';
-import type { DomainRecord, DomainsTable } from '../db/schema.ts';
+import type { Config } from '../../config.ts';
+import type { DomainRecord, DomainsTable } from '../../db/schema.ts';
 import { dkimRecordValue } from './dkim-keys.ts';
 
 /**

@@ -1,7 +1,7 @@
-import type { DomainContext } from './context.ts';
-import { NotFoundError, ValidationError } from './errors.ts';
-import { isUuid } from './ids.ts';
-import type { AuthenticatedKey } from './keys/service.ts';
+import type { DomainContext } from '../core/context.ts';
+import { NotFoundError, ValidationError } from '../core/errors.ts';
+import { isUuid } from '../core/ids.ts';
+import type { AuthenticatedKey } from '../keys/service.ts';
 import { adminProjects, requireProjectAdmin } from './projects.ts';
 
 /**

@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import type { Tx } from '../db/database.ts';
-import type { SystemEmailStatus } from '../db/schema.ts';
-import { type DeliveryResult, deliveryErrorOf, isPermanent } from '../delivery/transport.ts';
-import { enqueue } from '../jobs/enqueue.ts';
-import { composeMessage } from '../mail/compose.ts';
-import { signDkim } from '../mail/dkim.ts';
-import type { DomainContext } from './context.ts';
-import { sharedDomainKey } from './dkim-keys.ts';
-import { type DeliveryDeps, handOver, nextAttemptAt } from './emails/hand-over.ts';
+import type { Tx } from '../../db/database.ts';
+import { enqueue } from '../../db/enqueue.ts';
+import type { SystemEmailStatus } from '../../db/schema.ts';
+import { type DeliveryResult, deliveryErrorOf, isPermanent } from '../../delivery/transport.ts';
+import { composeMessage } from '../../mail/compose.ts';
+import { signDkim } from '../../mail/dkim.ts';
+import type { DomainContext } from '../core/context.ts';
+import { sharedDomainKey } from '../sending-domains/dkim-keys.ts';
+import { type DeliveryDeps, handOver, nextAttemptAt } from './hand-over.ts';
 
 export interface SystemEmail {
   to: string;

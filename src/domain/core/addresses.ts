@@ -1,6 +1,6 @@
 import { domainToASCII } from 'node:url';
 import addressparser from 'nodemailer/lib/addressparser';
-import type { Mailbox } from '../mail/address.ts';
+import type { Mailbox } from '../../mail/address.ts';
 import { ValidationError } from './errors.ts';
 
 // local part: the dot-atom most providers accept (no quoted strings, no comments)

@@ -1,6 +1,6 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { type DkimKey, dkimKey } from '../mail/dkim.ts';
-import type { DomainContext } from './context.ts';
+import { type DkimKey, dkimKey } from '../../mail/dkim.ts';
+import type { DomainContext } from '../core/context.ts';
 
 export function newRsaKeyPair() {
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });

@@ -1,10 +1,10 @@
 import type { Selectable } from 'kysely';
-import type { Tx } from '../db/database.ts';
-import type { WorkspacesTable } from '../db/schema.ts';
-import type { DomainContext } from './context.ts';
-import { NotFoundError, ValidationError } from './errors.ts';
-import { isUuid } from './ids.ts';
-import { findPlan, PLANS } from './plans.ts';
+import type { Tx } from '../../db/database.ts';
+import type { WorkspacesTable } from '../../db/schema.ts';
+import type { DomainContext } from '../core/context.ts';
+import { NotFoundError, ValidationError } from '../core/errors.ts';
+import { isUuid } from '../core/ids.ts';
+import { findPlan, PLANS } from '../plans/plans.ts';
 import { type Caller, checkName, insertProject, presentProject } from './projects.ts';
 
 type WorkspaceRow = Selectable<WorkspacesTable>;

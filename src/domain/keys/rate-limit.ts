@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { RateLimitError } from './errors.ts';
+import { RateLimitError } from '../core/errors.ts';
 
 export interface RateLimitState {
   limit: number;

@@ -1,10 +1,10 @@
 import { sql } from 'kysely';
-import { normalizeEmail } from './addresses.ts';
+import { normalizeEmail } from '../core/addresses.ts';
+import type { DomainContext } from '../core/context.ts';
+import { AuthenticationError, ValidationError } from '../core/errors.ts';
+import { randomBase62 } from '../core/secrets.ts';
+import { queueSystemEmail } from '../emails/system-mail.ts';
 import { CODE_TTL_MINUTES, consumeCode, issueCode } from './codes.ts';
-import type { DomainContext } from './context.ts';
-import { AuthenticationError, ValidationError } from './errors.ts';
-import { randomBase62 } from './secrets.ts';
-import { queueSystemEmail } from './system-mail.ts';
 
 const SESSION_PREFIX = 'phs_';
 const SESSION_DAYS = 30;

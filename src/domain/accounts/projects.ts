@@ -1,10 +1,10 @@
 import type { Selectable } from 'kysely';
-import type { Db, Tx } from '../db/database.ts';
-import type { ProjectsTable, Role } from '../db/schema.ts';
-import { normalizeEmail } from './addresses.ts';
-import type { DomainContext } from './context.ts';
-import { NotFoundError, ValidationError } from './errors.ts';
-import { isUuid } from './ids.ts';
+import type { Db, Tx } from '../../db/database.ts';
+import type { ProjectsTable, Role } from '../../db/schema.ts';
+import { normalizeEmail } from '../core/addresses.ts';
+import type { DomainContext } from '../core/context.ts';
+import { NotFoundError, ValidationError } from '../core/errors.ts';
+import { isUuid } from '../core/ids.ts';
 
 type ProjectRow = Selectable<ProjectsTable>;
 const ADMIN_ROLES: Role[] = ['owner', 'admin'];

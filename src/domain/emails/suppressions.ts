@@ -1,10 +1,10 @@
 import { sql } from 'kysely';
 import pg from 'pg';
-import type { Db, Tx } from '../db/database.ts';
-import { normalizeEmail } from './addresses.ts';
-import type { DomainContext } from './context.ts';
-import { NotFoundError, ValidationError } from './errors.ts';
-import type { Stream } from './status.ts';
+import type { Db, Tx } from '../../db/database.ts';
+import { normalizeEmail } from '../core/addresses.ts';
+import type { DomainContext } from '../core/context.ts';
+import { NotFoundError, ValidationError } from '../core/errors.ts';
+import type { Stream } from '../plans/project-facts.ts';
 
 /** Why an address is suppressed: the first two come from delivery, the last two from people. */
 export const SUPPRESSION_REASONS = ['hard_bounce', 'complaint', 'unsubscribe', 'manual'] as const;

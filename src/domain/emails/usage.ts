@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
-import type { DomainContext } from './context.ts';
-import { PlanFeatureError, RateLimitError } from './errors.ts';
-import { planOrDefault, upgradeFor } from './plans.ts';
-import type { ProjectFacts } from './status.ts';
+import type { DomainContext } from '../core/context.ts';
+import { PlanFeatureError, RateLimitError } from '../core/errors.ts';
+import { planOrDefault, upgradeFor } from '../plans/plans.ts';
+import type { ProjectFacts } from '../plans/project-facts.ts';
 
 /**
  * The workspace's messages this month over all its projects: the one count the monthly allowance

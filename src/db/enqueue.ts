@@ -1,5 +1,5 @@
 import { type RawBuilder, sql } from 'kysely';
-import type { Tx } from '../db/database.ts';
+import type { Tx } from './database.ts';
 
 export interface JobSpec {
   task: string;

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { Db } from '../db/database.ts';
+import type { Db } from '../../db/database.ts';
 
 export interface RequestLogEntry {
   keyId: string;

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import type { DomainContext } from './context.ts';
-import { NotFoundError, RateLimitError, ValidationError } from './errors.ts';
-import { createKey } from './keys/service.ts';
+import type { DomainContext } from '../core/context.ts';
+import { NotFoundError, RateLimitError, ValidationError } from '../core/errors.ts';
+import { randomBase62 } from '../core/secrets.ts';
+import { createKey } from '../keys/service.ts';
 import { adminProjects } from './projects.ts';
-import { randomBase62 } from './secrets.ts';
 
 export const PAIRING_MINUTES = 10;
 const CODE_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789'; // no 0/O, 1/I: easy to compare by eye

@@ -1,8 +1,8 @@
 import type pg from 'pg';
-import type { Config } from '../config.ts';
-import type { Db } from '../db/database.ts';
-import type { EventTracker } from './audience/events.ts';
-import type { EmailWriter } from './emails/email-writer.ts';
+import type { Config } from '../../config.ts';
+import type { Db } from '../../db/database.ts';
+import type { EventTracker } from '../audience/events.ts';
+import type { EmailWriter } from '../emails/email-writer.ts';
 import type { Secrets } from './secrets.ts';
 
 /** What domain services need: the database, the server secrets and the configuration. */

@@ -1,20 +1,20 @@
 import { isIP } from 'node:net';
 import type { Selectable } from 'kysely';
-import type { DomainRecord, DomainsTable } from '../db/schema.ts';
-import { enqueue } from '../jobs/enqueue.ts';
-import { normalizeHostname } from './addresses.ts';
-import type { DomainContext } from './context.ts';
+import { enqueue } from '../../db/enqueue.ts';
+import type { DomainRecord, DomainsTable } from '../../db/schema.ts';
+import { type Caller, requireProjectAdmin } from '../accounts/projects.ts';
+import { normalizeHostname } from '../core/addresses.ts';
+import type { DomainContext } from '../core/context.ts';
+import { ConflictError, NotFoundError, ValidationError } from '../core/errors.ts';
+import { isUuid } from '../core/ids.ts';
+import { randomBase62 } from '../core/secrets.ts';
+import { requireInboundPlan } from '../inbound/recipients.ts';
+import { requireFeature } from '../plans/plans.ts';
+import { projectFacts } from '../plans/project-facts.ts';
+import { projectsWithWebhooks } from '../webhooks/dispatch.ts';
 import { newRsaKeyPair } from './dkim-keys.ts';
 import { type DnsLookup, DnsUnavailableError } from './dns-lookup.ts';
 import { customerDomainRecords } from './dns-records.ts';
-import { ConflictError, NotFoundError, ValidationError } from './errors.ts';
-import { isUuid } from './ids.ts';
-import { requireInboundPlan } from './inbound/recipients.ts';
-import { requireFeature } from './plans.ts';
-import { type Caller, requireProjectAdmin } from './projects.ts';
-import { randomBase62 } from './secrets.ts';
-import { projectFacts } from './status.ts';
-import { projectsWithWebhooks } from './webhooks/dispatch.ts';
 
 type DomainRow = Selectable<DomainsTable>;
 

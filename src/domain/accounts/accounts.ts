@@ -1,12 +1,12 @@
 import type { Selectable } from 'kysely';
-import type { AccountsTable } from '../db/schema.ts';
-import { normalizeEmail } from './addresses.ts';
+import type { AccountsTable } from '../../db/schema.ts';
+import { normalizeEmail } from '../core/addresses.ts';
+import type { DomainContext } from '../core/context.ts';
+import { ConflictError, NotFoundError, RateLimitError, ValidationError } from '../core/errors.ts';
+import { queueSystemEmail } from '../emails/system-mail.ts';
+import { createKey } from '../keys/service.ts';
 import { CODE_TTL_MINUTES, consumeCode, issueCode } from './codes.ts';
-import type { DomainContext } from './context.ts';
-import { ConflictError, NotFoundError, RateLimitError, ValidationError } from './errors.ts';
-import { createKey } from './keys/service.ts';
 import { presentProject } from './projects.ts';
-import { queueSystemEmail } from './system-mail.ts';
 import { insertWorkspace, presentWorkspace } from './workspaces.ts';
 
 type AccountRow = Selectable<AccountsTable>;

@@ -1,0 +1,94 @@
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline/promises';
+import type { Command } from 'commander';
+import { ApiError, PosthornClient } from '../sdk/client.ts';
+import { loadProfile } from './credentials.ts';
+
+// What every client command shares: its common options, its API client, its output and its prompts.
+
+export interface Common {
+  profile: string;
+  json?: boolean;
+  apiUrl?: string;
+}
+
+const DEFAULT_URL = 'http://localhost:3000/v1';
+
+export function withCommon(cmd: Command): Command {
+  return cmd
+    .option('--profile <name>', 'credentials profile to use', 'default')
+    .option('--json', 'print JSON for scripts instead of text')
+    .option('--api-url <url>', 'API base URL including /v1 (or POSTHORN_API_URL)');
+}
+
+export function apiUrlOf(opts: Common): string {
+  return (
+    (opts.apiUrl || process.env.POSTHORN_API_URL || loadProfile(opts.profile)?.api_url) ??
+    DEFAULT_URL
+  ).replace(/\/+$/, '');
+}
+
+/** The client for a command: POSTHORN_API_KEY, else the profile's key; refuses when there is none. */
+export function clientOf(opts: Common): PosthornClient {
+  const apiKey = process.env.POSTHORN_API_KEY || loadProfile(opts.profile)?.api_key;
+  if (!apiKey) {
+    throw new CliError(
+      `not logged in (profile "${opts.profile}"): run \`posthorn signup\` or \`posthorn login\`, or set POSTHORN_API_KEY`,
+    );
+  }
+  return new PosthornClient({ baseUrl: apiUrlOf(opts), apiKey });
+}
+
+export class CliError extends Error {}
+
+/** Aligned columns for humans. */
+export function table(rows: string[][]): string {
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+  return rows
+    .map((r) =>
+      r
+        .map((c, i) => c.padEnd(widths[i]))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
+}
+
+export function print(opts: Common, value: unknown, human: () => string) {
+  process.stdout.write(`${opts.json ? JSON.stringify(value, null, 2) : human()}\n`);
+}
+
+/** Runs a command body: API errors go to stderr with the server's message, exit code 1. */
+export function run<A extends unknown[]>(fn: (...args: A) => Promise<void>) {
+  return async (...args: A) => {
+    try {
+      await fn(...args);
+    } catch (err) {
+      const message =
+        err instanceof ApiError
+          ? `${err.message}${err.status ? ` (HTTP ${err.status})` : ''}`
+          : (err as Error).message;
+      // exit now with 1: a library's exit hook must not turn a failure into success
+      await new Promise<void>((resolve) => process.stderr.write(`posthorn: ${message}\n`, () => resolve()));
+      process.exit(1);
+    }
+  };
+}
+
+/** Opens a URL in the user's browser; says so when it cannot. */
+export function openBrowser(url: string) {
+  const command = process.platform === 'darwin' ? 'open' : process.platform === 'win32' ? 'cmd' : 'xdg-open';
+  const args = process.platform === 'win32' ? ['/c', 'start', '', url] : [url];
+  const child = spawn(command, args, { stdio: 'ignore', detached: true });
+  child.on('error', () => process.stderr.write('(could not open a browser: open the URL above yourself)\n'));
+  child.unref();
+}
+
+export async function ask(question: string): Promise<string> {
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    return (await rl.question(question)).trim();
+  } finally {
+    rl.close();
+  }
+}
