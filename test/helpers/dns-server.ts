@@ -1,4 +1,6 @@
+import { Resolver } from 'node:dns/promises';
 import dns2 from 'dns2';
+import { authenticate } from 'mailauth';
 import { freePort } from '../../src/db/embedded.ts';
 
 const { Packet } = dns2 as unknown as { Packet: any };
@@ -58,4 +60,23 @@ export async function startDnsServer(): Promise<TestDnsServer> {
   const port = await freePort();
   await server.listen({ udp: { port, address: '127.0.0.1' }, tcp: { port, address: '127.0.0.1' } });
   return { address: `127.0.0.1:${port}`, zone, failing, close: () => server.close() };
+}
+
+/**
+ * What a receiving server concludes about a message (mailauth's SPF, DKIM, DMARC, ARC), as if it
+ * had arrived from 127.0.0.1 with this envelope sender, every lookup going to the test DNS server.
+ */
+export async function authenticateAtReceiver(
+  dns: TestDnsServer,
+  message: { raw: Buffer | string; from: string },
+): Promise<any> {
+  const resolver = new Resolver();
+  resolver.setServers([dns.address]);
+  return authenticate(message.raw, {
+    ip: '127.0.0.1',
+    helo: 'posthorn.test',
+    sender: message.from,
+    mta: 'sink.test',
+    resolver: (name: string, type: string) => resolver.resolve(name, type as 'TXT'),
+  });
 }

@@ -1,11 +1,9 @@
-import { Resolver } from 'node:dns/promises';
-import { authenticate } from 'mailauth';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDnsLookup } from '../../src/domain/sending-domains/dns-lookup.ts';
 import { recheckDomains } from '../../src/domain/sending-domains/domains.ts';
 import { expectError } from '../helpers/assertions.ts';
-import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.ts';
+import { authenticateAtReceiver, startDnsServer, type TestDnsServer } from '../helpers/dns-server.ts';
 import { waitForStatus } from '../helpers/emails.ts';
 import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
 
@@ -252,15 +250,7 @@ describe('sending from a verified domain', () => {
     // the whole check a receiver makes, with every lookup going to the test DNS server:
     // the service's SPF host allows 127.0.0.1, where the sink saw the message come from
     dns.zone.set('_spf.posthorn.localhost', [{ type: 'TXT', data: 'v=spf1 ip4:127.0.0.1 -all' }]);
-    const resolver = new Resolver();
-    resolver.setServers([dns.address]);
-    const auth = await authenticate(message.raw, {
-      ip: '127.0.0.1',
-      helo: 'posthorn.test',
-      sender: message.from,
-      mta: 'sink.test',
-      resolver: (name: string, type: string) => resolver.resolve(name, type as 'TXT'),
-    });
+    const auth = await authenticateAtReceiver(dns, message);
     expect(auth.dkim.results[0].status.result).toBe('pass');
     const spf = auth.spf as { status: { result: string }; domain: string };
     const dmarc = auth.dmarc as { status: { result: string } };

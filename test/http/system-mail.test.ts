@@ -1,10 +1,9 @@
-import { Resolver } from 'node:dns/promises';
 import { sql } from 'kysely';
-import { authenticate } from 'mailauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emailIdFromBounceAddress } from '../../src/mail/verp.ts';
-import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.ts';
+import { authenticateAtReceiver, startDnsServer, type TestDnsServer } from '../helpers/dns-server.ts';
 import { countEmails, waitForSystemEmail } from '../helpers/emails.ts';
+import { dsn } from '../helpers/reports.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { deliverToMx } from '../helpers/smtp-clients.ts';
 
@@ -42,40 +41,6 @@ async function signupAndCapture(email = address('code')) {
   return { email, row, message };
 }
 
-/** A delivery status notification as a remote MTA sends it to the return path. */
-function dsn(opts: { recipient: string; status: string; diagnostic: string; original: string }) {
-  return [
-    'From: MAILER-DAEMON@mx.example.org (Mail Delivery System)',
-    'To: bounce-handler',
-    'Subject: Undelivered Mail Returned to Sender',
-    'MIME-Version: 1.0',
-    'Content-Type: multipart/report; report-type=delivery-status; boundary="BOUNDARY"',
-    '',
-    '--BOUNDARY',
-    'Content-Type: text/plain',
-    '',
-    'Your message could not be delivered.',
-    '',
-    '--BOUNDARY',
-    'Content-Type: message/delivery-status',
-    '',
-    'Reporting-MTA: dns; mx.example.org',
-    '',
-    `Final-Recipient: rfc822; ${opts.recipient}`,
-    'Action: failed',
-    `Status: ${opts.status}`,
-    `Diagnostic-Code: smtp; ${opts.diagnostic}`,
-    '',
-    '--BOUNDARY',
-    'Content-Type: text/rfc822-headers',
-    '',
-    opts.original,
-    '',
-    '--BOUNDARY--',
-    '',
-  ].join('\r\n');
-}
-
 describe("the service's own mail takes the one send path", () => {
   it('a signup code is DKIM-signed by the shared domain and passes SPF and DMARC at a receiver', async () => {
     const { row, message } = await signupAndCapture();
@@ -95,15 +60,7 @@ describe("the service's own mail takes the one send path", () => {
     dns.zone.set(SHARED, [{ type: 'TXT', data: 'v=spf1 ip4:127.0.0.1 -all' }]);
     dns.zone.set(`_dmarc.${SHARED}`, [{ type: 'TXT', data: 'v=DMARC1; p=reject' }]);
 
-    const resolver = new Resolver();
-    resolver.setServers([dns.address]);
-    const auth = await authenticate(message.raw, {
-      ip: '127.0.0.1',
-      helo: 'posthorn.test',
-      sender: message.from,
-      mta: 'sink.test',
-      resolver: (name: string, type: string) => resolver.resolve(name, type as 'TXT'),
-    });
+    const auth = await authenticateAtReceiver(dns, message);
     expect(auth.dkim.results).toHaveLength(1);
     expect(auth.dkim.results[0].status.result).toBe('pass');
     expect(auth.dkim.results[0].signingDomain).toBe(SHARED);

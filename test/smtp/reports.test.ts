@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.ts';
 import { FROM, waitForStatus } from '../helpers/emails.ts';
 import { eventually } from '../helpers/eventually.ts';
+import { dsn } from '../helpers/reports.ts';
 import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
 import { deliverToMx } from '../helpers/smtp-clients.ts';
 
@@ -37,46 +38,6 @@ async function sendAndCapture(to: string) {
   const email = await waitForStatus(server, key, res.body.id, 'sent');
   const sent = await server.sink.waitFor((m) => m.parsed.messageId === email.message_id);
   return { email, returnPath: sent.from, rawHeaders: sent.raw.toString().split('\r\n\r\n')[0] };
-}
-
-function dsn(opts: {
-  recipient: string;
-  status: string;
-  action: string;
-  diagnostic: string;
-  original: string;
-}) {
-  return [
-    'From: MAILER-DAEMON@mx.example.org (Mail Delivery System)',
-    'To: bounce-handler',
-    'Subject: Undelivered Mail Returned to Sender',
-    'MIME-Version: 1.0',
-    'Content-Type: multipart/report; report-type=delivery-status; boundary="BOUNDARY"',
-    '',
-    '--BOUNDARY',
-    'Content-Type: text/plain',
-    '',
-    'I am sorry to have to inform you that your message could not be delivered.',
-    '',
-    '--BOUNDARY',
-    'Content-Type: message/delivery-status',
-    '',
-    'Reporting-MTA: dns; mx.example.org',
-    '',
-    `Final-Recipient: rfc822; ${opts.recipient}`,
-    `Action: ${opts.action}`,
-    `Status: ${opts.status}`,
-    'Remote-MTA: dns; mail.example.org',
-    `Diagnostic-Code: smtp; ${opts.diagnostic}`,
-    '',
-    '--BOUNDARY',
-    'Content-Type: text/rfc822-headers',
-    '',
-    opts.original,
-    '',
-    '--BOUNDARY--',
-    '',
-  ].join(CRLF);
 }
 
 function arf(opts: { recipient: string; original: string }) {

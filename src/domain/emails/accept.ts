@@ -9,6 +9,7 @@ import { ConflictError, SendRefusedError, ValidationError } from '../core/errors
 import { type ProjectFacts, type Stream, sendBlockers, sharedDefaultFrom } from '../plans/project-facts.ts';
 import { projectsWithWebhooks } from '../webhooks/dispatch.ts';
 import { write as writeNow } from './email-writer.ts';
+import type { EmailEventInput } from './events.ts';
 import { suppressedAmong } from './suppressions.ts';
 import { checkSendingLimits } from './usage.ts';
 import { type EmailInput, type ValidEmail, validateEmail } from './validate.ts';
@@ -192,14 +193,6 @@ type EmailColumn = (typeof EMAIL_COLUMNS)[number];
  */
 export type EmailRowInput = Pick<Selectable<EmailsTable>, EmailColumn> &
   Record<Exclude<NonNullableInsertKeys<EmailsTable>, EmailColumn>, never>;
-
-export interface EmailEventInput {
-  email_id: string;
-  project_id: string;
-  type: string;
-  recipient: string | null;
-  detail: Record<string, unknown>;
-}
 
 export interface EmailWrite {
   emails: EmailRowInput[];
