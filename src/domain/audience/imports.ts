@@ -5,8 +5,8 @@ import type { Db } from '../../db/database.ts';
 import { enqueue, jobSpecOf } from '../../db/enqueue.ts';
 import type { ImportsTable } from '../../db/schema.ts';
 import type { DomainContext } from '../core/context.ts';
-import { NotFoundError, ValidationError } from '../core/errors.ts';
-import { isUuid } from '../core/ids.ts';
+import { ValidationError } from '../core/errors.ts';
+import { findInProject } from '../core/find.ts';
 import { type ContactRoom, checkContactLimit, contactIdsByEmail } from './contacts.ts';
 import { checkProperties, contactEmail, optionalName, PROPERTY_KEY, type PropertyValue } from './fields.ts';
 
@@ -115,15 +115,7 @@ export async function startImport(
 }
 
 export async function getImport(ctx: DomainContext, projectId: string, id: string) {
-  if (!isUuid(id)) throw new NotFoundError('Import');
-  const row = await ctx.db
-    .selectFrom('imports')
-    .select(STATUS_COLUMNS)
-    .where('id', '=', id)
-    .where('project_id', '=', projectId)
-    .executeTakeFirst();
-  if (!row) throw new NotFoundError('Import');
-  return presentImport(row);
+  return presentImport(await findInProject(ctx.db, 'imports', 'Import', projectId, id, STATUS_COLUMNS));
 }
 
 interface CleanRow {

@@ -2,8 +2,8 @@ import { type Selectable, sql } from 'kysely';
 import type { Tx } from '../../db/database.ts';
 import type { SegmentsTable } from '../../db/schema.ts';
 import type { DomainContext } from '../core/context.ts';
-import { ConflictError, NotFoundError, ValidationError } from '../core/errors.ts';
-import { isUuid } from '../core/ids.ts';
+import { ConflictError, ValidationError } from '../core/errors.ts';
+import { findInProject } from '../core/find.ts';
 import { checkDescription, checkName } from './fields.ts';
 import {
   compileCount,
@@ -28,15 +28,7 @@ function present(row: SegmentRow) {
 }
 
 async function findSegment(ctx: DomainContext, projectId: string, id: string): Promise<SegmentRow> {
-  if (!isUuid(id)) throw new NotFoundError('Segment');
-  const row = await ctx.db
-    .selectFrom('segments')
-    .selectAll()
-    .where('id', '=', id)
-    .where('project_id', '=', projectId)
-    .executeTakeFirst();
-  if (!row) throw new NotFoundError('Segment');
-  return row;
+  return findInProject(ctx.db, 'segments', 'Segment', projectId, id);
 }
 
 /** Validates a definition and checks that the lists it names are this project's (else 400). */

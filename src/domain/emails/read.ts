@@ -4,8 +4,8 @@ import { deliveryJobKey } from '../../db/enqueue.ts';
 import type { EmailStatus, EmailsTable } from '../../db/schema.ts';
 import type { DomainContext } from '../core/context.ts';
 import { parseIsoDate } from '../core/dates.ts';
-import { ConflictError, NotFoundError, ValidationError } from '../core/errors.ts';
-import { isUuid } from '../core/ids.ts';
+import { ConflictError, ValidationError } from '../core/errors.ts';
+import { findInProject } from '../core/find.ts';
 
 type EmailRow = Selectable<EmailsTable>;
 
@@ -37,15 +37,7 @@ export function presentEmail(row: EmailRow) {
 }
 
 async function findEmail(ctx: DomainContext, projectId: string, id: string): Promise<EmailRow> {
-  if (!isUuid(id)) throw new NotFoundError('Email');
-  const row = await ctx.db
-    .selectFrom('emails')
-    .selectAll()
-    .where('id', '=', id)
-    .where('project_id', '=', projectId)
-    .executeTakeFirst();
-  if (!row) throw new NotFoundError('Email');
-  return row;
+  return findInProject(ctx.db, 'emails', 'Email', projectId, id);
 }
 
 /** One message, its bodies and its event timeline (oldest first). */

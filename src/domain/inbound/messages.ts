@@ -5,7 +5,7 @@ import { enqueue } from '../../db/enqueue.ts';
 import type { InboundAttachmentMeta, InboundMessagesTable } from '../../db/schema.ts';
 import type { DomainContext } from '../core/context.ts';
 import { NotFoundError } from '../core/errors.ts';
-import { isUuid } from '../core/ids.ts';
+import { findInProject } from '../core/find.ts';
 import type { ProjectFacts } from '../plans/project-facts.ts';
 import { projectsWithWebhooks } from '../webhooks/dispatch.ts';
 import { requireInboundPlan } from './recipients.ts';
@@ -190,15 +190,12 @@ export async function listInbound(
 }
 
 async function findInbound(ctx: DomainContext, projectId: string, id: string) {
-  if (!isUuid(id)) throw new NotFoundError('Inbound email');
-  const row = await ctx.db
-    .selectFrom('inbound_messages')
-    .select([...SUMMARY_COLUMNS, 'headers', 'text_body', 'html'])
-    .where('id', '=', id)
-    .where('project_id', '=', projectId)
-    .executeTakeFirst();
-  if (!row) throw new NotFoundError('Inbound email');
-  return row;
+  return findInProject(ctx.db, 'inbound_messages', 'Inbound email', projectId, id, [
+    ...SUMMARY_COLUMNS,
+    'headers',
+    'text_body',
+    'html',
+  ]);
 }
 
 /** GET /inbound/{id}: the message, for a project whose plan includes inbound. */
@@ -225,15 +222,7 @@ export async function getInbound(ctx: DomainContext, projectId: string, id: stri
 export async function inboundRaw(ctx: DomainContext, project: Reader, id: string): Promise<Buffer> {
   requireInboundPlan(project.plan);
   const projectId = project.id;
-  if (!isUuid(id)) throw new NotFoundError('Inbound email');
-  const row = await ctx.db
-    .selectFrom('inbound_messages')
-    .select('raw')
-    .where('id', '=', id)
-    .where('project_id', '=', projectId)
-    .executeTakeFirst();
-  if (!row) throw new NotFoundError('Inbound email');
-  return row.raw;
+  return (await findInProject(ctx.db, 'inbound_messages', 'Inbound email', projectId, id, ['raw'])).raw;
 }
 
 /** One attachment's bytes and metadata, by its position in the message (0-based). */

@@ -5,8 +5,8 @@ import type { DomainRecord, DomainsTable } from '../../db/schema.ts';
 import { type Caller, requireProjectAdmin } from '../accounts/projects.ts';
 import { normalizeHostname } from '../core/addresses.ts';
 import type { DomainContext } from '../core/context.ts';
-import { ConflictError, NotFoundError, ValidationError } from '../core/errors.ts';
-import { isUuid } from '../core/ids.ts';
+import { ConflictError, ValidationError } from '../core/errors.ts';
+import { findInProject } from '../core/find.ts';
 import { randomBase62 } from '../core/secrets.ts';
 import { requireInboundPlan } from '../inbound/recipients.ts';
 import { requireFeature } from '../plans/plans.ts';
@@ -139,15 +139,7 @@ export async function addDomain(
 }
 
 export async function findDomain(ctx: DomainContext, projectId: string, id: string): Promise<DomainRow> {
-  if (!isUuid(id)) throw new NotFoundError('Domain');
-  const row = await ctx.db
-    .selectFrom('domains')
-    .selectAll()
-    .where('id', '=', id)
-    .where('project_id', '=', projectId)
-    .executeTakeFirst();
-  if (!row) throw new NotFoundError('Domain');
-  return row;
+  return findInProject(ctx.db, 'domains', 'Domain', projectId, id);
 }
 
 /** GET /domains/{id}: one of the project's domains, with its records. */

@@ -4,8 +4,8 @@ import type { Tx } from '../../db/database.ts';
 import type { WebhookDeliveriesTable, WebhookEndpointsTable } from '../../db/schema.ts';
 import { checkDescription } from '../audience/fields.ts';
 import type { DomainContext } from '../core/context.ts';
-import { NotFoundError, ValidationError } from '../core/errors.ts';
-import { isUuid } from '../core/ids.ts';
+import { ValidationError } from '../core/errors.ts';
+import { findInProject } from '../core/find.ts';
 import { requireFeature } from '../plans/plans.ts';
 import type { ProjectFacts } from '../plans/project-facts.ts';
 import { newWebhookSecret, webhookHeaders } from './signing.ts';
@@ -87,15 +87,7 @@ function checkEvents(value: unknown): string[] {
 }
 
 async function findEndpoint(ctx: DomainContext, projectId: string, id: string): Promise<EndpointRow> {
-  if (!isUuid(id)) throw new NotFoundError('Webhook');
-  const row = await ctx.db
-    .selectFrom('webhook_endpoints')
-    .selectAll()
-    .where('id', '=', id)
-    .where('project_id', '=', projectId)
-    .executeTakeFirst();
-  if (!row) throw new NotFoundError('Webhook');
-  return row;
+  return findInProject(ctx.db, 'webhook_endpoints', 'Webhook', projectId, id);
 }
 
 /** POST /webhooks: the secret is shown in this answer (and on rotation) only; stored encrypted. */

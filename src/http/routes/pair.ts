@@ -1,17 +1,16 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type Static, Type } from 'typebox';
-import { signup } from '../../domain/accounts/accounts.ts';
 import {
-  authorizePairing,
-  denyPairing,
-  pairingScopes,
-  pendingPairing,
-  pollPairing,
-  startPairing,
-} from '../../domain/accounts/pairings.ts';
-import { authenticateSession, finishLogin, startLogin } from '../../domain/accounts/sessions.ts';
+  authorizeFromPage,
+  openPairingPage,
+  pairingFinishLogin,
+  pairingFormToken,
+  pairingSignIn,
+  pairingSignUp,
+} from '../../domain/accounts/pairing-page.ts';
+import { denyPairing, pairingScopes, pollPairing, startPairing } from '../../domain/accounts/pairings.ts';
 import type { DomainContext } from '../../domain/core/context.ts';
-import { DomainError } from '../../domain/core/errors.ts';
+import { DomainError, NotFoundError } from '../../domain/core/errors.ts';
 import { errors, Nullable, typed } from '../schemas.ts';
 
 const COOKIE = 'posthorn_pair_session';
@@ -82,25 +81,6 @@ function form(code: string, step: string, inner: string, submit: string): string
   return `<form method="post" action="/pair"><input type="hidden" name="code" value="${esc(code)}"><input type="hidden" name="step" value="${esc(step)}">${inner}<button type="submit" name="submit" value="${esc(submit)}">${esc(submit)}</button></form>`;
 }
 
-/**
- * The authorise form's anti-forgery token: a keyed hash of the session and the pairing code, so
- * only a page this server rendered for that session can authorise that code (another site cannot
- * read it), whatever a browser does with SameSite cookies.
- */
-const csrfInput = (session: string, code: string) => `pair-authorize:${session}:${code}`;
-
-function csrfToken(ctx: DomainContext, session: string, code: string): string {
-  return ctx.secrets.hash(csrfInput(session, code)).toString('base64url');
-}
-
-/** The presented token against the expected one, timing-safe (the secrets' own comparison). */
-function csrfMatches(ctx: DomainContext, session: string, code: string, presented: unknown): boolean {
-  return (
-    typeof presented === 'string' &&
-    ctx.secrets.matches(csrfInput(session, code), Buffer.from(presented, 'base64url'))
-  );
-}
-
 function sessionOf(request: FastifyRequest): string | null {
   const cookies = request.headers.cookie ?? '';
   const match = new RegExp(`(?:^|;\\s*)${COOKIE}=([^;]+)`).exec(cookies);
@@ -128,7 +108,7 @@ export async function pairRoutes(instance: FastifyInstance, { ctx }: { ctx: Doma
     error = '',
   ) {
     const { accountId } = session;
-    const csrf = csrfToken(ctx, session.token, code);
+    const csrf = pairingFormToken(ctx, session.token, code);
     const projects = await pairingScopes(ctx, accountId);
     const choices = [
       ...projects.map(
@@ -185,8 +165,10 @@ ${form(code, 'deny', '', 'Deny')}`,
     { schema: { ...browserPage, querystring: Type.Object({ code: Type.Optional(Type.String()) }) } },
     async (request, reply) => {
       const code = request.query.code ?? '';
+      const token = sessionOf(request);
+      let opened: { accountId: string | null };
       try {
-        await pendingPairing(ctx, code);
+        opened = await openPairingPage(ctx, code, token);
       } catch (err) {
         return render(
           reply,
@@ -195,15 +177,8 @@ ${form(code, 'deny', '', 'Deny')}`,
           `<p>${esc((err as Error).message)}. Run <code>posthorn login</code> again.</p>`,
         );
       }
-      const token = sessionOf(request);
-      if (token) {
-        try {
-          const { accountId } = await authenticateSession(ctx, token);
-          return authorizePage(reply, { accountId, token }, code);
-        } catch {
-          // an old session: sign in again
-        }
-      }
+      if (opened.accountId && token)
+        return authorizePage(reply, { accountId: opened.accountId, token }, code);
       return signInPage(reply, code);
     },
   );
@@ -214,52 +189,49 @@ ${form(code, 'deny', '', 'Deny')}`,
     const code = body.code ?? '';
     const email = body.email ?? '';
     try {
-      await pendingPairing(ctx, code);
       switch (body.step) {
         case 'login_start':
-          await startLogin(ctx, { email });
+          await pairingSignIn(ctx, code, email);
           return codePage(reply, code, email, `If ${email} has an account, a login code is on its way.`);
-        case 'signup': {
-          if (body.accept_terms !== 'yes')
-            return signInPage(
-              reply,
-              code,
-              'To create an account, tick the box to accept the terms of service.',
-            );
-          await signup(ctx, { email, name: body.name, accept_terms: true });
-          await startLogin(ctx, { email });
+        case 'signup':
+          await pairingSignUp(ctx, code, {
+            email,
+            name: body.name,
+            acceptedTerms: body.accept_terms === 'yes',
+          });
           return codePage(reply, code, email, `Account created. A login code is on its way to ${email}.`);
-        }
         case 'login_finish': {
+          let session: Awaited<ReturnType<typeof pairingFinishLogin>>;
           try {
-            const session = await finishLogin(ctx, { email, code: body.login_code });
-            reply.header(
-              'set-cookie',
-              `${COOKIE}=${encodeURIComponent(session.token)}; Path=/pair; HttpOnly; SameSite=Lax`,
-            );
-            return authorizePage(reply, { accountId: session.account_id, token: session.token }, code);
+            session = await pairingFinishLogin(ctx, code, email, body.login_code);
           } catch (err) {
+            if (err instanceof NotFoundError) throw err; // the pairing itself is gone
             return codePage(reply, code, email, 'Enter the code from your email.', (err as Error).message);
           }
+          reply.header(
+            'set-cookie',
+            `${COOKIE}=${encodeURIComponent(session.token)}; Path=/pair; HttpOnly; SameSite=Lax`,
+          );
+          return authorizePage(reply, { accountId: session.account_id, token: session.token }, code);
         }
         case 'authorize': {
           const token = sessionOf(request);
           if (!token) return signInPage(reply, code, 'Sign in first.');
-          const { accountId } = await authenticateSession(ctx, token);
-          if (!csrfMatches(ctx, token, code, body.csrf))
+          const result = await authorizeFromPage(ctx, {
+            session: token,
+            code,
+            formToken: body.csrf,
+            scope: body.scope,
+          });
+          if (result.outcome === 'forged')
             return render(
               reply,
               403,
               'Not authorised',
               '<p>This form did not come from the pairing page of your session. Open the link from your terminal again.</p>',
             );
-          try {
-            await authorizePairing(ctx, accountId, code, body.scope);
-          } catch (err) {
-            if (err instanceof DomainError)
-              return authorizePage(reply, { accountId, token }, code, err.message);
-            throw err;
-          }
+          if (result.outcome === 'refused')
+            return authorizePage(reply, { accountId: result.accountId, token }, code, result.message);
           return render(
             reply,
             200,
