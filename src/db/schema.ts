@@ -286,6 +286,9 @@ export interface EmailsTable {
   next_attempt_at: NullableTimestamp;
   last_response: string | null;
   sent_at: NullableTimestamp;
+  template_id: Generated<string | null>;
+  template_version: Generated<number | null>;
+  template_data: ColumnType<TemplateData | null, string | null | undefined, string | null>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }
@@ -448,7 +451,56 @@ export interface PairingsTable {
   created_at: Generated<Date>;
 }
 
+export type TemplateVariableType = 'string' | 'number' | 'boolean' | 'date';
+
+/** What a template email is rendered from again at delivery: resolved variables and the contact. */
+export interface TemplateData {
+  variables: Record<string, unknown>;
+  contact: {
+    email: string;
+    first_name: string | null;
+    last_name: string | null;
+    properties: Record<string, unknown>;
+  } | null;
+}
+
+export interface TemplateVariable {
+  name: string;
+  type: TemplateVariableType;
+  default?: string | number | boolean;
+}
+
+/** What a template's draft and each published version hold alike. */
+interface TemplateContent {
+  project_id: string;
+  subject: string;
+  mjml: string | null;
+  html: string | null;
+  text_body: string | null;
+  preheader: string | null;
+  from_address: string | null;
+  reply_to: string | null;
+  variables: Json<TemplateVariable[]>;
+  compiled_html: string;
+}
+
+export interface TemplatesTable extends TemplateContent {
+  id: string;
+  name: string;
+  latest_version: Generated<number>;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface TemplateVersionsTable extends TemplateContent {
+  template_id: string;
+  version: number;
+  published_at: Generated<Date>;
+}
+
 export interface Database {
+  templates: TemplatesTable;
+  template_versions: TemplateVersionsTable;
   pairings: PairingsTable;
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;

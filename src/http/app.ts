@@ -25,6 +25,7 @@ import { pairingApiRoutes, pairRoutes } from './routes/pair.ts';
 import { segmentRoutes } from './routes/segments.ts';
 import { statusRoutes } from './routes/status.ts';
 import { suppressionRoutes } from './routes/suppressions.ts';
+import { templateRoutes } from './routes/templates.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
 import { workspaceRoutes } from './routes/workspaces.ts';
 import { validatorCompiler } from './validation.ts';
@@ -101,6 +102,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await v1.register(eventRoutes, deps);
       await v1.register(listRoutes, deps);
       await v1.register(segmentRoutes, deps);
+      await v1.register(templateRoutes, deps);
       await v1.register(webhookRoutes, deps);
       await v1.register(pairingApiRoutes, deps);
     },

@@ -1,64 +1,22 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import sparticuz, { inflate } from '@sparticuz/chromium';
-import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchBrowser } from '../helpers/browser.ts';
 import { startCliLogin } from '../helpers/cli-login.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 let server: TestServer;
 let configDir: string;
-let profileDir: string;
 
 beforeAll(async () => {
   server = await startTestServer();
   configDir = mkdtempSync(path.join(tmpdir(), 'posthorn-pair-'));
-  profileDir = mkdtempSync(path.join(tmpdir(), 'posthorn-chromium-profile-'));
 });
 afterAll(async () => {
   await server?.close();
   rmSync(configDir, { recursive: true, force: true });
-  rmSync(profileDir, { recursive: true, force: true });
 });
-
-/**
- * Headless Chromium from the npm package @sparticuz/chromium, so `npm test` needs no Debian package.
- * The package unpacks the browser (and its fonts) into the temp dir on first use. The NSS and expat
- * libraries the browser loads are shipped in the package too (al2023.tar.br), but put on the library
- * path only on Amazon Linux: here they go on the browser's LD_LIBRARY_PATH, so no system copy is
- * needed. The package's own `args` are not used: they switch off web security for Lambda. These
- * flags keep the browser off the network, with a fresh profile (--user-data-dir) for the run.
- */
-async function launchChromium(userDataDir: string) {
-  const executablePath = await sparticuz.executablePath();
-  const bin = path.join(
-    path.dirname(createRequire(import.meta.url).resolve('@sparticuz/chromium')),
-    '../bin',
-  );
-  const libs = path.join(await inflate(path.join(bin, 'al2023.tar.br')), 'lib');
-  return chromium.launchPersistentContext(userDataDir, {
-    executablePath,
-    headless: true,
-    env: {
-      ...process.env,
-      LD_LIBRARY_PATH: [libs, process.env.LD_LIBRARY_PATH].filter(Boolean).join(':'),
-      FONTCONFIG_PATH: path.join(tmpdir(), 'fonts'),
-    },
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      // every host name but the loopback resolves to nothing
-      '--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1, EXCLUDE localhost',
-    ],
-  });
-}
 
 describe('posthorn login in a real headless Chromium (from the npm package @sparticuz/chromium, driven by playwright-core)', () => {
   it('creates the account on the page, authorises all access, and the CLI holds a working key', async () => {
@@ -66,9 +24,9 @@ describe('posthorn login in a real headless Chromium (from the npm package @spar
     const { code, exited } = login;
     const shown = login.url;
 
-    const browser = await launchChromium(profileDir);
+    const browser = await launchBrowser();
     try {
-      const page = await browser.newPage();
+      const page = await browser.context.newPage();
       await page.goto(`${server.url}${shown.pathname}${shown.search}`);
       expect(await page.textContent('body')).toContain(code);
       const email = 'browser-person@example.com';

@@ -7,6 +7,7 @@ import { formatMailbox } from '../../mail/address.ts';
 import type { DomainContext } from '../core/context.ts';
 import { ConflictError, SendRefusedError, ValidationError } from '../core/errors.ts';
 import { type ProjectFacts, type Stream, sendBlockers, sharedDefaultFrom } from '../plans/project-facts.ts';
+import { expandTemplates, type TemplateUse } from '../templates/send.ts';
 import { projectsWithWebhooks } from '../webhooks/dispatch.ts';
 import { write as writeNow } from './email-writer.ts';
 import type { EmailEventInput } from './events.ts';
@@ -102,7 +103,8 @@ export async function acceptEmails(
   }
   const label = (i: number) => (opts.batch ? `Message ${i}: ` : '');
   const now = new Date();
-  const messages = inputs.map((input, i) => {
+  const expanded = await expandTemplates(ctx, projectId, inputs, label);
+  const messages = expanded.inputs.map((input, i) => {
     try {
       return validateEmail(input, now);
     } catch (err) {
@@ -135,7 +137,7 @@ export async function acceptEmails(
       .execute();
   }
 
-  const { results, write } = prepareWrite(ctx, sender, messages, suppressed);
+  const { results, write } = prepareWrite(ctx, sender, messages, suppressed, expanded.used);
   // messages stored as suppressed never reach the worker: announce them in the same write
   const suppressedIds = results.filter((r) => r.status === 'suppressed').map((r) => r.id);
   if (suppressedIds.length > 0 && (await projectsWithWebhooks(ctx.db, [projectId])).size > 0)
@@ -184,6 +186,9 @@ const EMAIL_COLUMNS = [
   'attachments',
   'scheduled_at',
   'size_bytes',
+  'template_id',
+  'template_version',
+  'template_data',
 ] as const satisfies readonly (keyof Insertable<EmailsTable>)[];
 type EmailColumn = (typeof EMAIL_COLUMNS)[number];
 
@@ -205,14 +210,20 @@ export interface EmailWrite {
   immediate: string[];
 }
 
-function prepareWrite(ctx: DomainContext, sender: Sender, messages: ValidEmail[], suppressed: Set<string>) {
+function prepareWrite(
+  ctx: DomainContext,
+  sender: Sender,
+  messages: ValidEmail[],
+  suppressed: Set<string>,
+  templates: (TemplateUse | null)[],
+) {
   const projectId = sender.facts.id;
   const sharedFrom = sharedDefaultFrom(ctx);
   const write: EmailWrite = { emails: [], attachments: [], events: [], usage: [], jobs: [], immediate: [] };
   const results: AcceptedEmail[] = [];
   let total = 0;
   let onShared = 0;
-  for (const m of messages) {
+  for (const [n, m] of messages.entries()) {
     const id = randomUUID();
     const recipients = [...m.to, ...m.cc, ...m.bcc].map((r) => r.address);
     const blocked = recipients.filter((r) => suppressed.has(r.toLowerCase()));
@@ -246,8 +257,9 @@ function prepareWrite(ctx: DomainContext, sender: Sender, messages: ValidEmail[]
       bcc_addresses: m.bcc.map(formatMailbox),
       reply_to: m.replyTo.map(formatMailbox),
       subject: m.subject,
-      html: m.html,
-      text_body: m.text,
+      // a template email is rendered again from its version and data when it leaves
+      html: templates[n] ? null : m.html,
+      text_body: templates[n] ? null : m.text,
       headers: sender.traceHeader ? { Received: sender.traceHeader(id), ...m.headers } : m.headers,
       tags: m.tags,
       attachments: m.attachments.map((a) => ({
@@ -258,6 +270,9 @@ function prepareWrite(ctx: DomainContext, sender: Sender, messages: ValidEmail[]
       })),
       scheduled_at: m.scheduledAt,
       size_bytes: m.sizeEstimate,
+      template_id: templates[n]?.templateId ?? null,
+      template_version: templates[n]?.version ?? null,
+      template_data: templates[n]?.data ?? null,
     });
     m.attachments.forEach((a, position) => {
       write.attachments.push({ email_id: id, position, content: a.content });

@@ -5,6 +5,7 @@ import { addressOf } from '../../mail/address.ts';
 import { composeMessage } from '../../mail/compose.ts';
 import type { DkimKey } from '../../mail/dkim.ts';
 import { createSigningKeys } from '../sending-domains/dkim-keys.ts';
+import { renderStored } from '../templates/send.ts';
 import {
   applyFailure,
   applyResult,
@@ -48,13 +49,23 @@ export async function deliverEmails(deps: DeliveryDeps, ids: string[]): Promise<
   if (rows.length === 0) return 0;
   const attachments = await attachmentsOf(deps, rows);
   const suppressed = await suppressedByProject(deps, rows);
+  // template emails keep their version and data, not 20 KB of HTML each: rendered again here
+  const rendered = await renderStored(deps.ctx, rows);
+  const unrenderable = new Map<string, string>();
+  for (const row of rows) {
+    const r = rendered.get(row.id);
+    if (r && 'error' in r) unrenderable.set(row.id, r.error);
+    else if (r) Object.assign(row, { html: r.html, text_body: r.text });
+  }
   const outcomes = await Promise.all(
     rows.map(async (row) =>
-      deliverOne(deps, row, {
-        key: await signingKey(row.project_id, domainOf(row.from_address)),
-        attachments: attachments.filter((a) => a.email_id === row.id),
-        suppressed: suppressed.get(row.project_id) as Set<string>,
-      }),
+      unrenderable.has(row.id)
+        ? failedToRender(row.id, unrenderable.get(row.id) as string)
+        : deliverOne(deps, row, {
+            key: await signingKey(row.project_id, domainOf(row.from_address)),
+            attachments: attachments.filter((a) => a.email_id === row.id),
+            suppressed: suppressed.get(row.project_id) as Set<string>,
+          }),
     ),
   );
   await recordOutcomes(deps.ctx, rows, outcomes);
@@ -83,6 +94,16 @@ async function suppressedByProject(deps: DeliveryDeps, rows: EmailRow[]) {
     );
   }
   return suppressed;
+}
+
+/** A template email that cannot be rendered again is failed with the reason; nothing is sent. */
+function failedToRender(id: string, reason: string): Outcome {
+  return {
+    ...newOutcome(id),
+    status: 'failed',
+    response: reason,
+    events: [{ type: 'failed', recipient: null, detail: { reason } }],
+  };
 }
 
 /** Composes the stored message into the exact bytes that leave, signed with `key`. */

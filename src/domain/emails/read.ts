@@ -6,6 +6,7 @@ import type { DomainContext } from '../core/context.ts';
 import { parseIsoDate } from '../core/dates.ts';
 import { ConflictError, ValidationError } from '../core/errors.ts';
 import { findInProject } from '../core/find.ts';
+import { renderStored } from '../templates/send.ts';
 
 type EmailRow = Selectable<EmailsTable>;
 
@@ -31,6 +32,8 @@ export function presentEmail(row: EmailRow) {
     scheduled_at: row.scheduled_at?.toISOString() ?? null,
     next_attempt_at: row.next_attempt_at?.toISOString() ?? null,
     sent_at: row.sent_at?.toISOString() ?? null,
+    template:
+      row.template_id === null ? null : { id: row.template_id, version: row.template_version as number },
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
   };
@@ -49,10 +52,12 @@ export async function getEmail(ctx: DomainContext, projectId: string, id: string
     .where('email_id', '=', id)
     .orderBy('id')
     .execute();
+  const stored = (await renderStored(ctx, [row])).get(row.id);
+  const rendered = stored && 'html' in stored ? stored : undefined;
   return {
     ...presentEmail(row),
-    html: row.html,
-    text: row.text_body,
+    html: rendered?.html ?? row.html,
+    text: rendered?.text ?? row.text_body,
     events: events.map((e) => ({
       object: 'email_event' as const,
       type: e.type,

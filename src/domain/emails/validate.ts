@@ -20,6 +20,7 @@ export const KNOWN_FIELDS = new Set([
   'attachments',
   'tags',
   'scheduled_at',
+  'template',
 ]);
 
 // headers Posthorn sets itself, or that would change routing or authentication
@@ -72,18 +73,22 @@ const TAG_TEXT = /^[A-Za-z0-9_-]{1,256}$/;
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 export interface EmailInput {
-  from: string;
+  /** Optional when a template gives a default `from`. */
+  from?: string;
   to: string | string[];
   cc?: string | string[];
   bcc?: string | string[];
   reply_to?: string | string[];
-  subject: string;
+  /** Absent when the message comes from `template`. */
+  subject?: string;
   html?: string;
   text?: string;
   headers?: Record<string, string>;
   attachments?: { filename?: string; content: string; content_type?: string; content_id?: string }[];
   tags?: { name: string; value: string }[];
   scheduled_at?: string;
+  /** A published template in place of subject/html/text (rendered before these checks). */
+  template?: { id: string; version?: number; variables?: Record<string, unknown> };
 }
 
 export interface ValidAttachment {
@@ -119,6 +124,10 @@ function list(value: string | string[] | undefined, field: string): Mailbox[] {
 
 /** Checks one message against every rule; the message names the field and the rule broken. */
 export function validateEmail(input: EmailInput, now = new Date()): ValidEmail {
+  if (input.from === undefined)
+    throw new ValidationError('Field `from` is required (or a template with a default `from`)');
+  if (input.subject === undefined)
+    throw new ValidationError('Field `subject` is required (or give `template`)');
   const from = parseMailbox(input.from, 'from');
   const to = list(input.to, 'to');
   const cc = list(input.cc, 'cc');
@@ -131,9 +140,10 @@ export function validateEmail(input: EmailInput, now = new Date()): ValidEmail {
       `A message may have at most ${MAX_RECIPIENTS} recipients over to, cc and bcc; this one has ${recipients}`,
     );
   }
-  if (/[\r\n]/.test(input.subject)) throw new ValidationError('`subject` must not contain line breaks');
-  if (input.subject.trim() === '') throw new ValidationError('`subject` must not be empty');
-  if (input.subject.length > 998) throw new ValidationError('`subject` must be at most 998 characters');
+  const subject = input.subject;
+  if (/[\r\n]/.test(subject)) throw new ValidationError('`subject` must not contain line breaks');
+  if (subject.trim() === '') throw new ValidationError('`subject` must not be empty');
+  if (subject.length > 998) throw new ValidationError('`subject` must be at most 998 characters');
   if (!input.html && !input.text)
     throw new ValidationError('Give the message a body: `html`, `text` or both');
 
@@ -166,7 +176,7 @@ export function validateEmail(input: EmailInput, now = new Date()): ValidEmail {
     cc,
     bcc,
     replyTo,
-    subject: input.subject,
+    subject,
     html: input.html ?? null,
     text: input.text ?? null,
     headers,

@@ -21,14 +21,19 @@ const Recipients = Type.Union([Type.String(), Type.Array(Type.String())], {
 
 export const EmailInputSchema = Type.Object(
   {
-    from: Type.String({
-      description: 'sender: `address` or `Name <address>`, on a verified domain of the project',
-    }),
+    from: Type.Optional(
+      Type.String({
+        description:
+          'sender: `address` or `Name <address>`, on a verified domain of the project (required unless the template has a default `from`)',
+      }),
+    ),
     to: Recipients,
     cc: Type.Optional(Recipients),
     bcc: Type.Optional(Recipients),
     reply_to: Type.Optional(Recipients),
-    subject: Type.String({ maxLength: 998 }),
+    subject: Type.Optional(
+      Type.String({ maxLength: 998, description: 'required unless `template` is given' }),
+    ),
     html: Type.Optional(Type.String()),
     text: Type.Optional(Type.String({ description: 'derived from `html` when absent' })),
     headers: Type.Optional(
@@ -53,6 +58,29 @@ export const EmailInputSchema = Type.Object(
       Type.Array(Type.Object({ name: Type.String(), value: Type.String() }), { maxItems: 50 }),
     ),
     scheduled_at: Type.Optional(Type.String({ description: 'ISO 8601, up to 30 days ahead' })),
+    template: Type.Optional(
+      Type.Object(
+        {
+          id: Type.String({ description: 'the template id' }),
+          version: Type.Optional(
+            Type.Integer({
+              minimum: 1,
+              maximum: 1_000_000,
+              description: 'a published version; the latest when absent',
+            }),
+          ),
+          variables: Type.Optional(
+            Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean()]), {
+              description: "values for the template's declared variables (defaults fill the rest)",
+            }),
+          ),
+        },
+        {
+          title: 'TemplateReference',
+          description: 'send a published template in place of `subject`, `html` and `text`',
+        },
+      ),
+    ),
   },
   { title: 'SendEmailRequest' },
 );
@@ -111,6 +139,12 @@ const EmailSchema = Type.Object(
     scheduled_at: Nullable(Type.String()),
     next_attempt_at: Nullable(Type.String()),
     sent_at: Nullable(Type.String()),
+    template: Nullable(
+      Type.Object(
+        { id: Type.String(), version: Type.Integer() },
+        { description: 'the published template version this email was rendered from' },
+      ),
+    ),
     created_at: Type.String(),
     updated_at: Type.String(),
   },

@@ -1,0 +1,99 @@
+import { Liquid, Tag, type Template, toValueSync } from 'liquidjs';
+import { ValidationError } from '../core/errors.ts';
+
+/**
+ * Liquid for templates, bounded: own properties only (no `constructor`, no prototype), strict
+ * filters (an unknown filter is a parse error), no file includes, and limits on what one template
+ * may parse (characters), nest (blocks), render (milliseconds), allocate (characters of strings and
+ * ranges) and output (characters, checked in render.ts).
+ */
+export const LIQUID_LIMITS = {
+  parseChars: 500_000,
+  // real templates nest a handful of blocks; thousands would exhaust the stack when rendered
+  nestingDepth: 50,
+  // wall-clock time, so generous: on a busy two-core machine a fair render can be descheduled for
+  // tens of milliseconds (or meet a GC pause); the hostile cases are caught by the other limits first
+  renderMs: 1_000,
+  memoryChars: 5_000_000,
+  // a loop over a large literal is cheap for liquidjs (a rope) but not for what reads the output
+  outputChars: 5_000_000,
+};
+
+class NoIncludes extends Tag {
+  constructor(token: ConstructorParameters<typeof Tag>[0], ...rest: unknown[]) {
+    super(token, ...(rest as [never, never]));
+    throw new Error(`tag "${token.name}" is not available: templates cannot include files`);
+  }
+  *render() {}
+}
+
+function engine(escapeHtml: boolean): Liquid {
+  const liquid = new Liquid({
+    strictFilters: true,
+    ownPropertyOnly: true,
+    outputEscape: escapeHtml ? 'escape' : undefined,
+    parseLimit: LIQUID_LIMITS.parseChars,
+    renderLimit: LIQUID_LIMITS.renderMs,
+    memoryLimit: LIQUID_LIMITS.memoryChars,
+    relativeReference: false,
+    dynamicPartials: false,
+    cache: false,
+    // dates render in UTC whatever the server's time zone (a date-only value stays that day)
+    timezoneOffset: 0,
+  });
+  for (const name of ['include', 'render', 'layout', 'block']) liquid.registerTag(name, NoIncludes);
+  return liquid;
+}
+
+/** HTML output: every `{{ }}` is HTML-escaped unless `| raw` says otherwise. */
+export const htmlLiquid = engine(true);
+/** Subject, preheader text and the text part: no escaping (they are not HTML). */
+export const textLiquid = engine(false);
+
+/** A Liquid error's message without liquidjs's own position suffix and code frame. */
+function cleanMessage(err: Error): string {
+  return err.message.split('\n')[0].replace(/, line:\d+, col:\d+$/, '');
+}
+
+type Positioned = { getPosition?: () => number[] };
+
+/** The first block nested deeper than the limit, found without recursion (the tree may be deep). */
+function tooDeep(templates: Template[]): Template | undefined {
+  const stack = templates.map((template) => ({ template, depth: 1 }));
+  for (let next = stack.pop(); next; next = stack.pop()) {
+    const { template, depth } = next;
+    if (!template.children) continue;
+    if (depth > LIQUID_LIMITS.nestingDepth) return template;
+    for (const child of toValueSync(template.children(false, true)))
+      stack.push({ template: child, depth: depth + 1 });
+  }
+  return undefined;
+}
+
+/**
+ * Parses a field's Liquid; a syntax error, an unknown tag or filter, or blocks nested too deep is a
+ * 400 naming line and column.
+ */
+export function parseLiquid(liquid: Liquid, source: string, field: string): Template[] {
+  const at = (token: Positioned | undefined) => {
+    const [line, col] = token?.getPosition?.() ?? [1, 1];
+    return `\`${field}\` line ${line}, column ${col}`;
+  };
+  let templates: Template[];
+  try {
+    templates = liquid.parse(source);
+  } catch (err) {
+    throw new ValidationError(`${at((err as { token?: Positioned }).token)}: ${cleanMessage(err as Error)}`);
+  }
+  const deep = tooDeep(templates);
+  if (deep)
+    throw new ValidationError(
+      `${at(deep.token)}: blocks may nest at most ${LIQUID_LIMITS.nestingDepth} deep`,
+    );
+  return templates;
+}
+
+/** The top-level names a parsed template reads (`{{ name }}`, `{{ contact.first_name }}` → contact). */
+export function namesRead(liquid: Liquid, templates: Template[]): string[] {
+  return liquid.globalVariablesSync(templates);
+}
