@@ -56,3 +56,20 @@ export async function waitForSystemEmail(
     { timeoutMs, intervalMs: 25, message: `no system email to ${to} reached ${status}` },
   );
 }
+
+/** A mailauth resolver that knows only the shared domain's DKIM key (read from the test database). */
+export async function sharedDkimResolver(server: TestServer) {
+  const row = await server.runtime.ctx.db
+    .selectFrom('dkim_keys')
+    .selectAll()
+    .where('project_id', 'is', null)
+    .executeTakeFirstOrThrow();
+  const lookups: string[] = [];
+  const resolver = async (name: string, type: string) => {
+    lookups.push(`${type} ${name}`);
+    if (type === 'TXT' && name === `${row.selector}._domainkey.${row.domain}`)
+      return [[`v=DKIM1; k=rsa; p=${row.public_key}`]];
+    throw Object.assign(new Error(`no ${type} record for ${name}`), { code: 'ENOTFOUND' });
+  };
+  return { resolver, lookups, key: row };
+}

@@ -1,7 +1,7 @@
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setWorkspacePlan } from '../../src/domain/accounts/workspaces.ts';
-import { FROM, waitForStatus } from '../helpers/emails.ts';
+import { FROM, sharedDkimResolver, waitForStatus } from '../helpers/emails.ts';
 import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
 
 let server: TestServer;
@@ -27,18 +27,7 @@ describe('DKIM', () => {
     const res = await send('dkim@example.org', 'Signed');
     const email = await waitForStatus(server, key, res.body.id, 'sent');
     const message = await server.sink.waitFor((m) => m.parsed.messageId === email.message_id);
-    const row = await server.runtime.ctx.db
-      .selectFrom('dkim_keys')
-      .selectAll()
-      .where('project_id', 'is', null)
-      .executeTakeFirstOrThrow();
-    const lookups: string[] = [];
-    const resolver = async (name: string, type: string) => {
-      lookups.push(`${type} ${name}`);
-      if (type === 'TXT' && name === `${row.selector}._domainkey.${row.domain}`)
-        return [[`v=DKIM1; k=rsa; p=${row.public_key}`]];
-      throw Object.assign(new Error(`no ${type} record for ${name}`), { code: 'ENOTFOUND' });
-    };
+    const { resolver, lookups, key: row } = await sharedDkimResolver(server);
     const verified = await dkimVerify(message.raw, { resolver });
     expect(verified.results[0].status.result).toBe('pass');
     expect(verified.results[0].signingDomain).toBe('posthorn.localhost');

@@ -1,7 +1,7 @@
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setWorkspacePlan } from '../../src/domain/accounts/workspaces.ts';
-import { FROM, waitForStatus } from '../helpers/emails.ts';
+import { FROM, sharedDkimResolver, waitForStatus } from '../helpers/emails.ts';
 import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
 
 /** A message sent from a template, from the API to a real SMTP sink. */
@@ -75,16 +75,7 @@ describe('sending from a template', () => {
     expect(message.parsed.text).not.toContain('is on its way');
     expect(message.parsed.html).not.toContain('{{');
 
-    const row = await server.runtime.ctx.db
-      .selectFrom('dkim_keys')
-      .selectAll()
-      .where('project_id', 'is', null)
-      .executeTakeFirstOrThrow();
-    const resolver = async (name: string, type: string) => {
-      if (type === 'TXT' && name === `${row.selector}._domainkey.${row.domain}`)
-        return [[`v=DKIM1; k=rsa; p=${row.public_key}`]];
-      throw Object.assign(new Error(`no ${type} record for ${name}`), { code: 'ENOTFOUND' });
-    };
+    const { resolver } = await sharedDkimResolver(server);
     const verified = await dkimVerify(message.raw, { resolver });
     expect(verified.results[0].status.result).toBe('pass');
     expect(verified.results[0].signingDomain).toBe('posthorn.localhost');

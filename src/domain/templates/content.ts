@@ -1,4 +1,5 @@
-import type { TemplateVariable } from '../../db/schema.ts';
+import type { Selectable } from 'kysely';
+import type { TemplateVariable, TemplateVersionsTable } from '../../db/schema.ts';
 import { parseMailbox } from '../core/addresses.ts';
 import { ValidationError } from '../core/errors.ts';
 import { htmlLiquid, namesRead, parseLiquid, textLiquid } from './liquid.ts';
@@ -17,18 +18,11 @@ export interface TemplateContentInput {
   variables?: TemplateVariable[];
 }
 
-/** The columns a checked draft or version stores. */
-export interface CheckedContent {
-  subject: string;
-  mjml: string | null;
-  html: string | null;
-  text_body: string | null;
-  preheader: string | null;
-  from_address: string | null;
-  reply_to: string | null;
-  variables: TemplateVariable[];
-  compiled_html: string;
-}
+/** The columns a checked draft or version stores (the content the two tables share). */
+export type CheckedContent = Omit<
+  Selectable<TemplateVersionsTable>,
+  'template_id' | 'version' | 'project_id' | 'published_at'
+>;
 
 const MAX_SOURCE = 500_000;
 const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
