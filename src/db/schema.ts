@@ -289,6 +289,8 @@ export interface EmailsTable {
   template_id: Generated<string | null>;
   template_version: Generated<number | null>;
   template_data: ColumnType<TemplateData | null, string | null | undefined, string | null>;
+  /** The contact a marketing or automation email goes to (null for transactional mail). */
+  contact_id: Generated<string | null>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }

@@ -22,6 +22,7 @@ import { inboundRoutes } from './routes/inbound.ts';
 import { keyRoutes } from './routes/keys.ts';
 import { listRoutes } from './routes/lists.ts';
 import { pairingApiRoutes, pairRoutes } from './routes/pair.ts';
+import { publicRoutes } from './routes/public.ts';
 import { segmentRoutes } from './routes/segments.ts';
 import { statusRoutes } from './routes/status.ts';
 import { suppressionRoutes } from './routes/suppressions.ts';
@@ -110,6 +111,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   );
   // the browser page of `posthorn login` (at {app_url}/pair)
   await app.register(pairRoutes, deps);
+  // the unsubscribe and tracking links in marketing mail (at {public_url}/u and /t)
+  await app.register(publicRoutes, deps);
   await app.register(dashboardRoutes, { ...deps, prefix: '/api' });
   await app.register(scalar, {
     routePrefix: '/v1/docs',

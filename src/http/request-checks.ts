@@ -92,6 +92,16 @@ export function acceptEmptyJsonBodies(app: FastifyInstance) {
   });
 }
 
+/**
+ * HTML forms (the browser pages: /pair, /u/{token}) post application/x-www-form-urlencoded: each
+ * page's plugin calls this, so the JSON API itself keeps answering 415 to form bodies.
+ */
+export function acceptFormBodies(app: FastifyInstance) {
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) =>
+    done(null, Object.fromEntries(new URLSearchParams(body as string))),
+  );
+}
+
 /** Strings PostgreSQL cannot store, and hostile nesting: refused before validation, naming the field. */
 export function refuseUnstorableStrings(app: FastifyInstance) {
   app.addHook('preValidation', async (request) => {

@@ -16,6 +16,9 @@ const EMAIL_EVENT_TYPES: Record<string, string> = {
   complained: 'email.complained',
   failed: 'email.failed',
   suppressed: 'email.suppressed',
+  opened: 'email.opened',
+  clicked: 'email.clicked',
+  unsubscribed: 'email.unsubscribed',
 };
 
 /** Projects among these with at least one enabled endpoint (most have none: skip the work). */

@@ -11,6 +11,8 @@ import {
 import { denyPairing, pairingScopes, pollPairing, startPairing } from '../../domain/accounts/pairings.ts';
 import type { DomainContext } from '../../domain/core/context.ts';
 import { DomainError, NotFoundError } from '../../domain/core/errors.ts';
+import { esc, sendPage } from '../html.ts';
+import { acceptFormBodies } from '../request-checks.ts';
 import { errors, Nullable, typed } from '../schemas.ts';
 
 const COOKIE = 'posthorn_pair_session';
@@ -64,19 +66,6 @@ const PairingStatus = Type.Object(
   { title: 'PairingStatus' },
 );
 
-function esc(value: unknown): string {
-  return String(value ?? '').replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
-
-function page(title: string, body: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
-<title>${esc(title)} · Posthorn</title>
-<style>body{font:16px/1.5 system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem;color:#222}
-.code{font:700 1.6rem ui-monospace,monospace;letter-spacing:.1em}.error{color:#b00020}form{margin:1.5rem 0}
-input[type=email],input[type=text]{width:100%;padding:.4rem;margin:.2rem 0 .8rem}button{padding:.5rem 1rem}</style></head>
-<body><h1>${esc(title)}</h1>${body}</body></html>`;
-}
-
 function form(code: string, step: string, inner: string, submit: string): string {
   return `<form method="post" action="/pair"><input type="hidden" name="code" value="${esc(code)}"><input type="hidden" name="step" value="${esc(step)}">${inner}<button type="submit" name="submit" value="${esc(submit)}">${esc(submit)}</button></form>`;
 }
@@ -94,12 +83,9 @@ function sessionOf(request: FastifyRequest): string | null {
  */
 export async function pairRoutes(instance: FastifyInstance, { ctx }: { ctx: DomainContext }) {
   const app = typed(instance);
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) =>
-    done(null, Object.fromEntries(new URLSearchParams(body as string))),
-  );
+  acceptFormBodies(app);
 
-  const render = (reply: FastifyReply, status: number, title: string, body: string) =>
-    reply.code(status).type('text/html; charset=utf-8').send(page(title, body));
+  const render = sendPage;
 
   async function authorizePage(
     reply: FastifyReply,
