@@ -500,7 +500,48 @@ export interface TemplateVersionsTable extends TemplateContent {
   published_at: Generated<Date>;
 }
 
+export type CampaignStatus = 'draft' | 'scheduled' | 'sending' | 'sent' | 'paused' | 'cancelled' | 'failed';
+
+export interface CampaignsTable {
+  id: string;
+  project_id: string;
+  name: string;
+  status: Generated<CampaignStatus>;
+  from_address: string | null;
+  from_name: string | null;
+  reply_to: string | null;
+  subject: string | null;
+  preheader: string | null;
+  template_id: string | null;
+  template_version: number | null;
+  html: string | null;
+  list_ids: Generated<string[]>;
+  segment_ids: Generated<string[]>;
+  exclude_list_ids: Generated<string[]>;
+  exclude_segment_ids: Generated<string[]>;
+  track_opens: Generated<boolean>;
+  track_clicks: Generated<boolean>;
+  tags: ColumnType<{ name: string; value: string }[], string | undefined, string>;
+  scheduled_at: NullableTimestamp;
+  recipient_count: number | null;
+  started_at: NullableTimestamp;
+  finished_at: NullableTimestamp;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+/** A campaign's audience as snapshotted when sending starts: one row per contact. */
+export interface CampaignRecipientsTable {
+  campaign_id: string;
+  contact_id: string;
+  email: string;
+  status: Generated<string>;
+  email_id: string | null;
+}
+
 export interface Database {
+  campaigns: CampaignsTable;
+  campaign_recipients: CampaignRecipientsTable;
   templates: TemplatesTable;
   template_versions: TemplateVersionsTable;
   pairings: PairingsTable;

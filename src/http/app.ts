@@ -13,6 +13,7 @@ import {
   refuseUnstorableStrings,
 } from './request-checks.ts';
 import { accountRoutes } from './routes/accounts.ts';
+import { campaignRoutes } from './routes/campaigns.ts';
 import { contactRoutes } from './routes/contacts.ts';
 import { dashboardRoutes } from './routes/dashboard.ts';
 import { domainRoutes } from './routes/domains.ts';
@@ -104,6 +105,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await v1.register(listRoutes, deps);
       await v1.register(segmentRoutes, deps);
       await v1.register(templateRoutes, deps);
+      await v1.register(campaignRoutes, deps);
       await v1.register(webhookRoutes, deps);
       await v1.register(pairingApiRoutes, deps);
     },

@@ -47,6 +47,32 @@ function domainOf(address: string) {
   return address.slice(address.lastIndexOf('@') + 1);
 }
 
+/**
+ * The `from` rule every send path shares: an address on a verified domain of the project, or the
+ * shared domain's default address (true when it is that one, which counts against its own limit).
+ */
+export function checkFromAddress(
+  ctx: DomainContext,
+  facts: ProjectFacts,
+  address: string,
+  prefix = '',
+): boolean {
+  const shared = sharedDefaultFrom(ctx);
+  if (address === shared) return true;
+  const domain = domainOf(address);
+  if (!facts.verified_domains.includes(domain)) {
+    throw new SendRefusedError(
+      'unverified_domain',
+      `${prefix}\`from\` ${address} is not on a verified domain of this project: ${
+        facts.verified_domains.length
+          ? `verified domains are ${facts.verified_domains.join(', ')}`
+          : 'this project has no verified domain yet'
+      }. Verify ${domain} with POST /v1/domains, or send from ${shared}`,
+    );
+  }
+  return false;
+}
+
 /** The send checks every path shares: account, `from` domain; returns how many use the shared domain. */
 export function checkSenders(
   ctx: DomainContext,
@@ -61,24 +87,9 @@ export function checkSenders(
       `Sending is not possible yet: ${blockers.map((b) => b.message).join('; ')}`,
     );
   }
-  const shared = sharedDefaultFrom(ctx);
   let onShared = 0;
   messages.forEach((m, i) => {
-    if (m.from.address === shared) {
-      onShared++;
-      return;
-    }
-    const domain = domainOf(m.from.address);
-    if (!sender.facts.verified_domains.includes(domain)) {
-      throw new SendRefusedError(
-        'unverified_domain',
-        `${label(i)}\`from\` ${m.from.address} is not on a verified domain of this project: ${
-          sender.facts.verified_domains.length
-            ? `verified domains are ${sender.facts.verified_domains.join(', ')}`
-            : 'this project has no verified domain yet'
-        }. Verify ${domain} with POST /v1/domains, or send from ${shared}`,
-      );
-    }
+    if (checkFromAddress(ctx, sender.facts, m.from.address, label(i))) onShared++;
   });
   return onShared;
 }

@@ -158,14 +158,7 @@ export function validateEmail(input: EmailInput, now = new Date()): ValidEmail {
     );
   }
 
-  const tags = (input.tags ?? []).map((t, i) => {
-    if (!TAG_TEXT.test(t.name) || !TAG_TEXT.test(t.value)) {
-      throw new ValidationError(
-        `\`tags[${i}]\`: name and value may contain only letters, digits, _ and - (1 to 256 characters)`,
-      );
-    }
-    return { name: t.name, value: t.value };
-  });
+  const tags = checkTags(input.tags);
 
   const scheduledAt = checkScheduledAt(input.scheduled_at, now);
 
@@ -186,6 +179,20 @@ export function validateEmail(input: EmailInput, now = new Date()): ValidEmail {
     sizeEstimate: size,
     warnings,
   };
+}
+
+/** Tags of a message or campaign: names and values of letters, digits, _ and - (1 to 256 characters). */
+export function checkTags(
+  given: { name: string; value: string }[] | undefined,
+): { name: string; value: string }[] {
+  return (given ?? []).map((t, i) => {
+    if (!TAG_TEXT.test(t.name) || !TAG_TEXT.test(t.value)) {
+      throw new ValidationError(
+        `\`tags[${i}]\`: name and value may contain only letters, digits, _ and - (1 to 256 characters)`,
+      );
+    }
+    return { name: t.name, value: t.value };
+  });
 }
 
 /** Custom headers: valid names, none reserved, single-line string values. */

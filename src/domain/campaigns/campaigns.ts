@@ -1,0 +1,133 @@
+import { randomUUID } from 'node:crypto';
+import type { Selectable } from 'kysely';
+import type { CampaignStatus, CampaignsTable } from '../../db/schema.ts';
+import type { DomainContext } from '../core/context.ts';
+import { ConflictError, NotFoundError } from '../core/errors.ts';
+import { findInProject } from '../core/find.ts';
+import type { ProjectFacts } from '../plans/project-facts.ts';
+import {
+  applyInput,
+  type CampaignFields,
+  type CampaignInput,
+  checkCampaign,
+  EMPTY_CAMPAIGN,
+} from './fields.ts';
+
+export type CampaignRow = Selectable<CampaignsTable>;
+export type { CampaignInput } from './fields.ts';
+
+/** Once sending has started (or the campaign was cancelled) its content and audience are fixed. */
+const FROZEN: CampaignStatus[] = ['sending', 'sent', 'cancelled'];
+
+const iso = (d: Date | null) => (d === null ? null : d.toISOString());
+
+export function presentCampaign(row: CampaignRow) {
+  return {
+    id: row.id,
+    object: 'campaign' as const,
+    name: row.name,
+    status: row.status,
+    from: row.from_address,
+    from_name: row.from_name,
+    reply_to: row.reply_to,
+    subject: row.subject,
+    preheader: row.preheader,
+    template_id: row.template_id,
+    template_version: row.template_version,
+    html: row.html,
+    list_ids: row.list_ids,
+    segment_ids: row.segment_ids,
+    exclude_list_ids: row.exclude_list_ids,
+    exclude_segment_ids: row.exclude_segment_ids,
+    tracking: { opens: row.track_opens, clicks: row.track_clicks },
+    tags: row.tags,
+    scheduled_at: iso(row.scheduled_at),
+    recipient_count: row.recipient_count,
+    started_at: iso(row.started_at),
+    finished_at: iso(row.finished_at),
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}
+
+export function findCampaign(ctx: DomainContext, projectId: string, id: string): Promise<CampaignRow> {
+  return findInProject(ctx.db, 'campaigns', 'Campaign', projectId, id);
+}
+
+/** GET /campaigns: the project's campaigns, newest first, paginated. */
+export async function listCampaigns(
+  ctx: DomainContext,
+  projectId: string,
+  page: { limit: number; offset: number },
+) {
+  const base = ctx.db.selectFrom('campaigns').where('project_id', '=', projectId);
+  const [rows, total] = await Promise.all([
+    base
+      .selectAll()
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(page.limit)
+      .offset(page.offset)
+      .execute(),
+    base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { data: rows.map(presentCampaign), total: Number(total.n), limit: page.limit, offset: page.offset };
+}
+
+/** GET /campaigns/{id}. */
+export async function getCampaign(ctx: DomainContext, projectId: string, id: string) {
+  return presentCampaign(await findCampaign(ctx, projectId, id));
+}
+
+/** POST /campaigns: a draft, checked as a whole (sender on a verified domain, content, audience). */
+export async function createCampaign(ctx: DomainContext, facts: ProjectFacts, input: CampaignInput) {
+  const values = await checkCampaign(ctx, facts, applyInput(EMPTY_CAMPAIGN, input));
+  const row = await ctx.db
+    .insertInto('campaigns')
+    .values({ id: randomUUID(), project_id: facts.id, ...values })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return presentCampaign(row);
+}
+
+const frozen = (row: Pick<CampaignRow, 'name' | 'status'>) =>
+  new ConflictError(`Campaign "${row.name}" is ${row.status}: it can no longer be edited`);
+
+/** PATCH /campaigns/{id}: edits a campaign not yet sending (409 once sending, sent or cancelled). */
+export async function updateCampaign(
+  ctx: DomainContext,
+  facts: ProjectFacts,
+  id: string,
+  input: CampaignInput,
+) {
+  const current = await findCampaign(ctx, facts.id, id);
+  if (FROZEN.includes(current.status)) throw frozen(current);
+  const { id: _i, project_id: _p, status: _s, created_at: _c, updated_at: _u, ...stored } = current;
+  const fields: CampaignFields = { ...EMPTY_CAMPAIGN, ...stored };
+  const values = await checkCampaign(ctx, facts, applyInput(fields, input));
+  // the status is checked again in the write: a send that started meanwhile wins
+  const row = await ctx.db
+    .updateTable('campaigns')
+    .set({ ...values, updated_at: new Date() })
+    .where('id', '=', current.id)
+    .where('status', 'not in', FROZEN)
+    .returningAll()
+    .executeTakeFirst();
+  if (!row) throw frozen(await findCampaign(ctx, facts.id, id));
+  return presentCampaign(row);
+}
+
+/** DELETE /campaigns/{id}: refused (409) while the campaign is sending; its recipients go with it. */
+export async function deleteCampaign(ctx: DomainContext, projectId: string, id: string) {
+  const current = await findCampaign(ctx, projectId, id);
+  const deleted = await ctx.db
+    .deleteFrom('campaigns')
+    .where('id', '=', current.id)
+    .where('status', '!=', 'sending')
+    .executeTakeFirst();
+  if (Number(deleted.numDeletedRows) === 0) {
+    const now = await findCampaign(ctx, projectId, id).catch(() => null);
+    if (!now) throw new NotFoundError('Campaign');
+    throw new ConflictError(`Campaign "${now.name}" is sending: pause or cancel it before deleting it`);
+  }
+}
