@@ -291,6 +291,11 @@ export interface EmailsTable {
   template_data: ColumnType<TemplateData | null, string | null | undefined, string | null>;
   /** The contact a marketing or automation email goes to (null for transactional mail). */
   contact_id: Generated<string | null>;
+  /** Marketing layer: add the open pixel / send links through click tracking (campaigns and flows). */
+  track_opens: Generated<boolean>;
+  track_clicks: Generated<boolean>;
+  /** The campaign this email is one recipient's message of (named in Feedback-ID). */
+  campaign_id: Generated<string | null>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }

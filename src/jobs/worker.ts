@@ -13,6 +13,7 @@ import {
   dispatchWebhooks,
 } from '../domain/webhooks/dispatch.ts';
 import { audienceEventTask } from './audience-event.ts';
+import { campaignFinishTask, campaignSendTask } from './campaign-send.ts';
 import { deliverEmailTask } from './deliver-email.ts';
 import { importContactsTask } from './import-contacts.ts';
 import { watchWorkerLiveness } from './liveness.ts';
@@ -34,6 +35,8 @@ export function taskList(deps: WorkerDeps) {
     send_system_email: sendSystemEmailTask(deps),
     deliver_email: deliverEmailTask(deps),
     import_contacts: importContactsTask(deps.ctx),
+    campaign_send: campaignSendTask(deps.ctx),
+    campaign_finish: campaignFinishTask(deps.ctx),
     // flows will attach here too
     audience_event: audienceEventTask([audienceWebhookSubscriber(deps.ctx)], deps.log),
     audience_outbox: async () => {

@@ -15,6 +15,7 @@ import {
   recordOutcomes,
 } from './delivery-outcomes.ts';
 import { type DeliveryDeps, handOver } from './hand-over.ts';
+import { applyMarketingLayer } from './marketing-layer.ts';
 import { suppressedAmong } from './suppressions.ts';
 
 const CLAIMABLE: EmailStatus[] = ['queued', 'scheduled', 'deferred', 'sending'];
@@ -57,6 +58,9 @@ export async function deliverEmails(deps: DeliveryDeps, ids: string[]): Promise<
     if (r && 'error' in r) unrenderable.set(row.id, r.error);
     else if (r) Object.assign(row, { html: r.html, text_body: r.text });
   }
+  // marketing and automation rows: tracking, footer and List-Unsubscribe (no query otherwise)
+  const layerable = rows.filter((r) => !unrenderable.has(r.id));
+  for (const [id, reason] of await applyMarketingLayer(deps.ctx, layerable)) unrenderable.set(id, reason);
   const outcomes = await Promise.all(
     rows.map(async (row) =>
       unrenderable.has(row.id)
@@ -64,7 +68,7 @@ export async function deliverEmails(deps: DeliveryDeps, ids: string[]): Promise<
         : deliverOne(deps, row, {
             key: await signingKey(row.project_id, domainOf(row.from_address)),
             attachments: attachments.filter((a) => a.email_id === row.id),
-            suppressed: suppressed.get(row.project_id) as Set<string>,
+            suppressed: suppressed.get(`${row.project_id}:${row.stream}`) as Set<string>,
           }),
     ),
   );
@@ -83,20 +87,23 @@ async function attachmentsOf(deps: DeliveryDeps, rows: EmailRow[]) {
     .execute();
 }
 
-/** The suppressed addresses among the rows' recipients, per project (lower-cased). */
+/**
+ * The suppressed addresses among the rows' recipients, per project and stream (lower-cased): an
+ * unsubscribe blocks marketing and automation only, so one batch may hold both answers.
+ */
 async function suppressedByProject(deps: DeliveryDeps, rows: EmailRow[]) {
   const suppressed = new Map<string, Set<string>>();
-  for (const projectId of new Set(rows.map((r) => r.project_id))) {
-    const mine = rows.filter((r) => r.project_id === projectId);
+  for (const group of new Set(rows.map((r) => `${r.project_id}:${r.stream}`))) {
+    const mine = rows.filter((r) => `${r.project_id}:${r.stream}` === group);
     suppressed.set(
-      projectId,
-      await suppressedAmong(deps.ctx.db, projectId, mine.flatMap(bareRecipients), mine[0].stream),
+      group,
+      await suppressedAmong(deps.ctx.db, mine[0].project_id, mine.flatMap(bareRecipients), mine[0].stream),
     );
   }
   return suppressed;
 }
 
-/** A template email that cannot be rendered again is failed with the reason; nothing is sent. */
+/** A message that cannot be rendered again (or cannot carry the marketing layer) is failed with the reason. */
 function failedToRender(id: string, reason: string): Outcome {
   return {
     ...newOutcome(id),
@@ -127,6 +134,8 @@ function composeRow(row: EmailRow, attachments: Attachment[], key: DkimKey): Pro
       })),
       projectId: row.project_id,
       stream: row.stream,
+      // Feedback-ID names the campaign (`marketing:{campaign}:{project}:posthorn`)
+      feedbackTags: row.campaign_id ? [row.campaign_id] : undefined,
     },
     key,
   );

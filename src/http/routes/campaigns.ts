@@ -8,6 +8,7 @@ import {
   listCampaigns,
   updateCampaign,
 } from '../../domain/campaigns/campaigns.ts';
+import { sendCampaign } from '../../domain/campaigns/send.ts';
 import type { DomainContext } from '../../domain/core/context.ts';
 import { projectFactsOf, projectOf } from '../auth.ts';
 import { errors, IdParams, Nullable, PageQuery, page, pageOf, Timestamp, typed } from '../schemas.ts';
@@ -96,7 +97,7 @@ const AudienceSchema = Type.Object(
   { title: 'CampaignAudience' },
 );
 
-/** Campaigns: marketing sends to lists and segments (drafts and their audience for now). */
+/** Campaigns: marketing sends to lists and segments (drafts, their audience, and sending). */
 export async function campaignRoutes(instance: FastifyInstance, { ctx }: { ctx: DomainContext }) {
   const app = typed(instance);
   const config = { auth: 'project' as const };
@@ -179,5 +180,19 @@ export async function campaignRoutes(instance: FastifyInstance, { ctx }: { ctx: 
       },
     },
     async (request) => previewAudience(ctx, projectOf(request), request.params.id),
+  );
+  app.post(
+    '/campaigns/:id/send',
+    {
+      config,
+      schema: {
+        ...one(
+          'Send a campaign now: snapshots its audience and starts sending (400 footer placeholder or empty audience, 402 over the monthly allowance, 409 unless draft, scheduled or paused)',
+          'sendCampaign',
+        ),
+        response: { 200: CampaignSchema, ...errors(400, 401, 402, 404, 409, 429) },
+      },
+    },
+    async (request) => sendCampaign(ctx, await projectFactsOf(request, ctx), request.params.id),
   );
 }

@@ -1,0 +1,245 @@
+import { randomUUID } from 'node:crypto';
+import { type Insertable, type Selectable, sql } from 'kysely';
+import type { Tx } from '../../db/database.ts';
+import { addJobs, type JobSpec } from '../../db/enqueue.ts';
+import type { EmailsTable, TemplateData } from '../../db/schema.ts';
+import { formatMailbox } from '../../mail/address.ts';
+import type { DomainContext } from '../core/context.ts';
+import { ValidationError } from '../core/errors.ts';
+import { JOB_CHUNK } from '../emails/accept.ts';
+import { sharedDefaultFrom } from '../plans/project-facts.ts';
+import { renderBudget, renderTemplate, type TemplateContact } from '../templates/render.ts';
+import type { CampaignRow } from './campaigns.ts';
+import { type CampaignContent, campaignContent } from './content.ts';
+import { campaignJob } from './send.ts';
+
+/** Recipients written per transaction. */
+export const CAMPAIGN_BATCH = 500;
+/** How often the finish check looks again while messages are still on their way. */
+const FINISH_POLL_MS = 2_000;
+/** Email statuses after which nothing more happens to a message. */
+const FINAL = ['sent', 'delivered', 'bounced', 'complained', 'failed', 'suppressed', 'cancelled'];
+/** As accept.ts spreads usage rows over shards, so concurrent writers do not queue on one row. */
+const USAGE_SHARDS = 16;
+
+type Picked = TemplateContact & { contact_id: string; found: boolean };
+
+export function finishJob(campaignId: string, delayMs = FINISH_POLL_MS): JobSpec {
+  return {
+    task: 'campaign_finish',
+    payload: { campaign_id: campaignId },
+    jobKey: `campaign-finish:${campaignId}`,
+    runAt: new Date(Date.now() + delayMs),
+  };
+}
+
+/**
+ * One batch of a sending campaign, in ONE transaction: takes up to CAMPAIGN_BATCH pending
+ * recipients (`FOR UPDATE SKIP LOCKED`), renders each one's subject (and inline HTML; a template
+ * email keeps its version and data and is rendered again when it leaves), writes their emails, the
+ * `queued` events, the usage and the delivery jobs in one statement, marks the recipients `queued`
+ * with their email id, and enqueues what comes next: this job again while recipients remain, else
+ * the finish check. The recipient's status is the guard: a re-run after a crash finds it `queued`
+ * (committed with its email) or still `pending` (nothing was written), never a second email.
+ * A paused or cancelled campaign stops here. Returns how many recipients the batch took.
+ */
+export async function sendCampaignBatch(ctx: DomainContext, campaignId: string): Promise<number> {
+  const campaign = await ctx.db
+    .selectFrom('campaigns')
+    .selectAll()
+    .where('id', '=', campaignId)
+    .executeTakeFirst();
+  if (campaign?.status !== 'sending') return 0;
+  const content = await campaignContent(ctx, campaign);
+  return ctx.db.transaction().execute(async (tx) => {
+    const { rows: picked } = await sql<Picked>`
+      select r.contact_id, r.email, c.first_name, c.last_name, coalesce(c.properties, '{}'::jsonb) as properties,
+             c.id is not null as found
+        from campaign_recipients r left join contacts c on c.id = r.contact_id
+       where r.campaign_id = ${campaignId} and r.status = 'pending'
+       order by r.contact_id
+       limit ${CAMPAIGN_BATCH}
+         for update of r skip locked`.execute(tx);
+    if (picked.length === 0) {
+      await addJobs([finishJob(campaignId, 0)]).execute(tx);
+      return 0;
+    }
+    const next = picked.length === CAMPAIGN_BATCH ? campaignJob(campaignId) : finishJob(campaignId);
+    await writeBatch(tx, ctx, campaign, content, picked, next);
+    return picked.length;
+  });
+}
+
+interface Outcome {
+  contact_id: string;
+  status: 'queued' | 'skipped' | 'failed';
+  email_id: string | null;
+  reason: string | null;
+}
+
+function emailsOf(ctx: DomainContext, campaign: CampaignRow, content: CampaignContent, picked: Picked[]) {
+  const domain = content.fromAddress.slice(content.fromAddress.lastIndexOf('@') + 1);
+  const fromHeader = formatMailbox({ name: campaign.from_name ?? '', address: content.fromAddress });
+  const outcomes: Outcome[] = [];
+  const emails: CampaignEmail[] = [];
+  for (const r of picked) {
+    // a contact deleted since the snapshot is not written to
+    if (!r.found) {
+      outcomes.push({
+        contact_id: r.contact_id,
+        status: 'skipped',
+        email_id: null,
+        reason: 'contact deleted',
+      });
+      continue;
+    }
+    const contact: TemplateContact = {
+      email: r.email,
+      first_name: r.first_name,
+      last_name: r.last_name,
+      properties: r.properties,
+    };
+    let rendered: { subject: string; html: string };
+    try {
+      rendered = renderTemplate(content.source, content.template?.variables, contact, renderBudget(), {
+        deriveText: false,
+      });
+    } catch (err) {
+      if (!(err instanceof ValidationError)) throw err;
+      outcomes.push({ contact_id: r.contact_id, status: 'failed', email_id: null, reason: err.message });
+      continue;
+    }
+    const id = randomUUID();
+    outcomes.push({ contact_id: r.contact_id, status: 'queued', email_id: id, reason: null });
+    const data: TemplateData | null = content.template
+      ? { variables: content.template.variables, contact }
+      : null;
+    emails.push({
+      id,
+      project_id: campaign.project_id,
+      stream: 'marketing',
+      status: 'queued',
+      message_id: `<${id}@${domain}>`,
+      from_header: fromHeader,
+      from_address: content.fromAddress,
+      to_addresses: [r.email],
+      reply_to: content.replyTo ? [content.replyTo] : [],
+      subject: rendered.subject,
+      html: content.template ? null : rendered.html,
+      text_body: null,
+      headers: {},
+      tags: campaign.tags,
+      attachments: [],
+      size_bytes: rendered.html.length,
+      template_id: content.template?.id ?? null,
+      template_version: content.template?.version ?? null,
+      template_data: data,
+      contact_id: r.contact_id,
+      campaign_id: campaign.id,
+      track_opens: campaign.track_opens,
+      track_clicks: campaign.track_clicks,
+    });
+  }
+  return { emails, outcomes, onShared: content.fromAddress === sharedDefaultFrom(ctx) };
+}
+
+/** The emails columns a campaign batch writes: each a column of the table. */
+const EMAIL_COLUMNS = [
+  'id',
+  'project_id',
+  'stream',
+  'status',
+  'message_id',
+  'from_header',
+  'from_address',
+  'to_addresses',
+  'reply_to',
+  'subject',
+  'html',
+  'text_body',
+  'headers',
+  'tags',
+  'attachments',
+  'size_bytes',
+  'template_id',
+  'template_version',
+  'template_data',
+  'contact_id',
+  'campaign_id',
+  'track_opens',
+  'track_clicks',
+] as const satisfies readonly (keyof Insertable<EmailsTable>)[];
+const EMAIL_COLUMN_LIST = sql.join(EMAIL_COLUMNS.map((c) => sql.ref(c)));
+/** A row as it travels to PostgreSQL in JSON (the JSON columns hold their values). */
+type CampaignEmail = Pick<Selectable<EmailsTable>, (typeof EMAIL_COLUMNS)[number]>;
+
+/** The batch's emails, events, recipient statuses, usage and jobs: one statement. */
+async function writeBatch(
+  tx: Tx,
+  ctx: DomainContext,
+  campaign: CampaignRow,
+  content: CampaignContent,
+  picked: Picked[],
+  next: JobSpec,
+) {
+  const { emails, outcomes, onShared } = emailsOf(ctx, campaign, content, picked);
+  const ids = emails.map((e) => e.id);
+  const jobs: JobSpec[] = [next];
+  for (let i = 0; i < ids.length; i += JOB_CHUNK)
+    jobs.push({ task: 'deliver_email', payload: { ids: ids.slice(i, i + JOB_CHUNK) } });
+  await sql`
+    with inserted_emails as (
+      insert into emails (${EMAIL_COLUMN_LIST})
+      select ${EMAIL_COLUMN_LIST} from json_populate_recordset(null::emails, ${JSON.stringify(emails)}::json)
+      returning id, project_id
+    ), inserted_events as (
+      insert into email_events (email_id, project_id, type, recipient, detail)
+      select id, project_id, 'queued', null, ${JSON.stringify({ campaign_id: campaign.id })}::jsonb
+        from inserted_emails
+    ), marked as (
+      update campaign_recipients r set status = o.status, email_id = o.email_id
+        from json_populate_recordset(null::campaign_recipients, ${JSON.stringify(outcomes)}::json) o
+       where r.campaign_id = ${campaign.id} and r.contact_id = o.contact_id
+    ), counted as (
+      insert into sending_usage as s (project_id, day, shard, sent, shared_domain_sent)
+      select ${campaign.project_id}::uuid, current_date, ${Math.floor(Math.random() * USAGE_SHARDS)}::int,
+             ${ids.length}::int, ${onShared ? ids.length : 0}::int
+       where ${ids.length}::int > 0
+      on conflict (project_id, day, shard) do update
+        set sent = s.sent + excluded.sent, shared_domain_sent = s.shared_domain_sent + excluded.shared_domain_sent
+    )
+    ${addJobs(jobs)}`.execute(tx);
+}
+
+/**
+ * The finish check: a campaign is `sent` (with finished_at) once no recipient is pending and
+ * every written email is final; until then it looks again shortly. Recipients left pending (a
+ * batch job lost to a crash) get their job back.
+ */
+export async function finishCampaign(ctx: DomainContext, campaignId: string): Promise<boolean> {
+  const { rows } = await sql<{ pending: number; open: number }>`
+    select count(*) filter (where r.status = 'pending')::int as pending,
+           count(*) filter (where r.status = 'queued' and (e.status is null or e.status <> all(${FINAL}::text[])))::int as open
+      from campaign_recipients r left join emails e on e.id = r.email_id
+     where r.campaign_id = ${campaignId}`.execute(ctx.db);
+  const { pending, open } = rows[0];
+  return ctx.db.transaction().execute(async (tx) => {
+    const campaign = await tx
+      .selectFrom('campaigns')
+      .select('status')
+      .where('id', '=', campaignId)
+      .forUpdate()
+      .executeTakeFirst();
+    if (campaign?.status !== 'sending') return false;
+    if (pending > 0 || open > 0) {
+      await addJobs([pending > 0 ? campaignJob(campaignId) : finishJob(campaignId)]).execute(tx);
+      return false;
+    }
+    await tx
+      .updateTable('campaigns')
+      .set({ status: 'sent', finished_at: new Date(), updated_at: new Date() })
+      .where('id', '=', campaignId)
+      .execute();
+    return true;
+  });
+}
