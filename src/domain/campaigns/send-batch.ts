@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { type Insertable, type Selectable, sql } from 'kysely';
+import { sql } from 'kysely';
 import type { Tx } from '../../db/database.ts';
 import { addJobs, type JobSpec } from '../../db/enqueue.ts';
-import type { EmailsTable, TemplateData } from '../../db/schema.ts';
+import type { TemplateData } from '../../db/schema.ts';
 import { formatMailbox } from '../../mail/address.ts';
 import type { DomainContext } from '../core/context.ts';
 import { ValidationError } from '../core/errors.ts';
-import { JOB_CHUNK } from '../emails/accept.ts';
+import { applyWrite, type EmailRowInput } from '../emails/accept.ts';
 import { sharedDefaultFrom } from '../plans/project-facts.ts';
 import { renderBudget, renderTemplate, type TemplateContact } from '../templates/render.ts';
 import type { CampaignRow } from './campaigns.ts';
@@ -20,7 +20,7 @@ const FINISH_POLL_MS = 2_000;
 /** Email statuses after which nothing more happens to a message. */
 const FINAL = ['sent', 'delivered', 'bounced', 'complained', 'failed', 'suppressed', 'cancelled'];
 /** As accept.ts spreads usage rows over shards, so concurrent writers do not queue on one row. */
-const USAGE_SHARDS = 16;
+const _USAGE_SHARDS = 16;
 
 type Picked = TemplateContact & { contact_id: string; found: boolean };
 
@@ -81,7 +81,7 @@ function emailsOf(ctx: DomainContext, campaign: CampaignRow, content: CampaignCo
   const domain = content.fromAddress.slice(content.fromAddress.lastIndexOf('@') + 1);
   const fromHeader = formatMailbox({ name: campaign.from_name ?? '', address: content.fromAddress });
   const outcomes: Outcome[] = [];
-  const emails: CampaignEmail[] = [];
+  const emails: EmailRowInput[] = [];
   for (const r of picked) {
     // a contact deleted since the snapshot is not written to
     if (!r.found) {
@@ -117,12 +117,15 @@ function emailsOf(ctx: DomainContext, campaign: CampaignRow, content: CampaignCo
     emails.push({
       id,
       project_id: campaign.project_id,
+      api_key_id: null,
       stream: 'marketing',
       status: 'queued',
       message_id: `<${id}@${domain}>`,
       from_header: fromHeader,
       from_address: content.fromAddress,
       to_addresses: [r.email],
+      cc_addresses: [],
+      bcc_addresses: [],
       reply_to: content.replyTo ? [content.replyTo] : [],
       subject: rendered.subject,
       html: content.template ? null : rendered.html,
@@ -130,6 +133,7 @@ function emailsOf(ctx: DomainContext, campaign: CampaignRow, content: CampaignCo
       headers: {},
       tags: campaign.tags,
       attachments: [],
+      scheduled_at: null,
       size_bytes: rendered.html.length,
       template_id: content.template?.id ?? null,
       template_version: content.template?.version ?? null,
@@ -143,37 +147,10 @@ function emailsOf(ctx: DomainContext, campaign: CampaignRow, content: CampaignCo
   return { emails, outcomes, onShared: content.fromAddress === sharedDefaultFrom(ctx) };
 }
 
-/** The emails columns a campaign batch writes: each a column of the table. */
-const EMAIL_COLUMNS = [
-  'id',
-  'project_id',
-  'stream',
-  'status',
-  'message_id',
-  'from_header',
-  'from_address',
-  'to_addresses',
-  'reply_to',
-  'subject',
-  'html',
-  'text_body',
-  'headers',
-  'tags',
-  'attachments',
-  'size_bytes',
-  'template_id',
-  'template_version',
-  'template_data',
-  'contact_id',
-  'campaign_id',
-  'track_opens',
-  'track_clicks',
-] as const satisfies readonly (keyof Insertable<EmailsTable>)[];
-const EMAIL_COLUMN_LIST = sql.join(EMAIL_COLUMNS.map((c) => sql.ref(c)));
-/** A row as it travels to PostgreSQL in JSON (the JSON columns hold their values). */
-type CampaignEmail = Pick<Selectable<EmailsTable>, (typeof EMAIL_COLUMNS)[number]>;
-
-/** The batch's emails, events, recipient statuses, usage and jobs: one statement. */
+/**
+ * The batch's emails, their `queued` events, usage and delivery jobs through the one durable write
+ * of every send (accept.ts `applyWrite`), and the recipients' statuses, in the caller's transaction.
+ */
 async function writeBatch(
   tx: Tx,
   ctx: DomainContext,
@@ -183,32 +160,33 @@ async function writeBatch(
   next: JobSpec,
 ) {
   const { emails, outcomes, onShared } = emailsOf(ctx, campaign, content, picked);
-  const ids = emails.map((e) => e.id);
-  const jobs: JobSpec[] = [next];
-  for (let i = 0; i < ids.length; i += JOB_CHUNK)
-    jobs.push({ task: 'deliver_email', payload: { ids: ids.slice(i, i + JOB_CHUNK) } });
+  await applyWrite(tx, {
+    emails,
+    attachments: [],
+    events: emails.map((e) => ({
+      email_id: e.id,
+      project_id: e.project_id,
+      type: 'queued',
+      recipient: null,
+      detail: { campaign_id: campaign.id },
+    })),
+    usage:
+      emails.length > 0
+        ? [
+            {
+              projectId: campaign.project_id,
+              total: emails.length,
+              onSharedDomain: onShared ? emails.length : 0,
+            },
+          ]
+        : [],
+    jobs: [next],
+    immediate: emails.map((e) => e.id),
+  });
   await sql`
-    with inserted_emails as (
-      insert into emails (${EMAIL_COLUMN_LIST})
-      select ${EMAIL_COLUMN_LIST} from json_populate_recordset(null::emails, ${JSON.stringify(emails)}::json)
-      returning id, project_id
-    ), inserted_events as (
-      insert into email_events (email_id, project_id, type, recipient, detail)
-      select id, project_id, 'queued', null, ${JSON.stringify({ campaign_id: campaign.id })}::jsonb
-        from inserted_emails
-    ), marked as (
-      update campaign_recipients r set status = o.status, email_id = o.email_id
-        from json_populate_recordset(null::campaign_recipients, ${JSON.stringify(outcomes)}::json) o
-       where r.campaign_id = ${campaign.id} and r.contact_id = o.contact_id
-    ), counted as (
-      insert into sending_usage as s (project_id, day, shard, sent, shared_domain_sent)
-      select ${campaign.project_id}::uuid, current_date, ${Math.floor(Math.random() * USAGE_SHARDS)}::int,
-             ${ids.length}::int, ${onShared ? ids.length : 0}::int
-       where ${ids.length}::int > 0
-      on conflict (project_id, day, shard) do update
-        set sent = s.sent + excluded.sent, shared_domain_sent = s.shared_domain_sent + excluded.shared_domain_sent
-    )
-    ${addJobs(jobs)}`.execute(tx);
+    update campaign_recipients r set status = o.status, email_id = o.email_id
+      from json_populate_recordset(null::campaign_recipients, ${JSON.stringify(outcomes)}::json) o
+     where r.campaign_id = ${campaign.id} and r.contact_id = o.contact_id`.execute(tx);
 }
 
 /**

@@ -200,6 +200,10 @@ const EMAIL_COLUMNS = [
   'template_id',
   'template_version',
   'template_data',
+  'contact_id',
+  'campaign_id',
+  'track_opens',
+  'track_clicks',
 ] as const satisfies readonly (keyof Insertable<EmailsTable>)[];
 type EmailColumn = (typeof EMAIL_COLUMNS)[number];
 
@@ -284,6 +288,10 @@ function prepareWrite(
       template_id: templates[n]?.templateId ?? null,
       template_version: templates[n]?.version ?? null,
       template_data: templates[n]?.data ?? null,
+      contact_id: null,
+      campaign_id: null,
+      track_opens: false,
+      track_clicks: false,
     });
     m.attachments.forEach((a, position) => {
       write.attachments.push({ email_id: id, position, content: a.content });
