@@ -3,7 +3,7 @@ import type { Runner } from 'graphile-worker';
 import pino from 'pino';
 import type { Config } from './config.ts';
 import { connectDatabase, type DatabaseHandle } from './db/database.ts';
-import { databaseUrlFor, type EmbeddedDatabase, openEmbeddedPostgres } from './db/embedded.ts';
+import type { EmbeddedDatabase } from './db/embedded.ts';
 import { migrate } from './db/migrate.ts';
 import { createTransport } from './delivery/index.ts';
 import type { Transport } from './delivery/transport.ts';
@@ -13,9 +13,7 @@ import { createSecrets } from './domain/core/secrets.ts';
 import { EmailWriter } from './domain/emails/email-writer.ts';
 import { RateLimiter } from './domain/keys/rate-limit.ts';
 import { RequestLogWriter } from './domain/keys/request-log.ts';
-import { buildApp } from './http/app.ts';
-import { startWorker } from './jobs/worker.ts';
-import { listenSmtp, type SmtpDoors } from './smtp/listen.ts';
+import type { SmtpDoors } from './smtp/listen.ts';
 
 export type RoleName = 'api' | 'worker' | 'smtp';
 
@@ -42,6 +40,7 @@ export async function startRuntime(
   let databaseUrl = config.databaseUrl;
   if (!databaseUrl) {
     log.info({ dataDir: config.dataDir }, 'starting the embedded PostgreSQL');
+    const { databaseUrlFor, openEmbeddedPostgres } = await import('./db/embedded.ts');
     embedded = await openEmbeddedPostgres({
       dataDir: config.dataDir,
       port: config.embeddedPgPort || undefined,
@@ -66,17 +65,21 @@ export async function startRuntime(
 
   let app: FastifyInstance | undefined;
   let url: string | undefined;
+  // each role's modules load only when it runs: a worker does not carry the HTTP stack, and so on
   if (roles.includes('api')) {
+    const { buildApp } = await import('./http/app.ts');
     app = await buildApp({ ctx, requestLog, rateLimiter, logger: log.child({ role: 'api' }) });
     url = await app.listen({ port: config.port, host: config.host });
     log.info(`API listening on ${url}/v1 (docs at ${url}/v1/docs)`);
   }
   let smtp: SmtpDoors | undefined;
   if (roles.includes('smtp')) {
+    const { listenSmtp } = await import('./smtp/listen.ts');
     smtp = await listenSmtp({ ctx, log: log.child({ role: 'smtp' }), requestLog });
   }
   let worker: Runner | undefined;
   if (roles.includes('worker')) {
+    const { startWorker } = await import('./jobs/worker.ts');
     worker = await startWorker({
       ctx,
       transport,

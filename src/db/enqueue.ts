@@ -7,7 +7,12 @@ export interface JobSpec {
   runAt?: Date | null;
   maxAttempts?: number;
   jobKey?: string | null;
+  /** graphile-worker's priority: lower runs first; marketing work yields to transactional mail */
+  priority?: number;
 }
+
+/** The priority of marketing and automation work (campaign batches and their deliveries). */
+export const BULK_PRIORITY = 10;
 
 const DEFAULT_MAX_ATTEMPTS = 25;
 
@@ -36,10 +41,10 @@ export function addJobs(jobs: JobSpec[]) {
 /** The `job_spec[]` expression for `graphile_worker.add_jobs`, for use inside a larger statement. */
 export function jobSpecs(jobs: JobSpec[]) {
   return sql`array(
-      select row(t, p::json, null, r, m, k, null, null)::graphile_worker.job_spec
+      select row(t, p::json, null, r, m, k, pr, null)::graphile_worker.job_spec
         from unnest(${jobs.map((j) => j.task)}::text[], ${jobs.map((j) => JSON.stringify(j.payload))}::text[],
                     ${jobs.map((j) => j.runAt ?? null)}::timestamptz[], ${jobs.map((j) => j.maxAttempts ?? DEFAULT_MAX_ATTEMPTS)}::int[],
-                    ${jobs.map((j) => j.jobKey ?? null)}::text[]) as x(t, p, r, m, k))`;
+                    ${jobs.map((j) => j.jobKey ?? null)}::text[], ${jobs.map((j) => j.priority ?? null)}::int[]) as x(t, p, r, m, k, pr))`;
 }
 
 /**

@@ -37,6 +37,8 @@ export interface ProjectsTable {
   name: string;
   footer_address: string | null;
   inbound_slug: Generated<string>;
+  rate_per_second: number | null;
+  rate_per_hour: number | null;
   created_at: Generated<Date>;
 }
 
@@ -145,6 +147,8 @@ export interface DomainsTable {
   last_checked_at: NullableTimestamp;
   failed_at: NullableTimestamp;
   inbound_enabled: Generated<boolean>;
+  rate_per_second: number | null;
+  rate_per_hour: number | null;
   created_at: Generated<Date>;
 }
 
@@ -296,6 +300,8 @@ export interface EmailsTable {
   track_clicks: Generated<boolean>;
   /** The campaign this email is one recipient's message of (named in Feedback-ID). */
   campaign_id: Generated<string | null>;
+  flow_id: Generated<string | null>;
+  flow_step: Generated<string | null>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }
@@ -529,10 +535,34 @@ export interface CampaignsTable {
   tags: ColumnType<{ name: string; value: string }[], string | undefined, string>;
   scheduled_at: NullableTimestamp;
   recipient_count: number | null;
+  rate_per_second: number | null;
+  rate_per_hour: number | null;
   started_at: NullableTimestamp;
   finished_at: NullableTimestamp;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
+  failure_reason: string | null;
+  /** The A/B test's settings (domain/campaigns/ab.ts `AbTest`), null for a plain campaign. */
+  ab_test: ColumnType<AbTestColumn | null, string | null | undefined, string | null>;
+  winner_variant: number | null;
+  /** When the A/B winner is (or, picked by hand, may be) chosen: set once the test is written. */
+  ab_winner_due_at: NullableTimestamp;
+}
+
+/** A campaign's A/B test as stored (checked by domain/campaigns/ab.ts). */
+export interface AbTestColumn {
+  variants: {
+    name: string;
+    subject?: string;
+    html?: string;
+    template_id?: string;
+    template_version?: number | null;
+    from_name?: string;
+  }[];
+  test_share: number;
+  winner_by: 'opens' | 'clicks' | 'revenue' | 'manual';
+  wait_minutes?: number;
+  wait_seconds?: number;
 }
 
 /** A campaign's audience as snapshotted when sending starts: one row per contact. */
@@ -542,9 +572,77 @@ export interface CampaignRecipientsTable {
   email: string;
   status: Generated<string>;
   email_id: string | null;
+  /** The A/B variant a test recipient gets (an index of ab_test.variants); null: the winner's. */
+  variant: number | null;
+}
+
+/** A throttle bucket (GCRA): the earliest moment its next message may leave. */
+export interface SendRatesTable {
+  bucket: string;
+  next_at: Date;
+}
+
+export type FlowStatus = 'draft' | 'active' | 'paused' | 'archived';
+export type EnrollmentStatus = 'active' | 'completed' | 'exited' | 'failed' | 'cancelled';
+
+export interface FlowsTable {
+  id: string;
+  project_id: string;
+  name: string;
+  status: Generated<FlowStatus>;
+  from_address: string | null;
+  from_name: string | null;
+  version: Generated<number>;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface FlowVersionsTable {
+  flow_id: string;
+  version: number;
+  definition: ColumnType<unknown, string, string>;
+  created_at: Generated<Date>;
+}
+
+/** One step an enrollment passed through, as its history shows it. */
+export interface EnrollmentHistoryEntry {
+  step_id: string;
+  type: string;
+  at: string;
+  outcome: string;
+  email_id?: string;
+}
+
+export interface FlowEnrollmentsTable {
+  id: string;
+  project_id: string;
+  flow_id: string;
+  version: number;
+  contact_id: string;
+  status: Generated<EnrollmentStatus>;
+  step_id: string | null;
+  wake_at: NullableTimestamp;
+  waiting_for: ColumnType<unknown, string | null | undefined, string | null>;
+  exit_reason: string | null;
+  converted_at: NullableTimestamp;
+  history: ColumnType<EnrollmentHistoryEntry[], string | undefined, string>;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+  finished_at: NullableTimestamp;
+}
+
+export interface FlowStepSendsTable {
+  enrollment_id: string;
+  step_id: string;
+  email_id: string;
 }
 
 export interface Database {
+  flows: FlowsTable;
+  flow_versions: FlowVersionsTable;
+  flow_enrollments: FlowEnrollmentsTable;
+  flow_step_sends: FlowStepSendsTable;
+  send_rates: SendRatesTable;
   campaigns: CampaignsTable;
   campaign_recipients: CampaignRecipientsTable;
   templates: TemplatesTable;

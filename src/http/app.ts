@@ -13,6 +13,7 @@ import {
   refuseUnstorableStrings,
 } from './request-checks.ts';
 import { accountRoutes } from './routes/accounts.ts';
+import { campaignActionRoutes } from './routes/campaign-actions.ts';
 import { campaignRoutes } from './routes/campaigns.ts';
 import { contactRoutes } from './routes/contacts.ts';
 import { dashboardRoutes } from './routes/dashboard.ts';
@@ -106,6 +107,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await v1.register(segmentRoutes, deps);
       await v1.register(templateRoutes, deps);
       await v1.register(campaignRoutes, deps);
+      await v1.register(campaignActionRoutes, deps);
       await v1.register(webhookRoutes, deps);
       await v1.register(pairingApiRoutes, deps);
     },

@@ -122,3 +122,27 @@ export const AccountSchema = Type.Object(
 
 export const ProjectParams = Type.Object({ project_id: Type.String({ description: 'project id' }) });
 export const IdParams = Type.Object({ id: Type.String() });
+
+/**
+ * A sending rate for marketing and automation mail (project, campaign or sending domain): at most
+ * `per_second` and `per_hour` messages, spaced by the stricter of the two; null for no limit.
+ */
+export const SendingRate = Type.Object(
+  {
+    per_second: Type.Optional(
+      Nullable(
+        Type.Integer({ minimum: 1, maximum: 100_000, description: 'messages per second; null: no limit' }),
+      ),
+    ),
+    per_hour: Type.Optional(
+      Nullable(
+        Type.Integer({ minimum: 1, maximum: 360_000_000, description: 'messages per hour; null: no limit' }),
+      ),
+    ),
+  },
+  {
+    title: 'SendingRate',
+    description:
+      'a rate for marketing and automation mail, shared by every worker; transactional mail is never throttled',
+  },
+);

@@ -13,7 +13,9 @@ import {
   dispatchWebhooks,
 } from '../domain/webhooks/dispatch.ts';
 import { audienceEventTask } from './audience-event.ts';
+import { campaignAbWinnerTask } from './campaign-ab.ts';
 import { campaignFinishTask, campaignSendTask } from './campaign-send.ts';
+import { campaignStartTask } from './campaign-start.ts';
 import { deliverEmailTask } from './deliver-email.ts';
 import { importContactsTask } from './import-contacts.ts';
 import { watchWorkerLiveness } from './liveness.ts';
@@ -37,6 +39,8 @@ export function taskList(deps: WorkerDeps) {
     import_contacts: importContactsTask(deps.ctx),
     campaign_send: campaignSendTask(deps.ctx),
     campaign_finish: campaignFinishTask(deps.ctx),
+    campaign_ab_winner: campaignAbWinnerTask(deps.ctx),
+    campaign_start: campaignStartTask(deps.ctx),
     // flows will attach here too
     audience_event: audienceEventTask([audienceWebhookSubscriber(deps.ctx)], deps.log),
     audience_outbox: async () => {

@@ -1,5 +1,5 @@
 import MailComposer from 'nodemailer/lib/mail-composer';
-import { type DkimKey, signDkim } from './dkim.ts';
+import { type DkimKey, signDkimAsync } from './dkim.ts';
 import { canComposeFast, composeFast } from './fast-compose.ts';
 import { htmlToText } from './html-to-text.ts';
 
@@ -34,7 +34,7 @@ export interface ComposeInput {
 export async function composeMessage(input: ComposeInput, dkim: DkimKey | null): Promise<Buffer> {
   if (canComposeFast(input)) {
     const raw = composeFast(input);
-    return dkim ? signDkim(raw, dkim) : raw;
+    return dkim ? signDkimAsync(raw, dkim) : raw;
   }
   const composer = new MailComposer({
     messageId: input.messageId,
@@ -61,5 +61,5 @@ export async function composeMessage(input: ComposeInput, dkim: DkimKey | null):
     })),
   });
   const raw = await composer.compile().build();
-  return dkim ? signDkim(raw, dkim) : raw;
+  return dkim ? signDkimAsync(raw, dkim) : raw;
 }

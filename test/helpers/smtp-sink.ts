@@ -7,6 +7,8 @@ export interface SinkMessage {
   to: string[];
   raw: Buffer;
   parsed: ParsedMail;
+  /** When the message's data ended (Date.now()), before any `delayMs`. */
+  receivedAt: number;
 }
 
 export interface SmtpSink {
@@ -38,11 +40,13 @@ export async function startSmtpSink(): Promise<SmtpSink> {
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('end', async () => {
         const raw = Buffer.concat(chunks);
+        const receivedAt = Date.now();
         if (sink.delayMs > 0) await new Promise((r) => setTimeout(r, sink.delayMs));
         sink.messages.push({
           from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
           to: session.envelope.rcptTo.map((r) => r.address),
           raw,
+          receivedAt,
           parsed: await simpleParser(raw),
         });
         callback();

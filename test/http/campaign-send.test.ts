@@ -187,6 +187,8 @@ describe('sending a campaign', () => {
         name: 'letters.example',
         status: 'verified',
         verified_at: new Date(),
+        // checked just now: the hourly re-check leaves it alone
+        last_checked_at: new Date(),
       })
       .execute();
     const big = (await server.call('POST', '/v1/lists', { key, body: { name: 'Big' } })).body.id;

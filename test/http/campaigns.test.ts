@@ -37,6 +37,8 @@ beforeAll(async () => {
       name: 'letters.example',
       status: 'verified',
       verified_at: new Date(),
+      // checked just now: the hourly re-check leaves it alone
+      last_checked_at: new Date(),
     })
     .execute();
   list = (await server.call('POST', '/v1/lists', { key, body: { name: 'News' } })).body.id;

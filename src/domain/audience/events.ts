@@ -1,5 +1,6 @@
-import { sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
+import { ATTRIBUTION_WINDOW_DAYS, humanEngagement } from '../campaigns/stats.ts';
 import type { DomainContext } from '../core/context.ts';
 import { ValidationError } from '../core/errors.ts';
 import { GroupCommit } from '../core/group-commit.ts';
@@ -74,11 +75,28 @@ function checkEvent(projectId: string, b: EventInput, at = ''): TrackedEvent {
 }
 
 /**
+ * Revenue attribution, as one scalar subquery of the insert (no round trip of its own): an event
+ * with a value goes to the campaign whose email the contact last clicked (a human click) within
+ * ATTRIBUTION_WINDOW_DAYS; an event without a value, or without such a click, to none. The
+ * contact's campaign emails come from the partial index `emails_campaign_contact`, their clicks
+ * from `email_events_engagement` (migration 0017), both read without touching the tables.
+ */
+function attributedCampaign(value: RawBuilder<unknown>, contactId: RawBuilder<unknown>) {
+  return sql`case when ${value} is not null then (
+      select e.campaign_id from emails e join email_events ev on ev.email_id = e.id
+       where e.contact_id = ${contactId} and e.campaign_id is not null
+         and ${humanEngagement('ev')} and ev.type = 'clicked'
+         and ev.created_at > now() - make_interval(days => ${ATTRIBUTION_WINDOW_DAYS})
+       order by ev.created_at desc limit 1) end`;
+}
+
+/**
  * Writes a group of events in ONE statement (atomic on its own, one round trip): unknown addresses
  * become contacts, the events are inserted with ids drawn from the table's sequence (so each
- * request gets its own back), and their announcements are written to the audience outbox. An
- * event whose contact another request created concurrently is not visible to this statement's
- * snapshot: it is written again by the next statement, which sees it.
+ * request gets its own back) and attributed to a campaign (`attributedCampaign`), and their
+ * announcements are written to the audience outbox. An event whose contact another request
+ * created concurrently is not visible to this statement's snapshot: it is written again by the
+ * next statement, which sees it.
  */
 async function writeEvents(db: Db, events: TrackedEvent[]): Promise<TrackResult[]> {
   const results: TrackResult[] = new Array(events.length);
@@ -114,11 +132,12 @@ async function writeEvents(db: Db, events: TrackedEvent[]): Promise<TrackResult[
           from contacts c join (select distinct project_id, email from input) d
             on c.project_id = d.project_id and c.email = d.email
       ), matched as (
-        select input.*, k.id as contact_id from input join known k on k.project_id = input.project_id and k.email = input.email
+        select input.*, k.id as contact_id, ${attributedCampaign(sql.ref('input.value'), sql.ref('k.id'))} as campaign_id
+          from input join known k on k.project_id = input.project_id and k.email = input.email
       ), inserted as (
-        insert into events (id, project_id, contact_id, name, properties, value, currency, quantity)
+        insert into events (id, project_id, contact_id, name, properties, value, currency, quantity, campaign_id)
         overriding system value
-        select id, project_id, contact_id, name, properties, value, currency, quantity from matched
+        select id, project_id, contact_id, name, properties, value, currency, quantity, campaign_id from matched
       ), announced as (
         insert into audience_outbox (event)
         select json_build_object('type', 'event.tracked', 'project_id', project_id, 'event_ids', json_agg(id::text))

@@ -1,5 +1,6 @@
 import { type RawBuilder, sql } from 'kysely';
 import type { Db, Tx } from '../../db/database.ts';
+import type { AbTestColumn } from '../../db/schema.ts';
 import type { Group } from '../audience/segment-language.ts';
 import { compileDefinition } from '../audience/segment-language.ts';
 import { withSegmentSettings } from '../audience/segments.ts';
@@ -41,14 +42,15 @@ async function audienceQuery(
       .map((s) => sql<boolean>`coalesce(${compileDefinition(c.project_id, s.definition as Group)}, false)`);
   const include = [...matching(c.segment_ids)];
   if (c.list_ids.length > 0)
-    include.unshift(sql<boolean>`exists (select 1 from list_members lm join lists l on l.id = lm.list_id
-      where lm.contact_id = contacts.id and lm.subscribed and l.project_id = ${c.project_id}
-        and lm.list_id = any(${c.list_ids}::uuid[]))`);
+    // no join to `lists`: the ids were checked to be the project's, and `contacts.project_id` below
+    // keeps any other project's members out (the join made the planner guess a handful of rows and
+    // look a million contacts up one by one)
+    include.unshift(sql<boolean>`exists (select 1 from list_members lm
+      where lm.contact_id = contacts.id and lm.subscribed and lm.list_id = any(${c.list_ids}::uuid[]))`);
   const exclude = [...matching(c.exclude_segment_ids)];
   if (c.exclude_list_ids.length > 0)
-    exclude.unshift(sql<boolean>`exists (select 1 from list_members lm join lists l on l.id = lm.list_id
-      where lm.contact_id = contacts.id and l.project_id = ${c.project_id}
-        and lm.list_id = any(${c.exclude_list_ids}::uuid[]))`);
+    exclude.unshift(sql<boolean>`exists (select 1 from list_members lm
+      where lm.contact_id = contacts.id and lm.list_id = any(${c.exclude_list_ids}::uuid[]))`);
   if (include.length === 0) return sql`select contacts.id, contacts.email from contacts where false`;
   return sql`select contacts.id, contacts.email from contacts
     where contacts.project_id = ${c.project_id} and contacts.subscribed
@@ -59,15 +61,56 @@ async function audienceQuery(
 }
 
 /**
+ * The recipients to insert: the audience, and for an A/B campaign each one's variant: a random
+ * `test_share` percent of the audience (rounded up) gets one, the variants taking turns so the
+ * split is even; the others get null (the winner's content, later).
+ */
+function recipientsOf(
+  campaignId: string,
+  audience: RawBuilder<{ id: string; email: string }>,
+  ab: AbTestColumn | null,
+) {
+  // in contact order: the primary key's index is built in order, not a million random probes
+  if (!ab)
+    return sql`select ${campaignId}::uuid, a.id, a.email, null::smallint from (${audience}) a order by a.id`;
+  return sql`select ${campaignId}::uuid, a.id, a.email,
+           case when a.rn < ceil(a.n * ${ab.test_share}::numeric / 100) then (a.rn % ${ab.variants.length})::smallint end
+      from (select a.id, a.email, row_number() over (order by random()) - 1 as rn, count(*) over () as n
+              from (${audience}) a) a`;
+}
+
+/**
+ * Fixes what each A/B variant sends, as the start fixes the campaign's own template version: a
+ * variant naming a template without a version gets the version latest now.
+ */
+async function fixVariantVersions(db: Db | Tx, campaignId: string) {
+  await sql`update campaigns c set ab_test = jsonb_set(c.ab_test, '{variants}', (
+      select jsonb_agg(case when v ? 'template_id' and v ->> 'template_version' is null
+               then v || jsonb_build_object('template_version',
+                 (select t.latest_version from templates t where t.id = (v ->> 'template_id')::uuid))
+               else v end order by i)
+        from jsonb_array_elements(c.ab_test -> 'variants') with ordinality as x(v, i)))
+     where c.id = ${campaignId} and c.ab_test is not null`.execute(db);
+}
+
+/**
  * Writes the campaign's audience into `campaign_recipients` with one INSERT ... SELECT (contacts
- * never pass through Node) and sets its `recipient_count`; returns how many rows this run added.
- * Keyed by (campaign, contact): running it again after a crash adds nothing already there.
+ * never pass through Node), giving an A/B campaign's test recipients their variant in the same
+ * statement, and sets its `recipient_count`; returns how many rows this run added. Keyed by
+ * (campaign, contact): running it again after a crash adds nothing already there.
  */
 export async function snapshotAudience(db: Db | Tx, campaign: CampaignAudience): Promise<number> {
   const audience = await audienceQuery(db, campaign);
+  // read here, in the caller's transaction: the settings as they are when sending starts
+  const { ab_test: ab } = await db
+    .selectFrom('campaigns')
+    .select('ab_test')
+    .where('id', '=', campaign.id)
+    .executeTakeFirstOrThrow();
+  if (ab) await fixVariantVersions(db, campaign.id);
   const { rows } = await sql<{ added: number }>`with added as (
-      insert into campaign_recipients (campaign_id, contact_id, email)
-      select ${campaign.id}::uuid, a.id, a.email from (${audience}) a
+      insert into campaign_recipients (campaign_id, contact_id, email, variant)
+      ${recipientsOf(campaign.id, audience, ab)}
       on conflict (campaign_id, contact_id) do nothing
       returning 1
     )

@@ -4,6 +4,7 @@ import type { CampaignStatus, CampaignsTable } from '../../db/schema.ts';
 import type { DomainContext } from '../core/context.ts';
 import { ConflictError, NotFoundError } from '../core/errors.ts';
 import { findInProject } from '../core/find.ts';
+import { presentRate } from '../emails/sending-rates.ts';
 import type { ProjectFacts } from '../plans/project-facts.ts';
 import {
   applyInput,
@@ -12,21 +13,30 @@ import {
   checkCampaign,
   EMPTY_CAMPAIGN,
 } from './fields.ts';
+import { campaignRevenue, campaignStats, presentAb, presentStats } from './stats.ts';
 
 export type CampaignRow = Selectable<CampaignsTable>;
 export type { CampaignInput } from './fields.ts';
 
-/** Once sending has started (or the campaign was cancelled) its content and audience are fixed. */
-const FROZEN: CampaignStatus[] = ['sending', 'sent', 'cancelled'];
+/**
+ * Once sending has started (paused included: part of the audience has its message) or the campaign
+ * was cancelled or failed, its content and audience are fixed.
+ */
+const FROZEN: CampaignStatus[] = ['sending', 'paused', 'sent', 'cancelled', 'failed'];
 
 const iso = (d: Date | null) => (d === null ? null : d.toISOString());
 
+/**
+ * A campaign's stored fields as the API shows them (what actions answer); GET, POST and PATCH add
+ * the stats and A/B results (`campaignView`), list rows their cheap part.
+ */
 export function presentCampaign(row: CampaignRow) {
   return {
     id: row.id,
     object: 'campaign' as const,
     name: row.name,
     status: row.status,
+    failure_reason: row.failure_reason,
     from: row.from_address,
     from_name: row.from_name,
     reply_to: row.reply_to,
@@ -41,6 +51,8 @@ export function presentCampaign(row: CampaignRow) {
     exclude_segment_ids: row.exclude_segment_ids,
     tracking: { opens: row.track_opens, clicks: row.track_clicks },
     tags: row.tags,
+    rate: presentRate(row),
+    ab_test: row.ab_test,
     scheduled_at: iso(row.scheduled_at),
     recipient_count: row.recipient_count,
     started_at: iso(row.started_at),
@@ -50,11 +62,21 @@ export function presentCampaign(row: CampaignRow) {
   };
 }
 
+/** The campaign with its full stats and, for an A/B campaign, each variant's results (one aggregate). */
+export async function campaignView(ctx: DomainContext, row: CampaignRow) {
+  const result = (await campaignStats(ctx.db, [row.id])).get(row.id);
+  return { ...presentCampaign(row), stats: presentStats(result?.total), ab: presentAb(row, result) };
+}
+
 export function findCampaign(ctx: DomainContext, projectId: string, id: string): Promise<CampaignRow> {
   return findInProject(ctx.db, 'campaigns', 'Campaign', projectId, id);
 }
 
-/** GET /campaigns: the project's campaigns, newest first, paginated. */
+/**
+ * GET /campaigns: the project's campaigns, newest first, paginated. Each row's `stats` holds only
+ * the cheap part (recipients and attributed revenue, one query for the page): the full stats read
+ * every recipient of a campaign, which GET /campaigns/{id} does for one.
+ */
 export async function listCampaigns(
   ctx: DomainContext,
   projectId: string,
@@ -71,12 +93,20 @@ export async function listCampaigns(
       .execute(),
     base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
   ]);
-  return { data: rows.map(presentCampaign), total: Number(total.n), limit: page.limit, offset: page.offset };
+  const revenue = await campaignRevenue(
+    ctx.db,
+    rows.map((r) => r.id),
+  );
+  const data = rows.map((row) => ({
+    ...presentCampaign(row),
+    stats: { recipients: row.recipient_count ?? 0, revenue: revenue.get(row.id) ?? [] },
+  }));
+  return { data, total: Number(total.n), limit: page.limit, offset: page.offset };
 }
 
 /** GET /campaigns/{id}. */
 export async function getCampaign(ctx: DomainContext, projectId: string, id: string) {
-  return presentCampaign(await findCampaign(ctx, projectId, id));
+  return campaignView(ctx, await findCampaign(ctx, projectId, id));
 }
 
 /** POST /campaigns: a draft, checked as a whole (sender on a verified domain, content, audience). */
@@ -87,7 +117,7 @@ export async function createCampaign(ctx: DomainContext, facts: ProjectFacts, in
     .values({ id: randomUUID(), project_id: facts.id, ...values })
     .returningAll()
     .executeTakeFirstOrThrow();
-  return presentCampaign(row);
+  return campaignView(ctx, row);
 }
 
 const frozen = (row: Pick<CampaignRow, 'name' | 'status'>) =>
@@ -114,7 +144,7 @@ export async function updateCampaign(
     .returningAll()
     .executeTakeFirst();
   if (!row) throw frozen(await findCampaign(ctx, facts.id, id));
-  return presentCampaign(row);
+  return campaignView(ctx, row);
 }
 
 /** DELETE /campaigns/{id}: refused (409) while the campaign is sending; its recipients go with it. */

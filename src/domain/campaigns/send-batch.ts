@@ -1,14 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Tx } from '../../db/database.ts';
-import { addJobs, type JobSpec } from '../../db/enqueue.ts';
+import { addJobs, BULK_PRIORITY, type JobSpec } from '../../db/enqueue.ts';
 import type { TemplateData } from '../../db/schema.ts';
 import { formatMailbox } from '../../mail/address.ts';
 import type { DomainContext } from '../core/context.ts';
 import { ValidationError } from '../core/errors.ts';
 import { applyWrite, type EmailRowInput } from '../emails/accept.ts';
+import { campaignStepMs, writerPace } from '../emails/throttle.ts';
 import { sharedDefaultFrom } from '../plans/project-facts.ts';
 import { renderBudget, renderTemplate, type TemplateContact } from '../templates/render.ts';
+import { emailTags, recipientContents, startWinnerWait, testPhaseOf } from './ab.ts';
 import type { CampaignRow } from './campaigns.ts';
 import { type CampaignContent, campaignContent } from './content.ts';
 import { campaignJob } from './send.ts';
@@ -19,10 +21,8 @@ export const CAMPAIGN_BATCH = 500;
 const FINISH_POLL_MS = 2_000;
 /** Email statuses after which nothing more happens to a message. */
 const FINAL = ['sent', 'delivered', 'bounced', 'complained', 'failed', 'suppressed', 'cancelled'];
-/** As accept.ts spreads usage rows over shards, so concurrent writers do not queue on one row. */
-const _USAGE_SHARDS = 16;
 
-type Picked = TemplateContact & { contact_id: string; found: boolean };
+type Picked = TemplateContact & { contact_id: string; found: boolean; variant: number | null };
 
 export function finishJob(campaignId: string, delayMs = FINISH_POLL_MS): JobSpec {
   return {
@@ -30,18 +30,23 @@ export function finishJob(campaignId: string, delayMs = FINISH_POLL_MS): JobSpec
     payload: { campaign_id: campaignId },
     jobKey: `campaign-finish:${campaignId}`,
     runAt: new Date(Date.now() + delayMs),
+    priority: BULK_PRIORITY,
   };
 }
 
 /**
- * One batch of a sending campaign, in ONE transaction: takes up to CAMPAIGN_BATCH pending
+ * One batch of a sending campaign, in ONE transaction: takes up to CAMPAIGN_BATCH pending (fewer
+ * when the campaign is throttled: about five seconds of its rate, see emails/throttle.ts)
  * recipients (`FOR UPDATE SKIP LOCKED`), renders each one's subject (and inline HTML; a template
  * email keeps its version and data and is rendered again when it leaves), writes their emails, the
  * `queued` events, the usage and the delivery jobs in one statement, marks the recipients `queued`
  * with their email id, and enqueues what comes next: this job again while recipients remain, else
  * the finish check. The recipient's status is the guard: a re-run after a crash finds it `queued`
  * (committed with its email) or still `pending` (nothing was written), never a second email.
- * A paused or cancelled campaign stops here. Returns how many recipients the batch took.
+ * A paused or cancelled campaign stops here. An A/B campaign writes its test recipients first,
+ * each with its variant's content, then starts the wait for its winner (ab.ts) instead of the
+ * finish check; once the winner is picked, the rest get its content. Returns how many recipients
+ * the batch took.
  */
 export async function sendCampaignBatch(ctx: DomainContext, campaignId: string): Promise<number> {
   const campaign = await ctx.db
@@ -50,22 +55,51 @@ export async function sendCampaignBatch(ctx: DomainContext, campaignId: string):
     .where('id', '=', campaignId)
     .executeTakeFirst();
   if (campaign?.status !== 'sending') return 0;
-  const content = await campaignContent(ctx, campaign);
+  const content = await campaignContent(ctx, campaign, { variant: null });
+  // a throttled campaign writes a few seconds of sending at a time, just before it is due
+  const pace = writerPace(
+    await campaignStepMs(ctx.db, { ...campaign, from_address: content.fromAddress }),
+    CAMPAIGN_BATCH,
+  );
+  const testing = testPhaseOf(campaign);
   return ctx.db.transaction().execute(async (tx) => {
+    // a pause or cancel committed since the read above wins: it waits for this lock, or this sees it
+    const still = await tx
+      .selectFrom('campaigns')
+      .select('status')
+      .where('id', '=', campaignId)
+      .forShare()
+      .executeTakeFirst();
+    if (still?.status !== 'sending') return 0;
     const { rows: picked } = await sql<Picked>`
       select r.contact_id, r.email, c.first_name, c.last_name, coalesce(c.properties, '{}'::jsonb) as properties,
-             c.id is not null as found
+             c.id is not null as found, r.variant
         from campaign_recipients r left join contacts c on c.id = r.contact_id
        where r.campaign_id = ${campaignId} and r.status = 'pending'
+             ${testing ? sql`and r.variant is not null` : sql``}
        order by r.contact_id
-       limit ${CAMPAIGN_BATCH}
+       limit ${pace.batch}
          for update of r skip locked`.execute(tx);
     if (picked.length === 0) {
-      await addJobs([finishJob(campaignId, 0)]).execute(tx);
+      if (testing) await startWinnerWait(tx, campaignId, testing);
+      else await addJobs([finishJob(campaignId, 0)]).execute(tx);
       return 0;
     }
-    const next = picked.length === CAMPAIGN_BATCH ? campaignJob(campaignId) : finishJob(campaignId);
-    await writeBatch(tx, ctx, campaign, content, picked, next);
+    const next =
+      picked.length === pace.batch
+        ? campaignJob(campaignId, pace.aheadMs > 0 ? new Date(Date.now() + pace.aheadMs) : undefined)
+        : // the test's last batch: the next run finds none pending and starts the wait
+          testing
+          ? campaignJob(campaignId)
+          : finishJob(campaignId);
+    const contentOf = campaign.ab_test
+      ? await recipientContents(
+          ctx,
+          campaign,
+          picked.map((r) => r.variant),
+        )
+      : () => content;
+    await writeBatch(tx, ctx, campaign, contentOf, picked, next);
     return picked.length;
   });
 }
@@ -77,11 +111,26 @@ interface Outcome {
   reason: string | null;
 }
 
-function emailsOf(ctx: DomainContext, campaign: CampaignRow, content: CampaignContent, picked: Picked[]) {
-  const domain = content.fromAddress.slice(content.fromAddress.lastIndexOf('@') + 1);
-  const fromHeader = formatMailbox({ name: campaign.from_name ?? '', address: content.fromAddress });
+type ContentOf = (variant: number | null) => CampaignContent;
+
+function emailsOf(ctx: DomainContext, campaign: CampaignRow, contentOf: ContentOf, picked: Picked[]) {
   const outcomes: Outcome[] = [];
   const emails: EmailRowInput[] = [];
+  let onShared = 0;
+  // the sender's parts, once per content (an A/B batch may hold several)
+  const senders = new Map<CampaignContent, { domain: string; header: string; shared: boolean }>();
+  const senderOf = (c: CampaignContent) => {
+    let found = senders.get(c);
+    if (!found) {
+      found = {
+        domain: c.fromAddress.slice(c.fromAddress.lastIndexOf('@') + 1),
+        header: formatMailbox({ name: c.fromName ?? '', address: c.fromAddress }),
+        shared: c.fromAddress === sharedDefaultFrom(ctx),
+      };
+      senders.set(c, found);
+    }
+    return found;
+  };
   for (const r of picked) {
     // a contact deleted since the snapshot is not written to
     if (!r.found) {
@@ -99,6 +148,7 @@ function emailsOf(ctx: DomainContext, campaign: CampaignRow, content: CampaignCo
       last_name: r.last_name,
       properties: r.properties,
     };
+    const content = contentOf(r.variant);
     let rendered: { subject: string; html: string };
     try {
       rendered = renderTemplate(content.source, content.template?.variables, contact, renderBudget(), {
@@ -111,6 +161,8 @@ function emailsOf(ctx: DomainContext, campaign: CampaignRow, content: CampaignCo
     }
     const id = randomUUID();
     outcomes.push({ contact_id: r.contact_id, status: 'queued', email_id: id, reason: null });
+    const sender = senderOf(content);
+    if (sender.shared) onShared++;
     const data: TemplateData | null = content.template
       ? { variables: content.template.variables, contact }
       : null;
@@ -120,8 +172,8 @@ function emailsOf(ctx: DomainContext, campaign: CampaignRow, content: CampaignCo
       api_key_id: null,
       stream: 'marketing',
       status: 'queued',
-      message_id: `<${id}@${domain}>`,
-      from_header: fromHeader,
+      message_id: `<${id}@${sender.domain}>`,
+      from_header: sender.header,
       from_address: content.fromAddress,
       to_addresses: [r.email],
       cc_addresses: [],
@@ -131,7 +183,7 @@ function emailsOf(ctx: DomainContext, campaign: CampaignRow, content: CampaignCo
       html: content.template ? null : rendered.html,
       text_body: null,
       headers: {},
-      tags: campaign.tags,
+      tags: emailTags(campaign, r.variant),
       attachments: [],
       scheduled_at: null,
       size_bytes: rendered.html.length,
@@ -144,7 +196,7 @@ function emailsOf(ctx: DomainContext, campaign: CampaignRow, content: CampaignCo
       track_clicks: campaign.track_clicks,
     });
   }
-  return { emails, outcomes, onShared: content.fromAddress === sharedDefaultFrom(ctx) };
+  return { emails, outcomes, onShared };
 }
 
 /**
@@ -155,11 +207,11 @@ async function writeBatch(
   tx: Tx,
   ctx: DomainContext,
   campaign: CampaignRow,
-  content: CampaignContent,
+  contentOf: ContentOf,
   picked: Picked[],
   next: JobSpec,
 ) {
-  const { emails, outcomes, onShared } = emailsOf(ctx, campaign, content, picked);
+  const { emails, outcomes, onShared } = emailsOf(ctx, campaign, contentOf, picked);
   await applyWrite(tx, {
     emails,
     attachments: [],
@@ -176,12 +228,13 @@ async function writeBatch(
             {
               projectId: campaign.project_id,
               total: emails.length,
-              onSharedDomain: onShared ? emails.length : 0,
+              onSharedDomain: onShared,
             },
           ]
         : [],
     jobs: [next],
     immediate: emails.map((e) => e.id),
+    priority: BULK_PRIORITY,
   });
   await sql`
     update campaign_recipients r set status = o.status, email_id = o.email_id
@@ -192,7 +245,9 @@ async function writeBatch(
 /**
  * The finish check: a campaign is `sent` (with finished_at) once no recipient is pending and
  * every written email is final; until then it looks again shortly. Recipients left pending (a
- * batch job lost to a crash) get their job back.
+ * batch job lost to a crash) get their job back. The rest of an A/B campaign stays pending until
+ * its winner is picked, so such a campaign is never sent before its winner phase is done (the
+ * writer, woken here, only starts the wait again, which changes nothing).
  */
 export async function finishCampaign(ctx: DomainContext, campaignId: string): Promise<boolean> {
   const { rows } = await sql<{ pending: number; open: number }>`

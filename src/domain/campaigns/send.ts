@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { enqueue } from '../../db/enqueue.ts';
+import { BULK_PRIORITY, enqueue, type JobSpec } from '../../db/enqueue.ts';
 import type { CampaignStatus } from '../../db/schema.ts';
 import type { DomainContext } from '../core/context.ts';
 import { ConflictError, SendRefusedError, ValidationError } from '../core/errors.ts';
@@ -7,11 +7,11 @@ import { checkFromAddress } from '../emails/accept.ts';
 import { checkSendingLimits } from '../emails/usage.ts';
 import { type ProjectFacts, sendBlockers } from '../plans/project-facts.ts';
 import { countAudience, snapshotAudience } from './audience.ts';
-import { findCampaign, presentCampaign } from './campaigns.ts';
-import { campaignContent } from './content.ts';
+import { type CampaignRow, campaignView, findCampaign } from './campaigns.ts';
+import { type CampaignContent, campaignContent } from './content.ts';
 
-/** The statuses a campaign may start (or resume) sending from. */
-const STARTABLE: CampaignStatus[] = ['draft', 'scheduled', 'paused'];
+/** The statuses a campaign may start sending from (a paused one goes on with /resume instead). */
+export const STARTABLE: CampaignStatus[] = ['draft', 'scheduled'];
 
 /** The job that writes a campaign's emails, one per campaign at a time (its job key). */
 export function campaignJob(campaignId: string, runAt?: Date) {
@@ -20,35 +20,79 @@ export function campaignJob(campaignId: string, runAt?: Date) {
     payload: { campaign_id: campaignId },
     jobKey: `campaign:${campaignId}`,
     runAt,
+    priority: BULK_PRIORITY,
   };
 }
 
-/**
- * POST /campaigns/{id}/send: refuses before any message what would stop the campaign halfway
- * (account and footer blockers, a `from` no longer verified, an empty audience, the plan's monthly
- * allowance for the whole audience), then in ONE transaction snapshots the audience, moves the
- * campaign to `sending` and enqueues its `campaign_send` job. 409 unless draft, scheduled or paused.
- */
-export async function sendCampaign(ctx: DomainContext, facts: ProjectFacts, id: string) {
-  const campaign = await findCampaign(ctx, facts.id, id);
+/** The job key of a scheduled campaign's start: one per campaign, so rescheduling replaces it. */
+export function startJobKey(campaignId: string): string {
+  return `campaign-start:${campaignId}`;
+}
+
+/** The job that starts a scheduled campaign at its time (see actions.ts `startScheduledCampaign`). */
+export function startJob(campaignId: string, runAt: Date): JobSpec {
+  return {
+    task: 'campaign_start',
+    payload: { campaign_id: campaignId },
+    jobKey: startJobKey(campaignId),
+    runAt,
+    priority: BULK_PRIORITY,
+  };
+}
+
+/** Refuses (400) a marketing send while the account or the footer blocks it, naming the fix. */
+export function checkSendBlockers(facts: ProjectFacts, campaign: Pick<CampaignRow, 'name'>): void {
   const blockers = sendBlockers(facts, 'marketing');
   if (blockers.length > 0)
     throw new SendRefusedError(
       blockers[0].code,
       `Campaign "${campaign.name}" cannot be sent: ${blockers.map((b) => b.message).join('; ')}`,
     );
-  if (!STARTABLE.includes(campaign.status))
-    throw new ConflictError(`Campaign "${campaign.name}" is ${campaign.status}: it cannot be sent again`);
-  // the template must still be published and the sender still verified
+}
+
+/**
+ * The campaign's content and sender as they would go out now: the template still published, the
+ * `from` still on a verified domain (true in `onShared` when it is the shared default address).
+ */
+export async function checkContent(
+  ctx: DomainContext,
+  facts: ProjectFacts,
+  campaign: CampaignRow,
+): Promise<{ content: CampaignContent; onShared: boolean }> {
   const content = await campaignContent(ctx, campaign);
-  const onShared = checkFromAddress(ctx, facts, content.fromAddress);
+  return { content, onShared: checkFromAddress(ctx, facts, content.fromAddress) };
+}
+
+/**
+ * What /send, /schedule and the scheduled start all check before a campaign may start, refusing
+ * before any message what would stop it halfway: account and footer blockers (400), content and a
+ * `from` no longer verified (400), an empty audience (400), and the plan's monthly allowance for
+ * the whole audience (402).
+ */
+export async function checkCampaignStart(
+  ctx: DomainContext,
+  facts: ProjectFacts,
+  campaign: CampaignRow,
+): Promise<void> {
+  checkSendBlockers(facts, campaign);
+  const { onShared } = await checkContent(ctx, facts, campaign);
   const count = await countAudience(ctx, campaign);
   if (count === 0) throw emptyAudience(campaign.name);
   await checkSendingLimits(ctx, facts, count, onShared ? count : 0);
+}
 
-  const row = await ctx.db.transaction().execute(async (tx) => {
+/**
+ * Starts a checked campaign in ONE transaction: moves it from one of `from` to `sending` (the
+ * status is checked again in the write: two starts at once start it once), snapshots the audience,
+ * enqueues its `campaign_send` job and drops a pending scheduled start. 409 when the status moved.
+ */
+export async function startCampaign(
+  ctx: DomainContext,
+  campaign: CampaignRow,
+  from: CampaignStatus[],
+): Promise<CampaignRow> {
+  return ctx.db.transaction().execute(async (tx) => {
     await sql`set local work_mem = '64MB'; set local max_parallel_workers_per_gather = 0`.execute(tx);
-    // the status is checked again in the write: two sends at once start the campaign once
     const started = await tx
       .updateTable('campaigns')
       .set({
@@ -60,7 +104,7 @@ export async function sendCampaign(ctx: DomainContext, facts: ProjectFacts, id: 
         updated_at: new Date(),
       })
       .where('id', '=', campaign.id)
-      .where('status', 'in', STARTABLE)
+      .where('status', 'in', from)
       .returning('id')
       .executeTakeFirst();
     if (!started) throw new ConflictError(`Campaign "${campaign.name}" is already being sent`);
@@ -72,9 +116,27 @@ export async function sendCampaign(ctx: DomainContext, facts: ProjectFacts, id: 
       .executeTakeFirstOrThrow();
     if (!snapshot.recipient_count) throw emptyAudience(campaign.name);
     await enqueue(tx, [campaignJob(campaign.id)]);
+    // a campaign sent before its time is not started again when the time comes
+    await sql`select graphile_worker.remove_job(${startJobKey(campaign.id)})`.execute(tx);
     return snapshot;
   });
-  return presentCampaign(row);
+}
+
+/**
+ * POST /campaigns/{id}/send: the start checks (checkCampaignStart), then the snapshot, the status
+ * `sending` and the `campaign_send` job in one transaction. 409 unless draft or scheduled; a paused
+ * campaign is resumed with /resume, which keeps the audience it was started with.
+ */
+export async function sendCampaign(ctx: DomainContext, facts: ProjectFacts, id: string) {
+  const campaign = await findCampaign(ctx, facts.id, id);
+  if (campaign.status === 'paused')
+    throw new ConflictError(
+      `Campaign "${campaign.name}" is paused: resume it with POST /v1/campaigns/${campaign.id}/resume`,
+    );
+  if (!STARTABLE.includes(campaign.status))
+    throw new ConflictError(`Campaign "${campaign.name}" is ${campaign.status}: it cannot be sent again`);
+  await checkCampaignStart(ctx, facts, campaign);
+  return campaignView(ctx, await startCampaign(ctx, campaign, STARTABLE));
 }
 
 function emptyAudience(name: string) {

@@ -204,15 +204,20 @@ const EMAIL_COLUMNS = [
   'campaign_id',
   'track_opens',
   'track_clicks',
+  'flow_id',
+  'flow_step',
 ] as const satisfies readonly (keyof Insertable<EmailsTable>)[];
-type EmailColumn = (typeof EMAIL_COLUMNS)[number];
+/** Columns only one kind of send fills (a flow's step): left out, they are null. */
+type OptionalEmailColumn = 'flow_id' | 'flow_step';
+type EmailColumn = Exclude<(typeof EMAIL_COLUMNS)[number], OptionalEmailColumn>;
 
 /**
  * An emails row as an accept writes it. The rows travel to PostgreSQL as one JSON document, so the
  * JSON columns hold their values (the table's select types), not the strings a Kysely insert takes.
  */
 export type EmailRowInput = Pick<Selectable<EmailsTable>, EmailColumn> &
-  Record<Exclude<NonNullableInsertKeys<EmailsTable>, EmailColumn>, never>;
+  Partial<Pick<Selectable<EmailsTable>, OptionalEmailColumn>> &
+  Record<Exclude<NonNullableInsertKeys<EmailsTable>, EmailColumn | OptionalEmailColumn>, never>;
 
 export interface EmailWrite {
   emails: EmailRowInput[];
@@ -223,6 +228,8 @@ export interface EmailWrite {
   jobs: JobSpec[];
   /** Ids to deliver now; merged writes share delivery jobs of JOB_CHUNK ids. */
   immediate: string[];
+  /** The delivery jobs' priority (marketing yields to transactional mail); graphile-worker's default 0 when absent. */
+  priority?: number;
 }
 
 function prepareWrite(
@@ -330,7 +337,11 @@ const USAGE_SHARDS = 16;
 export async function applyWrite(db: Db | Tx, write: EmailWrite): Promise<void> {
   const jobs: JobSpec[] = [...write.jobs];
   for (let i = 0; i < write.immediate.length; i += JOB_CHUNK) {
-    jobs.push({ task: 'deliver_email', payload: { ids: write.immediate.slice(i, i + JOB_CHUNK) } });
+    jobs.push({
+      task: 'deliver_email',
+      payload: { ids: write.immediate.slice(i, i + JOB_CHUNK) },
+      priority: write.priority,
+    });
   }
   const usage = write.usage;
   await sql`

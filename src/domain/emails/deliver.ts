@@ -17,10 +17,13 @@ import {
 import { type DeliveryDeps, handOver } from './hand-over.ts';
 import { applyMarketingLayer } from './marketing-layer.ts';
 import { suppressedAmong } from './suppressions.ts';
+import { handBack, type Pace, pacesOf } from './throttle.ts';
 
 const CLAIMABLE: EmailStatus[] = ['queued', 'scheduled', 'deferred', 'sending'];
 
 type Attachment = { position: number; content: Buffer };
+/** A throttled message that found no slot soon: back to the queue until `atMs`. */
+type HandedBack = { id: string; atMs: number };
 
 function domainOf(address: string): string {
   return address.slice(address.lastIndexOf('@') + 1);
@@ -48,6 +51,8 @@ export async function deliverEmails(deps: DeliveryDeps, ids: string[]): Promise<
     .returningAll()
     .execute();
   if (rows.length === 0) return 0;
+  // throttled marketing and automation rows wait for a slot of their rate when ready to leave
+  const paces = await pacesOf(deps.ctx.db, rows);
   const attachments = await attachmentsOf(deps, rows);
   const suppressed = await suppressedByProject(deps, rows);
   // template emails keep their version and data, not 20 KB of HTML each: rendered again here
@@ -61,7 +66,7 @@ export async function deliverEmails(deps: DeliveryDeps, ids: string[]): Promise<
   // marketing and automation rows: tracking, footer and List-Unsubscribe (no query otherwise)
   const layerable = rows.filter((r) => !unrenderable.has(r.id));
   for (const [id, reason] of await applyMarketingLayer(deps.ctx, layerable)) unrenderable.set(id, reason);
-  const outcomes = await Promise.all(
+  const results = await Promise.all(
     rows.map(async (row) =>
       unrenderable.has(row.id)
         ? failedToRender(row.id, unrenderable.get(row.id) as string)
@@ -69,9 +74,13 @@ export async function deliverEmails(deps: DeliveryDeps, ids: string[]): Promise<
             key: await signingKey(row.project_id, domainOf(row.from_address)),
             attachments: attachments.filter((a) => a.email_id === row.id),
             suppressed: suppressed.get(`${row.project_id}:${row.stream}`) as Set<string>,
+            pace: paces.get(row.id) ?? null,
           }),
     ),
   );
+  const waiting = results.filter((r): r is HandedBack => !('events' in r));
+  const outcomes = results.filter((r): r is Outcome => 'events' in r);
+  await handBack(deps.ctx.db, waiting);
   await recordOutcomes(deps.ctx, rows, outcomes);
   return outcomes.length;
 }
@@ -134,8 +143,8 @@ function composeRow(row: EmailRow, attachments: Attachment[], key: DkimKey): Pro
       })),
       projectId: row.project_id,
       stream: row.stream,
-      // Feedback-ID names the campaign (`marketing:{campaign}:{project}:posthorn`)
-      feedbackTags: row.campaign_id ? [row.campaign_id] : undefined,
+      // Feedback-ID names the campaign or flow (`marketing:{campaign}:{project}:posthorn`)
+      feedbackTags: row.campaign_id ? [row.campaign_id] : row.flow_id ? [row.flow_id] : undefined,
     },
     key,
   );
@@ -145,8 +154,8 @@ function composeRow(row: EmailRow, attachments: Attachment[], key: DkimKey): Pro
 async function deliverOne(
   deps: DeliveryDeps,
   row: EmailRow,
-  extra: { key: DkimKey; attachments: Attachment[]; suppressed: Set<string> },
-): Promise<Outcome> {
+  extra: { key: DkimKey; attachments: Attachment[]; suppressed: Set<string>; pace: Pace },
+): Promise<Outcome | HandedBack> {
   const outcome = newOutcome(row.id);
   const recipients = bareRecipients(row).filter((r) => {
     if (!extra.suppressed.has(r.toLowerCase())) return true;
@@ -160,20 +169,34 @@ async function deliverOne(
   if (recipients.length === 0)
     return { ...outcome, status: 'suppressed', response: 'every recipient is suppressed' };
 
-  const raw = await composeRow(row, extra.attachments, extra.key);
-  outcome.size = raw.length;
-  try {
-    const result = await handOver(deps, {
-      id: row.id,
-      key: extra.key,
-      to: recipients,
-      raw,
-      messageId: row.message_id,
-      attempt: row.attempts,
-    });
-    applyResult(outcome, result);
-  } catch (err) {
-    applyFailure(outcome, deliveryErrorOf(err), recipients);
+  let raw: Buffer = Buffer.alloc(0);
+  const compose = async () => {
+    raw = await composeRow(row, extra.attachments, extra.key);
+    outcome.size = raw.length;
+  };
+  const send = async () => {
+    try {
+      const result = await handOver(deps, {
+        id: row.id,
+        key: extra.key,
+        to: recipients,
+        raw,
+        messageId: row.message_id,
+        attempt: row.attempts,
+      });
+      applyResult(outcome, result);
+    } catch (err) {
+      applyFailure(outcome, deliveryErrorOf(err), recipients);
+    }
+  };
+  // a throttled message is composed, waits for its slot and is handed over in its turn (or goes
+  // back to the queue when no slot is free soon); any other leaves at once
+  if (extra.pace) {
+    const slot = await extra.pace(compose, send);
+    if (!slot.leave) return { id: row.id, atMs: slot.atMs };
+  } else {
+    await compose();
+    await send();
   }
   return outcome;
 }

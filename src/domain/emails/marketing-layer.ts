@@ -7,12 +7,28 @@ import type { EmailRow } from './delivery-outcomes.ts';
 const LAYERED_STREAMS: EmailRow['stream'][] = ['marketing', 'automation'];
 
 /**
+ * Marks a campaign's test message (POST /campaigns/{id}/test), on the message itself too. A test to
+ * a member who is no contact of the project has no contact to unsubscribe: its link goes to
+ * {public_url}/u/test, a page saying it was a test, instead of the message being refused. Only
+ * the campaign test send writes it (x-posthorn- headers cannot be given by a sender).
+ */
+export const TEST_MESSAGE_HEADER = 'X-Posthorn-Test';
+
+/** The unsubscribe link of a test message without a contact: a page that says it was a test. */
+export function testUnsubscribeUrl(ctx: DomainContext): string {
+  return `${ctx.config.publicUrl.replace(/\/+$/, '')}/u/test`;
+}
+
+const isTestMessage = (row: EmailRow) => row.headers?.[TEST_MESSAGE_HEADER] !== undefined;
+
+/**
  * Applies the marketing mail layer (`mail/marketing.ts`) to the claimed rows of the `marketing` and
  * `automation` streams, in place, after their content is rendered and before they are composed:
  * tracked links and the open pixel (as the row asks), then the compliance footer with the
  * project's postal address and the contact's unsubscribe link, then the RFC 8058 headers (signed by
  * DKIM). A batch without such a row costs nothing: no query, no token. Returns the rows that cannot
- * carry the layer (no contact to unsubscribe), with the reason: they are failed, never sent bare.
+ * carry the layer (no contact to unsubscribe, unless a campaign test), with the reason: they are
+ * failed, never sent bare.
  */
 export async function applyMarketingLayer(
   ctx: DomainContext,
@@ -28,7 +44,7 @@ export async function applyMarketingLayer(
     .execute();
   const addressOf = new Map(projects.map((p) => [p.id, p.footer_address ?? PLACEHOLDER_ADDRESS]));
   for (const row of layered) {
-    if (row.contact_id === null) {
+    if (row.contact_id === null && !isTestMessage(row)) {
       refused.set(row.id, `a ${row.stream} message needs a contact for its unsubscribe link`);
       continue;
     }
@@ -40,7 +56,7 @@ export async function applyMarketingLayer(
         openPixelUrl: row.track_opens ? urls.open : undefined,
       }).html;
     }
-    const unsubscribeUrl = urls.unsubscribe as string;
+    const unsubscribeUrl = urls.unsubscribe ?? testUnsubscribeUrl(ctx);
     const parts = addFooter(
       { html, text: row.text_body },
       { postalAddress: addressOf.get(row.project_id) ?? PLACEHOLDER_ADDRESS, unsubscribeUrl },

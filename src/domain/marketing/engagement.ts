@@ -109,22 +109,76 @@ async function subscriber(ctx: DomainContext, token: string) {
   return contact ? { email, contact } : null;
 }
 
-/** What the preference page shows: the address and whether it still gets marketing; null for a bad token. */
-export async function preferences(ctx: DomainContext, token: string) {
-  const found = await subscriber(ctx, token);
-  if (!found) return null;
-  const listed = await ctx.db
-    .selectFrom('suppressions')
-    .select('reason')
-    .where('project_id', '=', found.email.project_id)
-    .where('email', '=', found.contact.email)
-    .executeTakeFirst();
-  return { email: found.contact.email, subscribed: found.contact.subscribed && !listed };
+/** The lists the email's campaign went to that the contact is still a subscribed member of. */
+async function campaignLists(db: DomainContext['db'] | Tx, emailId: string, contactId: string) {
+  const { rows } = await sql<{ id: string; name: string }>`
+    select l.id, l.name from emails e
+      join campaigns c on c.id = e.campaign_id
+      join lists l on l.id = any(c.list_ids)
+      join list_members m on m.list_id = l.id and m.contact_id = ${contactId} and m.subscribed
+     where e.id = ${emailId}
+     order by l.name`.execute(db);
+  return rows;
 }
 
 /**
- * `all` leaves all marketing; `list` leaves the list the email was sent to, and until emails carry a
- * list it leaves all marketing (a person asking to stop must be stopped); `resubscribe` undoes it.
+ * What the preference page shows: the address, whether it still gets marketing, and the lists of
+ * the campaign it may leave (by name); null for a bad token.
+ */
+export async function preferences(ctx: DomainContext, token: string) {
+  const found = await subscriber(ctx, token);
+  if (!found) return null;
+  const [listed, lists] = await Promise.all([
+    ctx.db
+      .selectFrom('suppressions')
+      .select('reason')
+      .where('project_id', '=', found.email.project_id)
+      .where('email', '=', found.contact.email)
+      .executeTakeFirst(),
+    campaignLists(ctx.db, found.email.id, found.contact.id),
+  ]);
+  const subscribed = found.contact.subscribed && !listed;
+  return { email: found.contact.email, subscribed, lists: subscribed ? lists.map((l) => l.name) : [] };
+}
+
+/**
+ * Leaves the lists the email's campaign went to (the contact's membership is marked unsubscribed,
+ * which later campaigns to those lists respect), and nothing else: other marketing still arrives.
+ * Records `unsubscribed` with `{scope: "list"}` on the email. Null when the email names no list
+ * the contact is still on: the caller then leaves all marketing (a person asking to stop must be
+ * stopped).
+ */
+async function leaveLists(
+  ctx: DomainContext,
+  { email, contact }: NonNullable<Awaited<ReturnType<typeof subscriber>>>,
+) {
+  return ctx.db.transaction().execute(async (tx) => {
+    await lockEmail(tx, email.id);
+    const lists = await campaignLists(tx, email.id, contact.id);
+    if (lists.length === 0) return null;
+    const ids = lists.map((l) => l.id);
+    await tx
+      .updateTable('list_members')
+      .set({ subscribed: false, updated_at: new Date() })
+      .where('contact_id', '=', contact.id)
+      .where('list_id', 'in', ids)
+      .execute();
+    await recordEmailEvents(tx, [
+      {
+        email_id: email.id,
+        project_id: email.project_id,
+        type: 'unsubscribed',
+        recipient: email.to_addresses[0] ?? null,
+        detail: { scope: 'list', list_ids: ids },
+      },
+    ]);
+    return { email: contact.email, subscribed: true, left: lists.map((l) => l.name), changed: true };
+  });
+}
+
+/**
+ * `all` leaves all marketing; `list` leaves the lists the email's campaign was sent to (all
+ * marketing when it names none the contact is on); `resubscribe` undoes leaving all.
  */
 export type UnsubscribeScope = 'all' | 'list' | 'resubscribe';
 
@@ -145,6 +199,10 @@ export async function unsubscribe(
   if (!found) return null;
   const { email, contact } = found;
   if (scope === 'resubscribe') return resubscribe(ctx, found, who);
+  if (scope === 'list') {
+    const left = await leaveLists(ctx, found);
+    if (left) return left;
+  }
   const changed = await ctx.db.transaction().execute(async (tx) => {
     await lockEmail(tx, email.id);
     const listed = await tx

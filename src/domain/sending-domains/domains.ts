@@ -8,6 +8,7 @@ import type { DomainContext } from '../core/context.ts';
 import { ConflictError, ValidationError } from '../core/errors.ts';
 import { findInProject } from '../core/find.ts';
 import { randomBase62 } from '../core/secrets.ts';
+import { applyRate, presentRate } from '../emails/sending-rates.ts';
 import { requireInboundPlan } from '../inbound/recipients.ts';
 import { requireFeature } from '../plans/plans.ts';
 import { projectFacts } from '../plans/project-facts.ts';
@@ -74,27 +75,34 @@ export async function presentDomain(ctx: DomainContext, row: DomainRow) {
     verified_at: row.verified_at?.toISOString() ?? null,
     last_checked_at: row.last_checked_at?.toISOString() ?? null,
     inbound_enabled: row.inbound_enabled,
+    rate: presentRate(row),
   };
 }
 
 /**
- * Turns receiving on or off for a domain: when on (a plan with inbound), mail to any address at
- * the verified domain is stored as inbound mail; the domain's MX record must point to Posthorn.
+ * PATCH /domains/{id}: turns receiving on or off (when on, with a plan with inbound, mail to any
+ * address at the verified domain is stored as inbound mail; its MX record must point to Posthorn),
+ * and sets the domain's sending rate for marketing and automation mail (see emails/throttle.ts).
  */
-export async function setDomainInbound(
+export async function updateDomain(
   ctx: DomainContext,
   project: { id: string; plan: string },
   id: string,
-  input: { inbound_enabled?: unknown },
+  input: { inbound_enabled?: unknown; rate?: unknown },
 ) {
   const row = await findDomain(ctx, project.id, id);
-  if (input.inbound_enabled === undefined) return presentDomain(ctx, row);
-  if (typeof input.inbound_enabled !== 'boolean')
-    throw new ValidationError('`inbound_enabled` must be true or false');
-  if (input.inbound_enabled) requireInboundPlan(project.plan);
+  const changes: Partial<Pick<DomainRow, 'inbound_enabled' | 'rate_per_second' | 'rate_per_hour'>> = {};
+  if (input.inbound_enabled !== undefined) {
+    if (typeof input.inbound_enabled !== 'boolean')
+      throw new ValidationError('`inbound_enabled` must be true or false');
+    if (input.inbound_enabled) requireInboundPlan(project.plan);
+    changes.inbound_enabled = input.inbound_enabled;
+  }
+  if (input.rate !== undefined) Object.assign(changes, applyRate(row, input.rate));
+  if (Object.keys(changes).length === 0) return presentDomain(ctx, row);
   const updated = await ctx.db
     .updateTable('domains')
-    .set({ inbound_enabled: input.inbound_enabled })
+    .set(changes)
     .where('id', '=', row.id)
     .returningAll()
     .executeTakeFirstOrThrow();

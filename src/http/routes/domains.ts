@@ -10,12 +10,12 @@ import {
   listDomains,
   listProjectDomains,
   rotateDkimKey,
-  setDomainInbound,
+  updateDomain,
   verifyDomain,
   verifyProjectDomain,
 } from '../../domain/sending-domains/domains.ts';
 import { authOf, projectFactsOf, projectOf } from '../auth.ts';
-import { errors, list, Nullable, ProjectParams, typed } from '../schemas.ts';
+import { errors, list, Nullable, ProjectParams, SendingRate, typed } from '../schemas.ts';
 
 const RecordSchema = Type.Object(
   {
@@ -41,6 +41,7 @@ const DomainSchema = Type.Object(
     verified_at: Nullable(Type.String()),
     last_checked_at: Nullable(Type.String()),
     inbound_enabled: Type.Boolean({ description: 'whether mail to this domain is received as inbound mail' }),
+    rate: SendingRate,
   },
   { title: 'Domain' },
 );
@@ -61,6 +62,7 @@ const UpdateDomainRequest = Type.Object(
         description: 'receive mail to any address at the domain (turning it on needs a plan with inbound)',
       }),
     ),
+    rate: Type.Optional(SendingRate),
   },
   { title: 'UpdateDomainRequest' },
 );
@@ -123,7 +125,8 @@ export async function domainRoutes(instance: FastifyInstance, { ctx }: { ctx: Do
       config: project,
       schema: {
         tags,
-        summary: 'Turn inbound mail on or off for a verified domain (a plan with inbound)',
+        summary:
+          'Turn inbound mail on or off for a verified domain (a plan with inbound), or set its sending rate',
         operationId: 'updateDomain',
         description:
           'With `inbound_enabled: true`, mail to any address at the domain is received and listed at GET /v1/inbound once the domain is verified and its MX record points to Posthorn.',
@@ -132,8 +135,7 @@ export async function domainRoutes(instance: FastifyInstance, { ctx }: { ctx: Do
         response: { 200: DomainSchema, ...errors(400, 401, 402, 404) },
       },
     },
-    async (request) =>
-      setDomainInbound(ctx, await projectFactsOf(request, ctx), request.params.id, request.body),
+    async (request) => updateDomain(ctx, await projectFactsOf(request, ctx), request.params.id, request.body),
   );
   app.post(
     '/domains/:id/check',

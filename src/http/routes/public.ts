@@ -62,6 +62,17 @@ export async function publicRoutes(instance: FastifyInstance, { ctx }: { ctx: Do
   acceptFormBodies(app);
   acceptMultipartForms(app);
 
+  // a campaign test to a member who is no contact links here (marketing-layer.ts): nothing to change
+  const testPage = (reply: FastifyReply) =>
+    render(
+      reply,
+      200,
+      'Test message',
+      '<p>This was a test of a campaign, sent to a member of the project. Its unsubscribe link does nothing: each real recipient gets a link of their own.</p>',
+    );
+  app.get('/u/test', { config: open, schema: browserPage }, async (_request, reply) => testPage(reply));
+  app.post('/u/test', { config: open, schema: browserPage }, async (_request, reply) => testPage(reply));
+
   app.post(
     '/u/:token',
     { config: open, schema: { ...browserPage, params: TokenParams, body: Nullable(UnsubscribeForm) } },
@@ -70,6 +81,13 @@ export async function publicRoutes(instance: FastifyInstance, { ctx }: { ctx: Do
       const { token } = request.params;
       const done = await unsubscribe(ctx, token, form.scope ?? 'all', { ip: request.ip });
       if (!done) return notFoundPage(reply);
+      if ('left' in done)
+        return render(
+          reply,
+          200,
+          done.left.length > 1 ? 'Unsubscribed from these lists' : 'Unsubscribed from this list',
+          `<p>${esc(done.email)} has left ${done.left.map(esc).join(', ')} and will no longer receive its emails. Other marketing emails from this sender still arrive.</p>${scopeForm(token, 'all', 'Unsubscribe from all marketing emails')}`,
+        );
       return done.subscribed
         ? render(reply, 200, 'Subscribed', `<p>${esc(done.email)} will receive these emails again.</p>`)
         : render(
@@ -93,7 +111,7 @@ export async function publicRoutes(instance: FastifyInstance, { ctx }: { ctx: Do
             reply,
             200,
             'Email preferences',
-            `<p>${esc(prefs.email)} receives marketing emails from this sender.</p>${scopeForm(token, 'all', 'Unsubscribe from all marketing emails')}`,
+            `<p>${esc(prefs.email)} receives marketing emails from this sender${prefs.lists.length > 0 ? `, and this email because of the list ${prefs.lists.map(esc).join(', ')}` : ''}.</p>${prefs.lists.length > 0 ? scopeForm(token, 'list', prefs.lists.length > 1 ? 'Leave these lists' : 'Leave this list') : ''}${scopeForm(token, 'all', 'Unsubscribe from all marketing emails')}`,
           )
         : render(
             reply,

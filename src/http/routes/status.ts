@@ -1,9 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { DomainContext } from '../../domain/core/context.ts';
+import { projectRate, setProjectRate } from '../../domain/emails/sending-rates.ts';
 import { accountStatus, limits, setFooterAddress } from '../../domain/plans/project-facts.ts';
 import { projectFactsOf, projectOf } from '../auth.ts';
-import { errors, Nullable, typed, Uuid } from '../schemas.ts';
+import { errors, Nullable, SendingRate, typed, Uuid } from '../schemas.ts';
 
 const FooterSchema = Type.Object(
   {
@@ -93,6 +94,40 @@ export async function statusRoutes(instance: FastifyInstance, { ctx }: { ctx: Do
       },
     },
     async (request) => setFooterAddress(ctx, projectOf(request), request.body.address),
+  );
+
+  const SendingRateAnswer = Type.Object(
+    { object: Type.Literal('sending_rate'), ...SendingRate.properties },
+    { title: 'ProjectSendingRate' },
+  );
+  app.get(
+    '/me/sending-rate',
+    {
+      config: { auth: 'project' },
+      schema: {
+        tags: ['project'],
+        summary:
+          "The project's sending rate for marketing and automation mail (the default of its campaigns)",
+        operationId: 'getSendingRate',
+        response: { 200: SendingRateAnswer, ...errors(401, 404) },
+      },
+    },
+    async (request) => projectRate(ctx, projectOf(request)),
+  );
+  app.patch(
+    '/me/sending-rate',
+    {
+      config: { auth: 'project' },
+      schema: {
+        tags: ['project'],
+        summary:
+          'Set the sending rate (messages per second and per hour) of marketing and automation mail; a campaign may override it, transactional mail is never throttled',
+        operationId: 'setSendingRate',
+        body: SendingRate,
+        response: { 200: SendingRateAnswer, ...errors(400, 401, 404) },
+      },
+    },
+    async (request) => setProjectRate(ctx, projectOf(request), request.body),
   );
 
   app.get(

@@ -1,0 +1,147 @@
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import {
+  cancelCampaign,
+  pauseCampaign,
+  resumeCampaign,
+  scheduleCampaign,
+  sendCampaignTest,
+} from '../../domain/campaigns/actions.ts';
+import type { DomainContext } from '../../domain/core/context.ts';
+import { projectFactsOf, projectOf } from '../auth.ts';
+import { errors, IdParams, Nullable, Timestamp, typed } from '../schemas.ts';
+
+/**
+ * The campaign as an action answers it: the same object as GET /campaigns/{id} (the `Campaign`
+ * schema), of which the fields an action changes are named here; the others pass through.
+ */
+const CampaignActionResult = Type.Object(
+  {
+    id: Type.String(),
+    object: Type.Literal('campaign'),
+    name: Type.String(),
+    status: Type.Enum(['draft', 'scheduled', 'sending', 'sent', 'paused', 'cancelled', 'failed'], {
+      type: 'string',
+    }),
+    scheduled_at: Nullable(Timestamp),
+    recipient_count: Nullable(Type.Integer()),
+    started_at: Nullable(Timestamp),
+    finished_at: Nullable(Timestamp),
+    updated_at: Timestamp,
+  },
+  {
+    title: 'CampaignActionResult',
+    description: 'The campaign after the action, with every field of `Campaign`',
+    additionalProperties: true,
+  },
+);
+const ScheduleRequest = Type.Object(
+  {
+    scheduled_at: Type.String({
+      maxLength: 64,
+      description:
+        'when sending starts: an ISO 8601 date-time with a time zone, in the future and at most a year ahead',
+    }),
+  },
+  { title: 'ScheduleCampaignRequest' },
+);
+const TestRequest = Type.Object(
+  {
+    to: Type.Array(Type.String({ maxLength: 320 }), {
+      minItems: 1,
+      maxItems: 5,
+      description: 'the account email addresses of members of this project: tests go nowhere else',
+    }),
+  },
+  { title: 'CampaignTestRequest' },
+);
+const TestResult = Type.Object(
+  {
+    object: Type.Literal('campaign_test'),
+    sent: Type.Array(Type.Object({ to: Type.String(), email_id: Type.String() })),
+  },
+  { title: 'CampaignTest' },
+);
+
+/** Campaign actions: schedule, pause, resume, cancel and test sends (POST /campaigns/{id}/send is in campaigns.ts). */
+export async function campaignActionRoutes(instance: FastifyInstance, { ctx }: { ctx: DomainContext }) {
+  const app = typed(instance);
+  const config = { auth: 'project' as const };
+  const tags = ['campaigns'];
+  const one = (summary: string, operationId: string) => ({ tags, summary, operationId, params: IdParams });
+
+  app.post(
+    '/campaigns/:id/schedule',
+    {
+      config,
+      schema: {
+        ...one(
+          'Schedule a campaign (checked now as a send would be; rescheduling replaces the time; 400 past or more than a year ahead, 409 unless draft or scheduled)',
+          'scheduleCampaign',
+        ),
+        body: ScheduleRequest,
+        response: { 200: CampaignActionResult, ...errors(400, 401, 402, 404, 409, 429) },
+      },
+    },
+    async (request) =>
+      scheduleCampaign(ctx, await projectFactsOf(request, ctx), request.params.id, request.body.scheduled_at),
+  );
+  app.post(
+    '/campaigns/:id/pause',
+    {
+      config,
+      schema: {
+        ...one(
+          'Pause a sending campaign: messages not yet handed over wait until it is resumed (409 unless sending)',
+          'pauseCampaign',
+        ),
+        response: { 200: CampaignActionResult, ...errors(401, 404, 409) },
+      },
+    },
+    async (request) => pauseCampaign(ctx, projectOf(request), request.params.id),
+  );
+  app.post(
+    '/campaigns/:id/resume',
+    {
+      config,
+      schema: {
+        ...one(
+          'Resume a paused campaign to the rest of its audience, as snapshotted when it started (409 unless paused)',
+          'resumeCampaign',
+        ),
+        response: { 200: CampaignActionResult, ...errors(400, 401, 402, 404, 409, 429) },
+      },
+    },
+    async (request) => resumeCampaign(ctx, await projectFactsOf(request, ctx), request.params.id),
+  );
+  app.post(
+    '/campaigns/:id/cancel',
+    {
+      config,
+      schema: {
+        ...one(
+          'Cancel a campaign: messages not yet handed over never leave (409 once sent, cancelled or failed)',
+          'cancelCampaign',
+        ),
+        response: { 200: CampaignActionResult, ...errors(401, 404, 409) },
+      },
+    },
+    async (request) => cancelCampaign(ctx, projectOf(request), request.params.id),
+  );
+  app.post(
+    '/campaigns/:id/test',
+    {
+      config,
+      schema: {
+        ...one(
+          'Send a test of a campaign to project members ([Test] subject, not in its stats; 400 for any other address, 409 once cancelled)',
+          'testCampaign',
+        ),
+        body: TestRequest,
+        response: { 200: TestResult, ...errors(400, 401, 402, 404, 409, 429) },
+      },
+    },
+    async (request) =>
+      sendCampaignTest(ctx, await projectFactsOf(request, ctx), request.params.id, request.body.to),
+  );
+}

@@ -1,0 +1,14 @@
+import { startScheduledCampaign } from '../domain/campaigns/actions.ts';
+import type { DomainContext } from '../domain/core/context.ts';
+
+/**
+ * Starts a scheduled campaign at its time, as POST /campaigns/{id}/send would (see
+ * domain/campaigns/actions.ts `startScheduledCampaign`): a campaign no longer scheduled is left
+ * alone, one whose checks fail becomes `failed`. Enqueued with the key `campaign-start:{id}`.
+ */
+export function campaignStartTask(ctx: DomainContext) {
+  return async (payload: unknown) => {
+    const id = (payload as { campaign_id?: string }).campaign_id;
+    if (id) await startScheduledCampaign(ctx, id);
+  };
+}

@@ -1,0 +1,197 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import path from 'node:path';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { setWorkspacePlan } from '../../src/domain/accounts/workspaces.ts';
+import { eventually } from '../helpers/eventually.ts';
+import { type HeaderRecord, type HeaderSink, startHeaderSink } from '../helpers/header-sink.ts';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+
+const root = path.resolve(import.meta.dirname, '../..');
+const SECRET = 'campaign-crash-test-secret-0123456789abcd';
+const RECIPIENTS = 20_000;
+/** How many campaign messages must have arrived before the worker is killed. */
+const KILL_AFTER = 4_000;
+const DOMAIN = 'crash-letters.example';
+
+let server: TestServer;
+/** 20,000 whole messages would not fit the test's memory: this sink keeps recipients and two headers. */
+let sink: HeaderSink;
+const workers: ChildProcess[] = [];
+
+function startWorkerProcess(relay: string): ChildProcess {
+  const child = spawn(process.execPath, ['src/main.ts', 'worker'], {
+    cwd: root,
+    env: {
+      ...process.env,
+      DATABASE_URL: server.databaseUrl,
+      POSTHORN_SECRET: SECRET,
+      POSTHORN_SMTP_RELAY: relay,
+      POSTHORN_STALE_WORKER_SECONDS: '2',
+      POSTHORN_WORKER_CONCURRENCY: '10',
+      LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  workers.push(child);
+  return child;
+}
+
+async function stop(child: ChildProcess, signal: NodeJS.Signals) {
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill(signal);
+  await exited;
+}
+
+beforeAll(async () => {
+  // the API in this process; the worker in a separate process we can kill
+  server = await startTestServer({ POSTHORN_SECRET: SECRET }, ['api']);
+  sink = await startHeaderSink();
+});
+
+afterAll(async () => {
+  for (const w of workers) if (w.exitCode === null && w.signalCode === null) w.kill('SIGKILL');
+  await server?.close();
+  await sink?.close();
+});
+
+/** Distinct Message-IDs per recipient address, and how many deliveries repeated one. */
+function messageIdsByRecipient(messages: HeaderRecord[]) {
+  const byRecipient = new Map<string, Set<string>>();
+  let repeated = 0;
+  for (const m of messages)
+    for (const to of m.to) {
+      const ids = byRecipient.get(to) ?? new Set<string>();
+      if (ids.has(m.messageId as string)) repeated++;
+      ids.add(m.messageId as string);
+      byRecipient.set(to, ids);
+    }
+  return { byRecipient, repeated };
+}
+
+describe(`a worker killed with SIGKILL midway through a ${RECIPIENTS}-recipient campaign`, () => {
+  it('after a restart each recipient has exactly one Message-ID in the sink and the campaign is sent', async () => {
+    const began = Date.now();
+    // the sign-up code goes through a worker to the test server's own (parsing) sink
+    const signupWorker = startWorkerProcess(server.sink.url);
+    const account = await server.signupConfirmed();
+    await stop(signupWorker, 'SIGTERM');
+    const key = account.project_key.key;
+    const db = server.runtime.ctx.db;
+    // the shared domain is capped per day on every plan: the campaign goes from a verified domain
+    await setWorkspacePlan(server.runtime.ctx, account.workspace.id, 'unlimited');
+    await db
+      .insertInto('domains')
+      // checked just now: the hourly re-check leaves it alone
+      .values({
+        project_id: account.project.id,
+        name: DOMAIN,
+        status: 'verified',
+        verified_at: new Date(),
+        last_checked_at: new Date(),
+      })
+      .execute();
+    const footer = await server.call('PATCH', '/v1/me/footer', {
+      key,
+      body: { address: 'Crash Tests Ltd, 4 Quay Street, Bristol BS1 4DB' },
+    });
+    expect(footer.status, JSON.stringify(footer.body)).toBe(200);
+    const list = (await server.call('POST', '/v1/lists', { key, body: { name: 'Everyone' } })).body.id;
+    await sql`with c as (
+        insert into contacts (project_id, email, first_name)
+        select ${account.project.id}::uuid, 'reader' || n || '@crash.example', 'Reader ' || n
+          from generate_series(1, ${RECIPIENTS}) n
+        returning id)
+      insert into list_members (list_id, contact_id, subscribed) select ${list}::uuid, id, true from c`.execute(
+      db,
+    );
+    const audience = new Set(Array.from({ length: RECIPIENTS }, (_, i) => `reader${i + 1}@crash.example`));
+
+    const created = await server.call('POST', '/v1/campaigns', {
+      key,
+      body: {
+        name: 'Crash course',
+        from: `news@${DOMAIN}`,
+        from_name: 'Crash News',
+        subject: 'Hello {{ contact.first_name }}',
+        html: '<p>Hello {{ contact.first_name }}, <a href="https://shop.example.com/">see the shop</a></p>',
+        list_ids: [list],
+      },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const id: string = created.body.id;
+    const ofCampaign = () => sink.messages.filter((m) => m.feedbackId?.includes(id));
+    const status = async () => (await server.call('GET', `/v1/campaigns/${id}`, { key })).body.status;
+
+    const first = startWorkerProcess(sink.url);
+    const started = await server.call('POST', `/v1/campaigns/${id}/send`, { key });
+    expect(started.status, JSON.stringify(started.body)).toBe(200);
+    expect(started.body.recipient_count).toBe(RECIPIENTS);
+    const sendAt = Date.now();
+    await eventually(
+      () => {
+        if (sink.messages.length < KILL_AFTER) throw new Error(`${sink.messages.length} received`);
+      },
+      { timeoutMs: 120_000, intervalMs: 10, message: `fewer than ${KILL_AFTER} campaign messages arrived` },
+    );
+    await stop(first, 'SIGKILL');
+    const beforeKill = ofCampaign().length;
+    // killed midway: neither the sink nor the campaign has seen the end
+    expect(beforeKill).toBeLessThan(RECIPIENTS);
+    expect(await status()).toBe('sending');
+    const unwritten = await db
+      .selectFrom('campaign_recipients')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('campaign_id', '=', id)
+      .where('status', '=', 'pending')
+      .executeTakeFirstOrThrow();
+
+    const restartAt = Date.now();
+    startWorkerProcess(sink.url);
+    await eventually(
+      async () => {
+        const now = await status();
+        if (now !== 'sent') throw new Error(`status ${now}, ${ofCampaign().length} messages received`);
+      },
+      { timeoutMs: 240_000, intervalMs: 250, message: 'the restarted worker never finished the campaign' },
+    );
+    const sentAt = Date.now();
+
+    const messages = ofCampaign();
+    // one envelope recipient per message, and every one of them in the audience
+    expect(messages.filter((m) => m.to.length !== 1)).toEqual([]);
+    const outsiders = [...new Set(messages.flatMap((m) => m.to))].filter((to) => !audience.has(to));
+    expect(outsiders).toEqual([]);
+    // every address of the audience got exactly one message (by Message-ID); repeats are at-least-once
+    const { byRecipient, repeated } = messageIdsByRecipient(messages);
+    expect(byRecipient.size).toBe(RECIPIENTS);
+    const notOne = [...byRecipient].filter(([, ids]) => ids.size !== 1);
+    expect(notOne.slice(0, 5).map(([to, ids]) => [to, [...ids]])).toEqual([]);
+
+    // the snapshot: one row per recipient, each with its email, whose Message-ID is the one received
+    const rows = await db
+      .selectFrom('campaign_recipients as r')
+      .leftJoin('emails as e', 'e.id', 'r.email_id')
+      .select(['r.email as address', 'r.status', 'r.email_id', 'e.message_id', 'e.status as email_status'])
+      .where('r.campaign_id', '=', id)
+      .execute();
+    expect(rows).toHaveLength(RECIPIENTS);
+    expect(rows.filter((r) => r.email_id === null || r.status !== 'queued')).toEqual([]);
+    expect(rows.filter((r) => r.email_status !== 'sent')).toEqual([]);
+    const wrongId = rows.filter((r) => !byRecipient.get(r.address)?.has(r.message_id as string));
+    expect(wrongId.slice(0, 5)).toEqual([]);
+    const emails = await db
+      .selectFrom('emails')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('campaign_id', '=', id)
+      .executeTakeFirstOrThrow();
+    expect(Number(emails.n)).toBe(RECIPIENTS);
+
+    console.log(
+      `campaign crash: ${RECIPIENTS} recipients, ${beforeKill} delivered before SIGKILL (${((restartAt - sendAt) / 1000).toFixed(1)} s after /send, ` +
+        `${unwritten.n} recipients not yet written), ` +
+        `${messages.length} received in all, ${repeated} repeated deliveries (same Message-ID), 0 lost; ` +
+        `sent ${((sentAt - restartAt) / 1000).toFixed(1)} s after the restart, ${((sentAt - began) / 1000).toFixed(1)} s in all`,
+    );
+  }, 300_000);
+});
