@@ -94,7 +94,10 @@ async function startTimingSink() {
 
 /** The worker role as its own process (as a deployment scales it), so its RSS is its own. */
 function startWorker(databaseUrl: string, apiPort: string, relay: string, dataDir: string): ChildProcess {
-  const child = spawn(process.execPath, ['src/main.ts', 'worker'], {
+  // with the Node flags `npm start` (and bin/posthorn.js) run Posthorn with
+  const start: string = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).scripts.start;
+  const nodeFlags = start.split(' ').filter((a) => a.startsWith('--'));
+  const child = spawn(process.execPath, [...nodeFlags, 'src/main.ts', 'worker'], {
     cwd: root,
     env: {
       ...process.env,
