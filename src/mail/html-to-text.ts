@@ -1,8 +1,17 @@
 const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
 
-/** A plain-text alternative for an HTML body: block elements become line breaks, links keep their URL. */
+/** Marks around a hidden preheader: the text alternative does not start with it. */
+export const PREHEADER_START = '<!--preheader-->';
+export const PREHEADER_END = '<!--/preheader-->';
+const PREHEADER = /<!--preheader-->[\s\S]*?<!--\/preheader-->/g;
+
+/**
+ * A plain-text alternative for an HTML body: block elements become line breaks, links keep their
+ * URL, a marked preheader is left out.
+ */
 export function htmlToText(html: string): string {
   return html
+    .replace(PREHEADER, '')
     .replace(/<(script|style|head|title)[\s\S]*?<\/\1>/gi, '')
     .replace(
       /<a\s[^>]*href\s*=\s*["']([^"']+)["'][^>]*>([\s\S]*?)<\/a>/gi,

@@ -139,8 +139,13 @@ describe('sending a campaign', () => {
     expectError(await send(id), 409);
   });
 
-  it('leaves links and the pixel alone when tracking is off, and still adds the footer', async () => {
-    const id = await createCampaign(campaign({ tracking: { opens: false, clicks: false } }));
+  it('leaves links and the pixel alone when tracking is off, and still adds the footer (and the preheader)', async () => {
+    const id = await createCampaign(
+      campaign({
+        tracking: { opens: false, clicks: false },
+        preheader: 'Ten days of spring prices, {{ contact.first_name }}',
+      }),
+    );
     expect((await send(id)).status).toBe(200);
     await waitForSent(id);
     const messages = messagesOf(id);
@@ -149,6 +154,11 @@ describe('sending a campaign', () => {
       expect(parsed.html).toContain(`href="${LINK}"`);
       expect(parsed.html).not.toContain('/t/o/');
       expect(parsed.html).toContain('2 High Street, Leeds LS1 1AA');
+      // the preheader, personalised, hidden right after <body>; the text part does not start with it
+      expect(parsed.html).toMatch(
+        /<body[^>]*><!--preheader--><div style="display:none[^"]*">Ten days of spring prices, [A-Z]\w+<\/div>/,
+      );
+      expect(String(parsed.text).trimStart().startsWith('Ten days')).toBe(false);
     }
   });
 

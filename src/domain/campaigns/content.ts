@@ -2,6 +2,7 @@ import type { AbTestColumn } from '../../db/schema.ts';
 import { addressOf } from '../../mail/address.ts';
 import type { DomainContext } from '../core/context.ts';
 import { ValidationError } from '../core/errors.ts';
+import { withPreheader } from '../templates/content.ts';
 import { type RenderSource, resolveVariables } from '../templates/render.ts';
 import { resolveVersions } from '../templates/send.ts';
 import type { CampaignRow } from './campaigns.ts';
@@ -81,7 +82,8 @@ export async function campaignContent(
       source: {
         cacheKey: cacheSuffix,
         subject: campaign.subject,
-        compiled_html: campaign.html,
+        // the campaign's preheader, hidden at the top of its own HTML (a template carries its own)
+        compiled_html: withPreheader(campaign.html, campaign.preheader),
         text_body: null,
         variables: [],
       },

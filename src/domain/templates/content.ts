@@ -62,7 +62,7 @@ function checkVariables(variables: TemplateVariable[]): TemplateVariable[] {
 }
 
 /** The preheader: the first line a mail client shows after the subject, hidden in the message itself. */
-function withPreheader(html: string, preheader: string | null): string {
+export function withPreheader(html: string, preheader: string | null): string {
   if (!preheader) return html;
   // no tiny font size: SpamAssassin scores 1px text before a word as invisible (FONT_INVIS_MSGID, +1.0)
   const hidden = `${PREHEADER_START}<div style="display:none;max-height:0;max-width:0;opacity:0;overflow:hidden;mso-hide:all">${preheader}</div>${PREHEADER_END}`;

@@ -1,6 +1,6 @@
 import type { Template } from 'liquidjs';
 import type { TemplateVariable } from '../../db/schema.ts';
-import { htmlToText } from '../../mail/html-to-text.ts';
+import { htmlToText, PREHEADER_END, PREHEADER_START } from '../../mail/html-to-text.ts';
 import { parseIsoDate } from '../core/dates.ts';
 import { ValidationError } from '../core/errors.ts';
 import { htmlLiquid, LIQUID_LIMITS, parseLiquid, textLiquid } from './liquid.ts';
@@ -131,9 +131,7 @@ function renderOne(
   return output;
 }
 
-/** Marks around the hidden preheader, so the derived text part does not start with it. */
-export const PREHEADER_START = '<!--preheader-->';
-export const PREHEADER_END = '<!--/preheader-->';
+export { PREHEADER_END, PREHEADER_START } from '../../mail/html-to-text.ts';
 
 function withoutPreheader(html: string): string {
   const start = html.indexOf(PREHEADER_START);
