@@ -1,0 +1,299 @@
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import type { DomainContext } from '../../domain/core/context.ts';
+import {
+  activateFlow,
+  archiveFlow,
+  createFlow,
+  deleteFlow,
+  getFlow,
+  listFlows,
+  pauseFlow,
+  updateFlow,
+} from '../../domain/flows/flows.ts';
+import { projectFactsOf, projectOf } from '../auth.ts';
+import { errors, IdParams, Nullable, PageQuery, page, pageOf, Timestamp, typed } from '../schemas.ts';
+
+// The definition has its own checker (domain/flows/definition.ts), whose errors name the exact
+// step and field at fault ("`steps[2].next`: no step "x" in this flow"); the schemas give the
+// outer shape and document the parts.
+const CONDITION_HELP =
+  'a condition in the segment language: {"all": [...]} or {"any": [...]} of field, list, event and revenue conditions (as segments take them)';
+const FlowCondition = Type.Object(
+  {
+    all: Type.Optional(Type.Array(Type.Object({}, { additionalProperties: true }))),
+    any: Type.Optional(Type.Array(Type.Object({}, { additionalProperties: true }))),
+  },
+  { title: 'FlowCondition', description: CONDITION_HELP },
+);
+const FlowTrigger = Type.Object(
+  {
+    type: Type.String({
+      maxLength: 40,
+      description:
+        'contact_created; contact_updated {condition?}; event {event, where?: [{property, op, value}]}; list_joined {list_id}; segment_entered {segment_id}; manual (POST /flows/{id}/enrollments)',
+    }),
+  },
+  {
+    title: 'FlowTrigger',
+    additionalProperties: true,
+    description: 'what enrols a contact (only while the flow is active, and only subscribed contacts)',
+  },
+);
+const FlowStep = Type.Object(
+  {
+    id: Type.Optional(
+      Type.String({
+        maxLength: 64,
+        description: 'letters, digits, _ and -; step_<n> by position when not given',
+      }),
+    ),
+    type: Type.String({
+      maxLength: 40,
+      description:
+        'send {subject, html | template_id, template_version?, from?, from_name?}; wait {duration_seconds | until | until_property | window: {from_hour, to_hour, days?}}; wait_for_event {event, where?, timeout_seconds, next, timeout_next}; branch {branches: [{condition, next}], default_next}; update_contact {set_properties?, join_list_id?, leave_list_id?}; webhook {url}; exit',
+    }),
+    next: Type.Optional(
+      Nullable(
+        Type.String({
+          maxLength: 64,
+          description:
+            'the step that follows: the next in the array when not given; null ends the enrollment',
+        }),
+      ),
+    ),
+  },
+  {
+    title: 'FlowStep',
+    additionalProperties: true,
+    description:
+      'one step; the first step is where an enrollment starts. Durations and timeouts: 1 second to 366 days; at most 100 steps and 20 branches per branch step; a loop must pass through a timed wait',
+  },
+);
+const FlowReentry = Type.Object(
+  {
+    policy: Type.String({ maxLength: 20, description: 'once (the default), always, or cooldown' }),
+    cooldown_seconds: Type.Optional(
+      Type.Integer({ description: 'cooldown: seconds after an enrollment before the next' }),
+    ),
+  },
+  { title: 'FlowReentry', description: 'whether a contact may enter the flow again' },
+);
+
+const sender = {
+  from: Nullable(
+    Type.String({
+      maxLength: 400,
+      description:
+        "the send steps' default sender, on a verified domain (the shared default address when none is given anywhere); `Name <address>` also sets `from_name`",
+    }),
+  ),
+  from_name: Nullable(Type.String({ maxLength: 200, description: "the send steps' default sender name" })),
+};
+const parts = {
+  trigger: FlowTrigger,
+  steps: Type.Array(FlowStep, { maxItems: 100 }),
+  ...sender,
+  reentry: Nullable(FlowReentry),
+  goal: Nullable(FlowCondition),
+};
+const FlowName = Type.String({ minLength: 1, maxLength: 200 });
+const CreateFlowRequest = Type.Object(
+  {
+    name: FlowName,
+    trigger: parts.trigger,
+    steps: parts.steps,
+    from: Type.Optional(parts.from),
+    from_name: Type.Optional(parts.from_name),
+    reentry: Type.Optional(parts.reentry),
+    goal: Type.Optional(parts.goal),
+  },
+  { title: 'CreateFlowRequest' },
+);
+const UpdateFlowRequest = Type.Object(
+  {
+    name: Type.Optional(FlowName),
+    trigger: Type.Optional(parts.trigger),
+    steps: Type.Optional(parts.steps),
+    from: Type.Optional(parts.from),
+    from_name: Type.Optional(parts.from_name),
+    reentry: Type.Optional(parts.reentry),
+    goal: Type.Optional(parts.goal),
+  },
+  {
+    title: 'UpdateFlowRequest',
+    description:
+      'the parts given replace the current ones; on an active flow (or one with enrollments on its version) the result is a new version',
+  },
+);
+
+const count = (description: string) => Type.Integer({ description });
+const enrollmentCounts = {
+  entered: count('enrollments, all versions'),
+  active: count('enrollments still running'),
+  completed: count('enrollments that reached the end'),
+  exited: count('enrollments that left early (exit step, goal, unsubscribed or suppressed)'),
+  failed: count('enrollments that failed'),
+  cancelled: count('enrollments cancelled'),
+  converted: count('enrollments that reached the goal'),
+};
+const FlowStepStats = Type.Object(
+  {
+    id: Type.String(),
+    type: Type.String(),
+    entered: count('enrollments that reached the step'),
+    sent: count('messages the next hop accepted'),
+    opened: count('messages a person opened'),
+    clicked: count('messages a person clicked'),
+    exited: count('enrollments that left the flow at this step'),
+  },
+  { title: 'FlowStepStats' },
+);
+const FlowStats = Type.Object(
+  {
+    ...enrollmentCounts,
+    sent: Type.Optional(count('messages the next hop accepted')),
+    opened: Type.Optional(count('messages a person opened (machine opens are not counted)')),
+    clicked: Type.Optional(count('messages a person clicked (link scanners are not counted)')),
+    steps: Type.Optional(Type.Array(FlowStepStats, { description: 'per step of the current version' })),
+  },
+  {
+    title: 'FlowStats',
+    description: 'computed now; list rows give only the enrollment counts, GET /flows/{id} everything',
+  },
+);
+const FlowSchema = Type.Object(
+  {
+    id: Type.String(),
+    object: Type.Literal('flow'),
+    name: Type.String(),
+    status: Type.Enum(['draft', 'active', 'paused', 'archived'], { type: 'string' }),
+    version: Type.Integer({ description: 'the version new enrollments start on' }),
+    trigger: FlowTrigger,
+    steps: Type.Array(FlowStep, { description: 'normalised: every step has its id and explicit edges' }),
+    reentry: FlowReentry,
+    goal: Nullable(FlowCondition),
+    ...sender,
+    stats: FlowStats,
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  { title: 'Flow' },
+);
+const FlowPage = Type.Object(page(FlowSchema).properties, { title: 'FlowPage' });
+
+/** Flows (journeys): triggers enrol contacts, who pass through sends, waits, branches and more. */
+export async function flowRoutes(instance: FastifyInstance, { ctx }: { ctx: DomainContext }) {
+  const app = typed(instance);
+  const config = { auth: 'project' as const };
+  const tags = ['flows'];
+  const one = (summary: string, operationId: string) => ({ tags, summary, operationId, params: IdParams });
+
+  app.get(
+    '/flows',
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'List flows, newest first',
+        operationId: 'listFlows',
+        querystring: PageQuery,
+        response: { 200: FlowPage, ...errors(400, 401) },
+      },
+    },
+    async (request) => listFlows(ctx, projectOf(request), pageOf(request.query)),
+  );
+  app.post(
+    '/flows',
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'Create a flow draft (its definition, templates, senders and lists are checked now)',
+        operationId: 'createFlow',
+        body: CreateFlowRequest,
+        response: { 200: FlowSchema, ...errors(400, 401) },
+      },
+    },
+    async (request) => createFlow(ctx, await projectFactsOf(request, ctx), request.body),
+  );
+  app.get(
+    '/flows/:id',
+    {
+      config,
+      schema: {
+        ...one('Get a flow with its stats', 'getFlow'),
+        response: { 200: FlowSchema, ...errors(401, 404) },
+      },
+    },
+    async (request) => getFlow(ctx, projectOf(request), request.params.id),
+  );
+  app.patch(
+    '/flows/:id',
+    {
+      config,
+      schema: {
+        ...one(
+          'Edit a flow: in place while no enrollment uses its version, else as a new version (409 once archived)',
+          'updateFlow',
+        ),
+        body: UpdateFlowRequest,
+        response: { 200: FlowSchema, ...errors(400, 401, 404, 409) },
+      },
+    },
+    async (request) => updateFlow(ctx, await projectFactsOf(request, ctx), request.params.id, request.body),
+  );
+  app.delete(
+    '/flows/:id',
+    {
+      config,
+      schema: {
+        ...one('Delete a flow and its enrollments (409 while active: pause it first)', 'deleteFlow'),
+        response: { 204: Type.Null(), ...errors(401, 404, 409) },
+      },
+    },
+    async (request, reply) => {
+      await deleteFlow(ctx, projectOf(request), request.params.id);
+      return reply.code(204).send();
+    },
+  );
+  app.post(
+    '/flows/:id/activate',
+    {
+      config,
+      schema: {
+        ...one(
+          'Activate a draft or paused flow (402 without the plan feature automations, 400 footer placeholder, 409 if active or archived)',
+          'activateFlow',
+        ),
+        response: { 200: FlowSchema, ...errors(400, 401, 402, 404, 409) },
+      },
+    },
+    async (request) => activateFlow(ctx, await projectFactsOf(request, ctx), request.params.id),
+  );
+  app.post(
+    '/flows/:id/pause',
+    {
+      config,
+      schema: {
+        ...one('Pause an active flow: no new enrollments, running ones wait where they are', 'pauseFlow'),
+        response: { 200: FlowSchema, ...errors(401, 404, 409) },
+      },
+    },
+    async (request) => pauseFlow(ctx, projectOf(request), request.params.id),
+  );
+  app.post(
+    '/flows/:id/archive',
+    {
+      config,
+      schema: {
+        ...one(
+          'Archive a draft or paused flow: read-only for good, its running enrollments cancelled (409 while active)',
+          'archiveFlow',
+        ),
+        response: { 200: FlowSchema, ...errors(401, 404, 409) },
+      },
+    },
+    async (request) => archiveFlow(ctx, projectOf(request), request.params.id),
+  );
+}
