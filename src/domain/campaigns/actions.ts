@@ -7,9 +7,9 @@ import { formatMailbox } from '../../mail/address.ts';
 import type { DomainContext } from '../core/context.ts';
 import { parseIsoDate } from '../core/dates.ts';
 import { ConflictError, DomainError, ValidationError } from '../core/errors.ts';
-import { applyWrite, type EmailRowInput } from '../emails/accept.ts';
 import { TEST_MESSAGE_HEADER } from '../emails/marketing-layer.ts';
 import { checkSendingLimits } from '../emails/usage.ts';
+import { applyWrite, type EmailRowInput, queuedWrite } from '../emails/write.ts';
 import { type ProjectFacts, projectFacts, sharedDefaultFrom } from '../plans/project-facts.ts';
 import { renderBudget, renderTemplate, type TemplateContact } from '../templates/render.ts';
 import { type CampaignRow, campaignView, findCampaign } from './campaigns.ts';
@@ -375,20 +375,13 @@ export async function sendCampaignTest(ctx: DomainContext, facts: ProjectFacts, 
   await checkSendingLimits(ctx, facts, addresses.length, onShared ? addresses.length : 0);
   const contacts = await contactsOf(ctx, facts.id, addresses);
   const emails = addresses.map((a) => testEmail(campaign, content, a, contacts.get(a.toLowerCase())));
-  await applyWrite(ctx.db, {
-    emails,
-    attachments: [],
-    events: emails.map((e) => ({
-      email_id: e.id,
-      project_id: e.project_id,
-      type: 'queued',
-      recipient: null,
+  await applyWrite(
+    ctx.db,
+    queuedWrite(facts.id, emails, {
       detail: { campaign_id: campaign.id, test: true },
-    })),
-    usage: [{ projectId: facts.id, total: emails.length, onSharedDomain: onShared ? emails.length : 0 }],
-    jobs: [],
-    immediate: emails.map((e) => e.id),
-  });
+      onSharedDomain: onShared ? emails.length : 0,
+    }),
+  );
   return {
     object: 'campaign_test' as const,
     sent: emails.map((e) => ({ to: e.to_addresses[0], email_id: e.id })),

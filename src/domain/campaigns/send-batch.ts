@@ -6,8 +6,8 @@ import type { TemplateData } from '../../db/schema.ts';
 import { formatMailbox } from '../../mail/address.ts';
 import type { DomainContext } from '../core/context.ts';
 import { ValidationError } from '../core/errors.ts';
-import { applyWrite, type EmailRowInput } from '../emails/accept.ts';
 import { campaignStepMs, writerPace } from '../emails/throttle.ts';
+import { applyWrite, type EmailRowInput, queuedWrite } from '../emails/write.ts';
 import { sharedDefaultFrom } from '../plans/project-facts.ts';
 import { renderBudget, renderTemplate, type TemplateContact } from '../templates/render.ts';
 import { emailTags, recipientContents, startWinnerWait, testPhaseOf } from './ab.ts';
@@ -212,30 +212,15 @@ async function writeBatch(
   next: JobSpec,
 ) {
   const { emails, outcomes, onShared } = emailsOf(ctx, campaign, contentOf, picked);
-  await applyWrite(tx, {
-    emails,
-    attachments: [],
-    events: emails.map((e) => ({
-      email_id: e.id,
-      project_id: e.project_id,
-      type: 'queued',
-      recipient: null,
+  await applyWrite(
+    tx,
+    queuedWrite(campaign.project_id, emails, {
       detail: { campaign_id: campaign.id },
-    })),
-    usage:
-      emails.length > 0
-        ? [
-            {
-              projectId: campaign.project_id,
-              total: emails.length,
-              onSharedDomain: onShared,
-            },
-          ]
-        : [],
-    jobs: [next],
-    immediate: emails.map((e) => e.id),
-    priority: BULK_PRIORITY,
-  });
+      onSharedDomain: onShared,
+      jobs: [next],
+      priority: BULK_PRIORITY,
+    }),
+  );
   await sql`
     update campaign_recipients r set status = o.status, email_id = o.email_id
       from json_populate_recordset(null::campaign_recipients, ${JSON.stringify(outcomes)}::json) o

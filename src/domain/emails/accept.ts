@@ -1,8 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { type Insertable, type NonNullableInsertKeys, type Selectable, sql } from 'kysely';
+import { sql } from 'kysely';
 import type { Db, Tx } from '../../db/database.ts';
-import { addJobs, deliveryJobKey, type JobSpec } from '../../db/enqueue.ts';
-import type { EmailStatus, EmailsTable } from '../../db/schema.ts';
+import { deliveryJobKey } from '../../db/enqueue.ts';
+import type { EmailStatus } from '../../db/schema.ts';
 import { formatMailbox } from '../../mail/address.ts';
 import type { DomainContext } from '../core/context.ts';
 import { ConflictError, SendRefusedError, ValidationError } from '../core/errors.ts';
@@ -10,10 +10,10 @@ import { type ProjectFacts, type Stream, sendBlockers, sharedDefaultFrom } from 
 import { expandTemplates, type TemplateUse } from '../templates/send.ts';
 import { projectsWithWebhooks } from '../webhooks/dispatch.ts';
 import { write as writeNow } from './email-writer.ts';
-import type { EmailEventInput } from './events.ts';
 import { suppressedAmong } from './suppressions.ts';
 import { checkSendingLimits } from './usage.ts';
 import { type EmailInput, type ValidEmail, validateEmail } from './validate.ts';
+import { applyWrite, type EmailWrite } from './write.ts';
 
 /** Who sends: the project (with its facts, read at authentication), the key, and the stream. */
 export interface Sender {
@@ -36,8 +36,6 @@ export interface Idempotency {
   /** Identifies the request: same key with another request is a conflict. */
   requestHash: Buffer;
 }
-
-export const JOB_CHUNK = 50;
 
 export function requestHash(path: string, body: unknown): Buffer {
   return createHash('sha256').update(path).update('\n').update(JSON.stringify(body)).digest();
@@ -172,66 +170,6 @@ export async function acceptEmails(
   });
 }
 
-/**
- * The emails columns an accept writes, in one list: each a column of the table (`Insertable`), and
- * `EmailRowInput` below fails to compile while a column an insert requires is missing.
- */
-const EMAIL_COLUMNS = [
-  'id',
-  'project_id',
-  'api_key_id',
-  'stream',
-  'status',
-  'message_id',
-  'from_header',
-  'from_address',
-  'to_addresses',
-  'cc_addresses',
-  'bcc_addresses',
-  'reply_to',
-  'subject',
-  'html',
-  'text_body',
-  'headers',
-  'tags',
-  'attachments',
-  'scheduled_at',
-  'size_bytes',
-  'template_id',
-  'template_version',
-  'template_data',
-  'contact_id',
-  'campaign_id',
-  'track_opens',
-  'track_clicks',
-  'flow_id',
-  'flow_step',
-] as const satisfies readonly (keyof Insertable<EmailsTable>)[];
-/** Columns only one kind of send fills (a flow's step): left out, they are null. */
-type OptionalEmailColumn = 'flow_id' | 'flow_step';
-type EmailColumn = Exclude<(typeof EMAIL_COLUMNS)[number], OptionalEmailColumn>;
-
-/**
- * An emails row as an accept writes it. The rows travel to PostgreSQL as one JSON document, so the
- * JSON columns hold their values (the table's select types), not the strings a Kysely insert takes.
- */
-export type EmailRowInput = Pick<Selectable<EmailsTable>, EmailColumn> &
-  Partial<Pick<Selectable<EmailsTable>, OptionalEmailColumn>> &
-  Record<Exclude<NonNullableInsertKeys<EmailsTable>, EmailColumn | OptionalEmailColumn>, never>;
-
-export interface EmailWrite {
-  emails: EmailRowInput[];
-  attachments: { email_id: string; position: number; content: Buffer }[];
-  events: EmailEventInput[];
-  usage: { projectId: string; total: number; onSharedDomain: number }[];
-  /** Jobs with their own schedule (scheduled sends). */
-  jobs: JobSpec[];
-  /** Ids to deliver now; merged writes share delivery jobs of JOB_CHUNK ids. */
-  immediate: string[];
-  /** The delivery jobs' priority (marketing yields to transactional mail); graphile-worker's default 0 when absent. */
-  priority?: number;
-}
-
 function prepareWrite(
   ctx: DomainContext,
   sender: Sender,
@@ -326,45 +264,6 @@ function prepareWrite(
   return { results, write };
 }
 
-const EMAIL_COLUMN_LIST = sql.join(EMAIL_COLUMNS.map((c) => sql.ref(c)));
-const USAGE_SHARDS = 16;
-
-/**
- * Writes one (or several merged) accepts: rows, events, usage and delivery jobs in ONE statement
- * (atomic on its own, one round trip); attachments, when there are any, follow in the same
- * transaction, so `db` must then be a transaction.
- */
-export async function applyWrite(db: Db | Tx, write: EmailWrite): Promise<void> {
-  const jobs: JobSpec[] = [...write.jobs];
-  for (let i = 0; i < write.immediate.length; i += JOB_CHUNK) {
-    jobs.push({
-      task: 'deliver_email',
-      payload: { ids: write.immediate.slice(i, i + JOB_CHUNK) },
-      priority: write.priority,
-    });
-  }
-  const usage = write.usage;
-  await sql`
-    with inserted_emails as (
-      insert into emails (${EMAIL_COLUMN_LIST})
-      select ${EMAIL_COLUMN_LIST} from json_populate_recordset(null::emails, ${JSON.stringify(write.emails)}::json)
-    ), inserted_events as (
-      insert into email_events (email_id, project_id, type, recipient, detail)
-      select email_id, project_id, type, recipient, detail
-        from json_populate_recordset(null::email_events, ${JSON.stringify(write.events)}::json)
-    ), counted as (
-      insert into sending_usage as s (project_id, day, shard, sent, shared_domain_sent)
-      select p, current_date, sh, t, o
-        from unnest(${usage.map((u) => u.projectId)}::uuid[], ${usage.map(() => Math.floor(Math.random() * USAGE_SHARDS))}::int[],
-                    ${usage.map((u) => u.total)}::int[], ${usage.map((u) => u.onSharedDomain)}::int[]) as x(p, sh, t, o)
-      on conflict (project_id, day, shard) do update
-        set sent = s.sent + excluded.sent, shared_domain_sent = s.shared_domain_sent + excluded.shared_domain_sent
-    )
-    ${jobs.length > 0 ? addJobs(jobs) : sql`select 1`}`.execute(db);
-  if (write.attachments.length > 0)
-    await db.insertInto('email_attachments').values(write.attachments).execute();
-}
-
 const IDEMPOTENCY_TTL_MS = 86_400_000;
 const idempotencyCutoff = () => new Date(Date.now() - IDEMPOTENCY_TTL_MS);
 
@@ -423,3 +322,6 @@ async function claimIdempotencyKey(
     .executeTakeFirstOrThrow();
   return answerFromStored(existing, idem);
 }
+
+// TEMPORARY: until the flows engine imports these from ./write.ts
+export { applyWrite, type EmailRowInput, type EmailWrite, queuedWrite } from './write.ts';

@@ -1,6 +1,6 @@
 import type { Db } from '../../db/database.ts';
 import { GroupCommit } from '../core/group-commit.ts';
-import { applyWrite, type EmailWrite } from './accept.ts';
+import { applyWrite, type EmailWrite } from './write.ts';
 
 /** The most messages one merged write carries; a write larger than that still goes alone. */
 const MAX_MESSAGES_PER_GROUP = 500;
