@@ -13,6 +13,8 @@ export interface AccountsTable {
   name: string;
   email_confirmed_at: NullableTimestamp;
   terms_accepted_at: Timestamp;
+  /** scrypt$N$r$p$salt$hash; null until a password is set. */
+  password_hash: string | null;
   created_at: Generated<Date>;
 }
 
@@ -80,6 +82,38 @@ export interface DashboardSessionsTable {
   account_id: string;
   token_hash: Buffer;
   expires_at: Timestamp;
+  user_agent: string | null;
+  ip: string | null;
+  last_used_at: Generated<Date>;
+  created_at: Generated<Date>;
+}
+
+export interface PasswordResetsTable {
+  id: Generated<string>;
+  account_id: string;
+  token_hash: Buffer;
+  expires_at: Timestamp;
+  used_at: NullableTimestamp;
+  created_at: Generated<Date>;
+}
+
+export interface LoginFailuresTable {
+  id: Generated<number>;
+  email: string;
+  ip: string;
+  created_at: Generated<Date>;
+}
+
+export interface InvitationsTable {
+  id: Generated<string>;
+  project_id: string;
+  email: string;
+  role: Role;
+  token_hash: Buffer;
+  invited_by: string | null;
+  expires_at: Timestamp;
+  accepted_at: NullableTimestamp;
+  accepted_by: string | null;
   created_at: Generated<Date>;
 }
 
@@ -676,6 +710,9 @@ export interface Database {
   api_keys: ApiKeysTable;
   email_codes: EmailCodesTable;
   dashboard_sessions: DashboardSessionsTable;
+  password_resets: PasswordResetsTable;
+  login_failures: LoginFailuresTable;
+  invitations: InvitationsTable;
   request_logs: RequestLogsTable;
   account_request_logs: RequestLogsTable;
   system_emails: SystemEmailsTable;

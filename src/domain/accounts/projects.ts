@@ -5,6 +5,7 @@ import { normalizeEmail } from '../core/addresses.ts';
 import type { DomainContext } from '../core/context.ts';
 import { NotFoundError, ValidationError } from '../core/errors.ts';
 import { isUuid } from '../core/ids.ts';
+import { applyMemberChange, membersOf } from './membership.ts';
 
 type ProjectRow = Selectable<ProjectsTable>;
 const ADMIN_ROLES: Role[] = ['owner', 'admin'];
@@ -126,17 +127,20 @@ export async function createProject(ctx: DomainContext, caller: Caller, input: C
   return presentProject(project, 'owner');
 }
 
-/** The roles a project member can be given; a project has one Owner, its creator. */
+/** The roles the account API's POST /projects/{id}/members gives; Owners come by invitation. */
 export type MemberRole = Exclude<Role, 'owner'>;
 
-/** Adds an existing account to a project with a role (how teams grow until invitations exist). */
+/**
+ * Adds an existing account to a project with a role, or changes the role of a member, under the
+ * membership rules of applyMemberChange (the last Owner cannot be demoted).
+ */
 export async function addProjectMember(
   ctx: DomainContext,
   caller: Caller,
   projectId: string,
   input: { email: string; role: MemberRole },
 ) {
-  await requireProjectAdmin(ctx.db, caller, projectId);
+  const project = await requireProjectAdmin(ctx.db, caller, projectId);
   const email = normalizeEmail(input.email);
   if (!['admin', 'member'].includes(input.role))
     throw new ValidationError('`role` must be "admin" or "member"');
@@ -146,34 +150,19 @@ export async function addProjectMember(
     .where((eb) => eb(eb.fn('lower', ['email']), '=', email.toLowerCase()))
     .executeTakeFirst();
   if (!member) throw new NotFoundError('Account with that email');
-  await ctx.db
-    .insertInto('project_members')
-    .values({ project_id: projectId, account_id: member.id, role: input.role })
-    .onConflict((oc) => oc.columns(['project_id', 'account_id']).doUpdateSet({ role: input.role }))
-    .execute();
-  return membersOf(ctx, projectId);
+  await ctx.db.transaction().execute((tx) =>
+    applyMemberChange(tx, {
+      projectId,
+      actor: { accountId: caller.accountId, role: project.role },
+      accountId: member.id,
+      role: input.role,
+    }),
+  );
+  return membersOf(ctx.db, projectId);
 }
 
 /** GET /projects/{id}/members: the members of a project the caller administers, with their roles. */
 export async function listProjectMembers(ctx: DomainContext, caller: Caller, projectId: string) {
   await requireProjectAdmin(ctx.db, caller, projectId);
-  return membersOf(ctx, projectId);
-}
-
-async function membersOf(ctx: DomainContext, projectId: string) {
-  const rows = await ctx.db
-    .selectFrom('project_members as m')
-    .innerJoin('accounts as a', 'a.id', 'm.account_id')
-    .select(['a.id', 'a.email', 'a.name', 'm.role', 'm.created_at'])
-    .where('m.project_id', '=', projectId)
-    .orderBy('m.created_at', 'asc')
-    .execute();
-  return rows.map((r) => ({
-    account_id: r.id,
-    object: 'project_member' as const,
-    email: r.email,
-    name: r.name,
-    role: r.role,
-    created_at: r.created_at.toISOString(),
-  }));
+  return membersOf(ctx.db, projectId);
 }

@@ -3,11 +3,12 @@ import { Type } from 'typebox';
 import { finishLogin, startLogin } from '../../domain/accounts/sessions.ts';
 import type { DomainContext } from '../../domain/core/context.ts';
 import { createKeyInProject } from '../../domain/keys/service.ts';
-import { authOf } from '../auth.ts';
+import { authOf, sessionMetaOf, setSessionCookie } from '../auth.ts';
 import { ApiKeySchema, errors, typed } from '../schemas.ts';
+import { dashboardAuthRoutes } from './dashboard-auth.ts';
+import { dashboardMemberRoutes } from './dashboard-members.ts';
+import { DashboardSession, Email } from './dashboard-schemas.ts';
 import { KeyFields } from './keys.ts';
-
-const Email = Type.String({ maxLength: 254, description: 'the account email' });
 
 const LoginRequest = Type.Object({ email: Email }, { title: 'LoginRequest' });
 const LoginCodeSent = Type.Object(
@@ -26,15 +27,6 @@ const VerifyLoginRequest = Type.Object(
   },
   { title: 'VerifyLoginRequest' },
 );
-const DashboardSession = Type.Object(
-  {
-    object: Type.Literal('session'),
-    token: Type.String({ description: 'the bearer token for the dashboard API (`phs_...`)' }),
-    account_id: Type.String(),
-    expires_at: Type.String(),
-  },
-  { title: 'DashboardSession' },
-);
 
 const CreateTeamApiKeyRequest = Type.Object(
   {
@@ -49,7 +41,11 @@ const CreateTeamApiKeyRequest = Type.Object(
   { title: 'CreateTeamApiKeyRequest' },
 );
 
-/** The dashboard's own API under {app_url}/api: emailed-code login and key creation. A team is a project. */
+/**
+ * The dashboard's own API under {app_url}/api: sign-in (emailed code, password), password reset,
+ * sessions, members and invitations, and key creation. A team is a project. Everything else the
+ * dashboard does goes through /v1 with the session cookie.
+ */
 export async function dashboardRoutes(instance: FastifyInstance, { ctx }: { ctx: DomainContext }) {
   const app = typed(instance);
 
@@ -74,29 +70,39 @@ export async function dashboardRoutes(instance: FastifyInstance, { ctx }: { ctx:
       config: { auth: 'none' },
       schema: {
         tags: ['dashboard'],
-        summary: 'Exchange the emailed login code for a dashboard session token',
+        summary: 'Exchange the emailed login code for a dashboard session (token and cookie)',
         operationId: 'verifyLoginCode',
+        description:
+          'Sets the httpOnly `posthorn_session` cookie and returns the token (for `Authorization: Bearer`) and the `csrf_token`. Failed attempts count towards the per-address and per-IP limits (429).',
         body: VerifyLoginRequest,
-        response: { 200: DashboardSession, ...errors(400) },
+        response: { 200: DashboardSession, ...errors(400, 429) },
       },
     },
-    async (request) => finishLogin(ctx, request.body),
+    async (request, reply) => {
+      const session = await finishLogin(ctx, request.body, sessionMetaOf(request));
+      setSessionCookie(reply, ctx.config.appUrl, session.token);
+      return session;
+    },
   );
 
   app.post(
     '/teams/:team_id/api-keys',
     {
-      config: { auth: 'session' },
+      config: { auth: 'session', role: 'admin' },
       schema: {
         tags: ['dashboard'],
         summary: 'Create a key in a team (project) you administer; the secret is shown only this once',
         operationId: 'createTeamApiKey',
-        description: 'Bearer: a dashboard session token. `scope` defaults to `project`.',
+        description:
+          'Bearer: a dashboard session token (or the session cookie). `scope` defaults to `project`.',
         params: Type.Object({ team_id: Type.String({ description: 'the team (project) id' }) }),
         body: CreateTeamApiKeyRequest,
-        response: { 200: ApiKeySchema, ...errors(400, 401, 404) },
+        response: { 200: ApiKeySchema, ...errors(400, 401, 403, 404) },
       },
     },
     async (request) => createKeyInProject(ctx, authOf(request), request.params.team_id, request.body, 'Team'),
   );
+
+  await app.register(dashboardAuthRoutes, { ctx });
+  await app.register(dashboardMemberRoutes, { ctx });
 }

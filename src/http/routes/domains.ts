@@ -74,6 +74,9 @@ export async function domainRoutes(instance: FastifyInstance, { ctx }: { ctx: Do
   const dns = createDnsLookup(ctx.config.dnsServers);
   const project = { auth: 'project' as const };
   const account = { auth: 'account' as const };
+  // adding, changing, checking and removing domains needs Owner or Admin when a session acts
+  const manage = { ...project, role: 'admin' as const };
+  const manageAccount = { ...account, role: 'admin' as const };
   const tags = ['domains'];
 
   app.get(
@@ -94,7 +97,7 @@ export async function domainRoutes(instance: FastifyInstance, { ctx }: { ctx: Do
   app.post(
     '/domains',
     {
-      config: project,
+      config: manage,
       schema: {
         tags,
         summary: 'Add a sending domain; the response lists the DNS records to publish',
@@ -122,7 +125,7 @@ export async function domainRoutes(instance: FastifyInstance, { ctx }: { ctx: Do
   app.patch(
     '/domains/:id',
     {
-      config: project,
+      config: manage,
       schema: {
         tags,
         summary:
@@ -140,7 +143,7 @@ export async function domainRoutes(instance: FastifyInstance, { ctx }: { ctx: Do
   app.post(
     '/domains/:id/check',
     {
-      config: project,
+      config: manage,
       schema: {
         tags,
         summary: 'Look the records up in DNS now and update the status',
@@ -154,7 +157,7 @@ export async function domainRoutes(instance: FastifyInstance, { ctx }: { ctx: Do
   app.delete(
     '/domains/:id',
     {
-      config: project,
+      config: manage,
       schema: {
         tags,
         summary: 'Remove a sending domain and its DKIM key',
@@ -172,7 +175,7 @@ export async function domainRoutes(instance: FastifyInstance, { ctx }: { ctx: Do
   app.post(
     '/domains/:id/dkim/rotate',
     {
-      config: project,
+      config: manage,
       schema: {
         tags,
         summary: 'Rotate the DKIM key: publish the new selector; mail switches to it once a check finds it',
@@ -188,7 +191,7 @@ export async function domainRoutes(instance: FastifyInstance, { ctx }: { ctx: Do
   app.get(
     '/projects/:project_id/domains',
     {
-      config: account,
+      config: manageAccount,
       schema: {
         tags: ['account API'],
         summary: "List a project's sending domains",
@@ -204,7 +207,7 @@ export async function domainRoutes(instance: FastifyInstance, { ctx }: { ctx: Do
   app.post(
     '/projects/:project_id/domains',
     {
-      config: account,
+      config: manageAccount,
       schema: {
         tags: ['account API'],
         summary: 'Add a sending domain to a project; returns the DNS records to publish',
@@ -219,7 +222,7 @@ export async function domainRoutes(instance: FastifyInstance, { ctx }: { ctx: Do
   app.post(
     '/projects/:project_id/domains/:id/check',
     {
-      config: account,
+      config: manageAccount,
       schema: {
         tags: ['account API'],
         summary: "Check a project's sending domain in DNS now",

@@ -66,7 +66,8 @@ const RequestLogPage = Type.Object(page(RequestSchema).properties, { title: 'Req
 /** Account API: a project's keys, rotation, revocation and request history. */
 export async function keyRoutes(instance: FastifyInstance, { ctx }: { ctx: DomainContext }) {
   const app = typed(instance);
-  const account = { auth: 'account' as const };
+  // managing keys needs Owner or Admin; with a session the role is checked where the path names the project
+  const account = { auth: 'account' as const, role: 'admin' as const };
 
   app.get(
     '/projects/:project_id/api-keys',

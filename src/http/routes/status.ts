@@ -84,7 +84,7 @@ export async function statusRoutes(instance: FastifyInstance, { ctx }: { ctx: Do
   app.patch(
     '/me/footer',
     {
-      config: { auth: 'project' },
+      config: { auth: 'project', role: 'admin' },
       schema: {
         tags: ['project'],
         summary: 'Set the postal address printed in the compliance footer of marketing and automation mail',
@@ -117,7 +117,7 @@ export async function statusRoutes(instance: FastifyInstance, { ctx }: { ctx: Do
   app.patch(
     '/me/sending-rate',
     {
-      config: { auth: 'project' },
+      config: { auth: 'project', role: 'admin' },
       schema: {
         tags: ['project'],
         summary:

@@ -92,6 +92,8 @@ const DeliveryParams = Type.Object({
 export async function webhookRoutes(instance: FastifyInstance, { ctx }: { ctx: DomainContext }) {
   const app = typed(instance);
   const config = { auth: 'project' as const };
+  // creating, changing, testing and retrying webhooks needs Owner or Admin when a session acts
+  const manage = { ...config, role: 'admin' as const };
   const tags = ['webhooks'];
 
   app.get(
@@ -110,7 +112,7 @@ export async function webhookRoutes(instance: FastifyInstance, { ctx }: { ctx: D
   app.post(
     '/webhooks',
     {
-      config,
+      config: manage,
       schema: {
         tags,
         summary: 'Create an endpoint; the answer shows its signing secret once',
@@ -140,7 +142,7 @@ export async function webhookRoutes(instance: FastifyInstance, { ctx }: { ctx: D
   app.patch(
     '/webhooks/:id',
     {
-      config,
+      config: manage,
       schema: {
         tags,
         summary: 'Change the URL, events, description, or enable/disable',
@@ -155,7 +157,7 @@ export async function webhookRoutes(instance: FastifyInstance, { ctx }: { ctx: D
   app.delete(
     '/webhooks/:id',
     {
-      config,
+      config: manage,
       schema: {
         tags,
         summary: 'Delete an endpoint',
@@ -172,7 +174,7 @@ export async function webhookRoutes(instance: FastifyInstance, { ctx }: { ctx: D
   app.post(
     '/webhooks/:id/secret/rotate',
     {
-      config,
+      config: manage,
       schema: {
         tags,
         summary: 'A new signing secret; the old one keeps signing beside it for 24 hours',
@@ -186,7 +188,7 @@ export async function webhookRoutes(instance: FastifyInstance, { ctx }: { ctx: D
   app.post(
     '/webhooks/:id/test',
     {
-      config,
+      config: manage,
       schema: {
         tags,
         summary: 'Send a signed sample event (`webhook.test`) now and return the attempt',
@@ -200,7 +202,7 @@ export async function webhookRoutes(instance: FastifyInstance, { ctx }: { ctx: D
   app.post(
     '/webhooks/:id/deliveries/:delivery_id/retry',
     {
-      config,
+      config: manage,
       schema: {
         tags,
         summary: 'Send a delivery again now (a new attempt, same webhook-id)',

@@ -80,6 +80,8 @@ const AddProjectMemberRequest = Type.Object(
 export async function workspaceRoutes(instance: FastifyInstance, { ctx }: { ctx: DomainContext }) {
   const app = typed(instance);
   const account = { auth: 'account' as const };
+  // a project's details with its keys, and its members, need Owner or Admin when a session acts
+  const manage = { ...account, role: 'admin' as const };
 
   app.get(
     '/workspaces',
@@ -143,7 +145,7 @@ export async function workspaceRoutes(instance: FastifyInstance, { ctx }: { ctx:
   app.get(
     '/projects/:project_id',
     {
-      config: account,
+      config: manage,
       schema: {
         tags: ['account API'],
         summary: 'A project you administer, with its keys',
@@ -158,7 +160,7 @@ export async function workspaceRoutes(instance: FastifyInstance, { ctx }: { ctx:
   app.get(
     '/projects/:project_id/members',
     {
-      config: account,
+      config: manage,
       schema: {
         tags: ['account API'],
         summary: 'Members of a project and their roles',
@@ -175,7 +177,7 @@ export async function workspaceRoutes(instance: FastifyInstance, { ctx }: { ctx:
   app.post(
     '/projects/:project_id/members',
     {
-      config: account,
+      config: manage,
       schema: {
         tags: ['account API'],
         summary: 'Give an existing account a role (admin or member) in a project',

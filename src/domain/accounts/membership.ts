@@ -1,0 +1,123 @@
+import type { Db, Tx } from '../../db/database.ts';
+import type { Role } from '../../db/schema.ts';
+import { ConflictError, ForbiddenError, NotFoundError } from '../core/errors.ts';
+import { isUuid } from '../core/ids.ts';
+
+/** Roles in a project, weakest first: what each may do is written in README.md beside this file. */
+export const ROLES: Role[] = ['member', 'admin', 'owner'];
+const LABEL: Record<Role, string> = { owner: 'Owner', admin: 'Admin', member: 'Member' };
+
+export function roleLabel(role: Role): string {
+  return LABEL[role];
+}
+
+export function hasRole(role: Role, needed: Role): boolean {
+  return ROLES.indexOf(role) >= ROLES.indexOf(needed);
+}
+
+/** Refuses (403) what needs a stronger role, naming the roles that may do it. */
+export function requireRole(role: Role, needed: Role, action = 'This'): void {
+  if (hasRole(role, needed)) return;
+  const allowed = needed === 'owner' ? 'the Owner role' : 'the Owner or Admin role';
+  throw new ForbiddenError(`${action} needs ${allowed} in this project; your role is ${LABEL[role]}`);
+}
+
+/** The account's role in a project; 404 when it is not a member (like a project that does not exist). */
+export async function requireMember(db: Db, accountId: string, projectId: string, what = 'Project') {
+  if (!isUuid(projectId)) throw new NotFoundError(what);
+  const row = await db
+    .selectFrom('project_members')
+    .select('role')
+    .where('project_id', '=', projectId)
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
+  if (!row) throw new NotFoundError(what);
+  return row.role;
+}
+
+/** Every project the account belongs to, with its role, oldest first. */
+export async function memberProjects(db: Db, accountId: string) {
+  return db
+    .selectFrom('projects as p')
+    .innerJoin('project_members as m', 'm.project_id', 'p.id')
+    .select(['p.id', 'p.name', 'm.role'])
+    .where('m.account_id', '=', accountId)
+    .orderBy('p.created_at', 'asc')
+    .execute();
+}
+
+/** The members of a project with their roles, in the order they joined. */
+export async function membersOf(db: Db, projectId: string, accountId?: string) {
+  let query = db
+    .selectFrom('project_members as m')
+    .innerJoin('accounts as a', 'a.id', 'm.account_id')
+    .select(['a.id', 'a.email', 'a.name', 'm.role', 'm.created_at'])
+    .where('m.project_id', '=', projectId);
+  if (accountId) query = query.where('m.account_id', '=', accountId);
+  const rows = await query.orderBy('m.created_at', 'asc').execute();
+  return rows.map((r) => ({
+    account_id: r.id,
+    object: 'project_member' as const,
+    email: r.email,
+    name: r.name,
+    role: r.role,
+    created_at: r.created_at.toISOString(),
+  }));
+}
+
+export interface MemberChange {
+  projectId: string;
+  /** Who asks, with their role in the project. */
+  actor: { accountId: string; role: Role };
+  /** Whose membership changes (added when not a member yet). */
+  accountId: string;
+  /** The new role, or null to remove the member. */
+  role: Role | null;
+}
+
+/**
+ * The one rule for changing a membership, shared by every door: Owners and Admins manage members,
+ * only an Owner grants, changes or removes the Owner role, anyone may leave, and the last Owner can
+ * neither leave nor be demoted (409). The project's Owner rows are locked, so two Owners demoting
+ * each other at once cannot leave the project without one.
+ */
+export async function applyMemberChange(tx: Tx, change: MemberChange): Promise<void> {
+  const { projectId, actor, accountId, role } = change;
+  const owners = await tx
+    .selectFrom('project_members')
+    .select('account_id')
+    .where('project_id', '=', projectId)
+    .where('role', '=', 'owner')
+    .forUpdate()
+    .execute();
+  const current = await tx
+    .selectFrom('project_members')
+    .select('role')
+    .where('project_id', '=', projectId)
+    .where('account_id', '=', accountId)
+    .forUpdate()
+    .executeTakeFirst();
+  const leaving = role === null && actor.accountId === accountId;
+  if (!leaving) requireRole(actor.role, 'admin', 'Managing members');
+  if (!current && role === null) throw new NotFoundError('Member');
+  if (!leaving && (current?.role === 'owner' || role === 'owner'))
+    requireRole(actor.role, 'owner', 'Granting, changing or removing the Owner role');
+  if (current?.role === 'owner' && role !== 'owner' && owners.length <= 1) {
+    throw new ConflictError(
+      'The last Owner of a project cannot leave or be demoted: make another member Owner first',
+    );
+  }
+  if (role === null) {
+    await tx
+      .deleteFrom('project_members')
+      .where('project_id', '=', projectId)
+      .where('account_id', '=', accountId)
+      .execute();
+    return;
+  }
+  await tx
+    .insertInto('project_members')
+    .values({ project_id: projectId, account_id: accountId, role })
+    .onConflict((oc) => oc.columns(['project_id', 'account_id']).doUpdateSet({ role }))
+    .execute();
+}

@@ -1,0 +1,173 @@
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import { acceptInvitation, describeInvitation, inviteMember } from '../../domain/accounts/invitations.ts';
+import { changeMemberRole, removeMember } from '../../domain/accounts/members.ts';
+import { listProjectMembers } from '../../domain/accounts/projects.ts';
+import type { DomainContext } from '../../domain/core/context.ts';
+import { authOf, sessionMetaOf, setSessionCookie } from '../auth.ts';
+import { errors, ProjectParams, typed } from '../schemas.ts';
+import {
+  Email,
+  InvitationAcceptance,
+  InvitationDetails,
+  InvitationSchema,
+  MemberList,
+  MemberSchema,
+  Role,
+} from './dashboard-schemas.ts';
+
+const MemberParams = Type.Object({
+  ...ProjectParams.properties,
+  account_id: Type.String({ description: "the member's account id" }),
+});
+const TokenParams = Type.Object({
+  token: Type.String({ maxLength: 200, description: 'the `token` of the emailed invitation link' }),
+});
+const InviteRequest = Type.Object({ email: Email, role: Role }, { title: 'InviteMemberRequest' });
+const ChangeRoleRequest = Type.Object({ role: Role }, { title: 'ChangeMemberRoleRequest' });
+const AcceptInvitationRequest = Type.Object(
+  {
+    accept_terms: Type.Optional(
+      Type.Boolean({
+        description:
+          "needed when you are not signed in (the account is created): must be true, as the person's own answer",
+      }),
+    ),
+    name: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 200, description: 'your name, for a new account' }),
+    ),
+  },
+  { title: 'AcceptInvitationRequest' },
+);
+
+/**
+ * Members and invitations of a project. Owners and Admins invite, change roles and remove members
+ * (only an Owner touches the Owner role); anyone may leave; the last Owner can do neither (409).
+ */
+export async function dashboardMemberRoutes(instance: FastifyInstance, { ctx }: { ctx: DomainContext }) {
+  const app = typed(instance);
+  const tags = ['dashboard'];
+  const admin = { auth: 'session' as const, role: 'admin' as const };
+
+  app.get(
+    '/projects/:project_id/members',
+    {
+      config: admin,
+      schema: {
+        tags,
+        summary: 'The members of a project and their roles (Owners and Admins)',
+        operationId: 'listTeamMembers',
+        params: ProjectParams,
+        response: { 200: MemberList, ...errors(401, 403, 404) },
+      },
+    },
+    async (request) => ({ data: await listProjectMembers(ctx, authOf(request), request.params.project_id) }),
+  );
+
+  app.patch(
+    '/projects/:project_id/members/:account_id',
+    {
+      config: admin,
+      schema: {
+        tags,
+        summary: "Change a member's role (the last Owner cannot be demoted: 409)",
+        operationId: 'changeMemberRole',
+        params: MemberParams,
+        body: ChangeRoleRequest,
+        response: { 200: MemberSchema, ...errors(400, 401, 403, 404, 409) },
+      },
+    },
+    async (request) =>
+      changeMemberRole(
+        ctx,
+        authOf(request),
+        request.params.project_id,
+        request.params.account_id,
+        request.body,
+      ),
+  );
+
+  app.delete(
+    '/projects/:project_id/members/:account_id',
+    {
+      // a Member may remove themselves (leave); removing others needs Owner or Admin (checked inside)
+      config: { auth: 'session' },
+      schema: {
+        tags,
+        summary:
+          'Remove a member, or leave the project with your own account id (the last Owner cannot: 409)',
+        operationId: 'removeMember',
+        params: MemberParams,
+        response: { 204: Type.Null(), ...errors(401, 403, 404, 409) },
+      },
+    },
+    async (request, reply) => {
+      await removeMember(ctx, authOf(request), request.params.project_id, request.params.account_id);
+      return reply.code(204).send();
+    },
+  );
+
+  app.post(
+    '/projects/:project_id/invitations',
+    {
+      config: admin,
+      schema: {
+        tags,
+        summary: 'Invite an address to the project with a role: emails a link valid 7 days',
+        operationId: 'inviteMember',
+        description:
+          'Only an Owner invites an Owner. Inviting the same address again replaces the pending invitation.',
+        params: ProjectParams,
+        body: InviteRequest,
+        response: { 200: InvitationSchema, ...errors(400, 401, 403, 404, 409) },
+      },
+    },
+    async (request) => inviteMember(ctx, authOf(request), request.params.project_id, request.body),
+  );
+
+  app.get(
+    '/invitations/:token',
+    {
+      config: { auth: 'none' },
+      schema: {
+        tags,
+        summary:
+          'What an invitation link is for: project, role, inviter, status, and whether the address has an account',
+        operationId: 'getInvitation',
+        params: TokenParams,
+        response: { 200: InvitationDetails, ...errors(404) },
+      },
+    },
+    async (request) => describeInvitation(ctx, request.params.token),
+  );
+
+  app.post(
+    '/invitations/:token/accept',
+    {
+      config: { auth: 'none', optionalSession: true },
+      schema: {
+        tags,
+        summary:
+          'Accept an invitation: signed in, join; not signed in, create the account (accept_terms) and sign in',
+        operationId: 'acceptInvitation',
+        description:
+          'Signed in (cookie with X-CSRF-Token, or bearer): you must be the invited address. Not signed in: the account is created for the invited address and a session is returned and set as the cookie. A used or expired invitation is 400.',
+        params: TokenParams,
+        body: AcceptInvitationRequest,
+        response: { 200: InvitationAcceptance, ...errors(400, 403, 404, 409) },
+      },
+    },
+    async (request, reply) => {
+      const session = request.auth?.session ?? null;
+      const result = await acceptInvitation(
+        ctx,
+        request.params.token,
+        session,
+        request.body ?? {},
+        sessionMetaOf(request),
+      );
+      if (result.session) setSessionCookie(reply, ctx.config.appUrl, result.session.token);
+      return result;
+    },
+  );
+}
