@@ -20,6 +20,7 @@ import { dashboardRoutes } from './routes/dashboard.ts';
 import { domainRoutes } from './routes/domains.ts';
 import { emailRoutes } from './routes/emails.ts';
 import { eventRoutes } from './routes/events.ts';
+import { flowEnrollmentRoutes } from './routes/flow-enrollments.ts';
 import { flowRoutes } from './routes/flows.ts';
 import { inboundRoutes } from './routes/inbound.ts';
 import { keyRoutes } from './routes/keys.ts';
@@ -110,6 +111,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await v1.register(campaignRoutes, deps);
       await v1.register(campaignActionRoutes, deps);
       await v1.register(flowRoutes, deps);
+      await v1.register(flowEnrollmentRoutes, deps);
       await v1.register(webhookRoutes, deps);
       await v1.register(pairingApiRoutes, deps);
     },

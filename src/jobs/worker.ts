@@ -4,6 +4,7 @@ import type { Logger as PinoLogger } from 'pino';
 import type { Transport } from '../delivery/transport.ts';
 import { drainAudienceOutbox, enqueueDrain } from '../domain/audience/triggers.ts';
 import type { DomainContext } from '../domain/core/context.ts';
+import { flowAudienceSubscriber } from '../domain/flows/reactions.ts';
 import { createDnsLookup } from '../domain/sending-domains/dns-lookup.ts';
 import { recheckDomains } from '../domain/sending-domains/domains.ts';
 import { deliverWebhook } from '../domain/webhooks/delivery-attempts.ts';
@@ -17,6 +18,7 @@ import { campaignAbWinnerTask } from './campaign-ab.ts';
 import { campaignFinishTask, campaignSendTask } from './campaign-send.ts';
 import { campaignStartTask } from './campaign-start.ts';
 import { deliverEmailTask } from './deliver-email.ts';
+import { flowAdvanceTask } from './flows.ts';
 import { importContactsTask } from './import-contacts.ts';
 import { watchWorkerLiveness } from './liveness.ts';
 import { maintenanceTask } from './maintenance.ts';
@@ -41,8 +43,11 @@ export function taskList(deps: WorkerDeps) {
     campaign_finish: campaignFinishTask(deps.ctx),
     campaign_ab_winner: campaignAbWinnerTask(deps.ctx),
     campaign_start: campaignStartTask(deps.ctx),
-    // flows will attach here too
-    audience_event: audienceEventTask([audienceWebhookSubscriber(deps.ctx)], deps.log),
+    audience_event: audienceEventTask(
+      [audienceWebhookSubscriber(deps.ctx), flowAudienceSubscriber(deps.ctx)],
+      deps.log,
+    ),
+    flow_advance: flowAdvanceTask(deps.ctx, deps.log),
     audience_outbox: async () => {
       while ((await drainAudienceOutbox(deps.ctx.db, OUTBOX_BATCH)) === OUTBOX_BATCH) {
         // more waiting: the next transaction takes them
@@ -75,8 +80,10 @@ export async function startWorker(deps: WorkerDeps): Promise<Runner> {
     noHandleSignals: true,
     pollInterval: 1000,
     events,
-    // the outbox drain also runs every minute, for announcements whose nudge was lost in a crash
-    crontab: '7 * * * * maintenance\n17 * * * * recheck_domains\n* * * * * audience_outbox',
+    // the outbox drain also runs every minute, for announcements whose nudge was lost in a crash;
+    // so does the flow engine, a safety net under its own scheduling
+    crontab:
+      '7 * * * * maintenance\n17 * * * * recheck_domains\n* * * * * audience_outbox\n* * * * * flow_advance ?priority=10',
     logger: new Logger((scope) => (level, message, meta) => {
       if (level === 'error' || level === 'warning') deps.log.warn({ scope, meta }, message);
     }),

@@ -322,6 +322,3 @@ async function claimIdempotencyKey(
     .executeTakeFirstOrThrow();
   return answerFromStored(existing, idem);
 }
-
-// TEMPORARY: until the flows engine imports these from ./write.ts
-export { applyWrite, type EmailRowInput, type EmailWrite, queuedWrite } from './write.ts';

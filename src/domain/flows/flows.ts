@@ -10,6 +10,7 @@ import { findInProject } from '../core/find.ts';
 import { requireFeature } from '../plans/plans.ts';
 import { type ProjectFacts, sendBlockers, sharedDefaultFrom } from '../plans/project-facts.ts';
 import { type FlowDefinition, parseDefinition } from './definition.ts';
+import { nudgeAdvance } from './engine.ts';
 import { checkReferences } from './references.ts';
 import { emptyCounts, enrollmentCounts, flowStats } from './stats.ts';
 
@@ -302,6 +303,8 @@ export async function activateFlow(ctx: DomainContext, facts: ProjectFacts, id: 
       ? `Flow "${r.name}" is already active`
       : `Flow "${r.name}" is archived: it cannot be activated`,
   );
+  // a resumed flow's enrollments that fell due while it was paused go on now
+  await nudgeAdvance(ctx.db);
   return flowView(ctx, row);
 }
 

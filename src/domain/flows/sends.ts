@@ -1,0 +1,277 @@
+import { randomUUID } from 'node:crypto';
+import type { EnrollmentHistoryEntry, TemplateData } from '../../db/schema.ts';
+import { addressOf, formatMailbox } from '../../mail/address.ts';
+import type { DomainContext } from '../core/context.ts';
+import { DomainError, PlanFeatureError, RateLimitError, SendRefusedError } from '../core/errors.ts';
+import { checkFromAddress } from '../emails/accept.ts';
+import { checkSendingLimits } from '../emails/usage.ts';
+import type { EmailRowInput } from '../emails/write.ts';
+import { type ProjectFacts, projectFacts, sendBlockers, sharedDefaultFrom } from '../plans/project-facts.ts';
+import {
+  type RenderSource,
+  renderBudget,
+  renderTemplate,
+  resolveVariables,
+  type TemplateContact,
+} from '../templates/render.ts';
+import { resolveVersions } from '../templates/send.ts';
+import type { SendStep } from './definition.ts';
+import { finish, record, retryLater, type Walker } from './steps.ts';
+
+/**
+ * Send steps, for every enrollment of a batch that reached one: the checks of every send path
+ * (the contact still subscribed and not suppressed, else it exits; the account able to send, the
+ * `from` allowed, the plan's allowance, else it tries again in an hour), then the message rendered
+ * for the contact and built as an `emails` row of stream `automation` (written by the engine with
+ * the batch, through the one durable write of every send).
+ */
+
+/** How long a send that may not go now (allowance, sender) waits before it is tried again. */
+export const RETRY_SEND_MS = 3_600_000;
+
+/** What one send step's messages are made of. */
+interface SendContent {
+  source: RenderSource;
+  template: { id: string; version: number; variables: Record<string, unknown> } | null;
+  fromAddress: string;
+  fromHeader: string;
+  replyTo: string | null;
+}
+
+/** A message the batch will write, with the history entry that names it. */
+export interface PlannedSend {
+  walker: Walker;
+  step_id: string;
+  email: EmailRowInput;
+  shared: boolean;
+  entry: EnrollmentHistoryEntry;
+}
+
+/** A send that passed the per-enrollment checks, before the allowance and the render. */
+interface Checked {
+  walker: Walker;
+  step: SendStep;
+  content: SendContent;
+  /** From the shared domain's default address (counted against its daily cap). */
+  shared: boolean;
+}
+
+/** What a batch's sends share: project facts, contents, and what it has planned so far. */
+export class SendPlan {
+  readonly sends: PlannedSend[] = [];
+  private readonly facts = new Map<string, ProjectFacts>();
+  private readonly contents = new Map<string, Promise<SendContent>>();
+  private readonly counted = new Map<string, { total: number; shared: number }>();
+  private readonly ctx: DomainContext;
+  private readonly now: Date;
+
+  constructor(ctx: DomainContext, now: Date) {
+    this.ctx = ctx;
+    this.now = now;
+  }
+
+  private async factsOf(projectId: string): Promise<ProjectFacts> {
+    let facts = this.facts.get(projectId);
+    if (!facts) {
+      facts = await projectFacts(this.ctx, projectId);
+      this.facts.set(projectId, facts);
+    }
+    return facts;
+  }
+
+  /** The step's content, resolved once per batch (a template's version read through its cache). */
+  private contentOf(w: Walker, step: SendStep): Promise<SendContent> {
+    const key = `${w.defKey}#${step.id}`;
+    let found = this.contents.get(key);
+    if (!found) {
+      found = resolveContent(this.ctx, w, step, key);
+      // a rejection is read per enrollment below; the stored promise must not be reported unhandled
+      found.catch(() => {});
+      this.contents.set(key, found);
+    }
+    return found;
+  }
+
+  /**
+   * Plans the sends of one round (every enrollment of the batch now at a send step): checks, then
+   * renders. Each enrollment either has its message planned and moves on to the step's `next`,
+   * exits, fails, or sleeps to try again.
+   */
+  async plan(pending: { walker: Walker; step: SendStep }[]): Promise<void> {
+    const byProject = new Map<string, Checked[]>();
+    for (const { walker: w, step } of pending) {
+      if (!w.row.subscribed || w.row.suppressed) {
+        const reason = w.row.subscribed ? 'suppressed' : 'unsubscribed';
+        record(w, step, this.now, reason);
+        finish(w, 'exited', reason);
+        continue;
+      }
+      const facts = await this.factsOf(w.row.project_id);
+      let checked: Checked;
+      try {
+        const content = await this.contentOf(w, step);
+        const blockers = sendBlockers(facts, 'automation');
+        if (blockers.length > 0) throw new SendRefusedError(blockers[0].code, blockers[0].message);
+        checked = {
+          walker: w,
+          step,
+          content,
+          shared: checkFromAddress(this.ctx, facts, content.fromAddress),
+        };
+      } catch (err) {
+        this.refuse(w, step, err);
+        continue;
+      }
+      const mine = byProject.get(w.row.project_id) ?? [];
+      mine.push(checked);
+      byProject.set(w.row.project_id, mine);
+    }
+    for (const [projectId, sends] of byProject) {
+      const facts = await this.factsOf(projectId);
+      const shared = sends.filter((s) => s.shared).length;
+      const before = this.counted.get(projectId) ?? { total: 0, shared: 0 };
+      try {
+        await checkSendingLimits(this.ctx, facts, before.total + sends.length, before.shared + shared);
+      } catch (err) {
+        if (!(err instanceof PlanFeatureError || err instanceof RateLimitError)) throw err;
+        for (const s of sends) this.refuse(s.walker, s.step, err);
+        continue;
+      }
+      this.counted.set(projectId, { total: before.total + sends.length, shared: before.shared + shared });
+      for (const s of sends) this.render(s);
+    }
+  }
+
+  /** A send that may not go: a permanent problem fails the enrollment, the others wait and retry. */
+  private refuse(w: Walker, step: SendStep, err: unknown) {
+    if (err instanceof PlanFeatureError || err instanceof RateLimitError)
+      retryLater(w, step, this.now, 'over_allowance', new Date(this.now.getTime() + RETRY_SEND_MS));
+    else if (err instanceof SendRefusedError)
+      retryLater(w, step, this.now, 'send_refused', new Date(this.now.getTime() + RETRY_SEND_MS));
+    else if (err instanceof DomainError) {
+      record(w, step, this.now, 'failed');
+      finish(w, 'failed', err.message);
+    } else throw err;
+  }
+
+  private render({ walker: w, step, content, shared }: Checked) {
+    const contact: TemplateContact = {
+      email: w.row.email,
+      first_name: w.row.first_name,
+      last_name: w.row.last_name,
+      properties: w.properties,
+    };
+    let rendered: { subject: string; html: string };
+    try {
+      rendered = renderTemplate(content.source, content.template?.variables, contact, renderBudget(), {
+        deriveText: false,
+      });
+    } catch (err) {
+      this.refuse(w, step, err);
+      return;
+    }
+    const id = randomUUID();
+    record(w, step, this.now, 'sent', id);
+    this.sends.push({
+      walker: w,
+      step_id: step.id,
+      email: emailRow(w, step, id, content, rendered, contact),
+      shared,
+      // the history entry just added, kept so the guard can turn it into `already_sent`
+      entry: w.added.at(-1) as EnrollmentHistoryEntry,
+    });
+    w.at = step.next;
+  }
+}
+
+async function resolveContent(
+  ctx: DomainContext,
+  w: Walker,
+  step: SendStep,
+  cacheKey: string,
+): Promise<SendContent> {
+  // flows.ts settles every send step's sender when the flow is saved; the shared default otherwise
+  const from = step.from ?? sharedDefaultFrom(ctx);
+  if (step.template_id === null) {
+    return {
+      source: {
+        cacheKey: `flow:${cacheKey}`,
+        subject: step.subject as string,
+        compiled_html: step.html as string,
+        text_body: null,
+        variables: [],
+      },
+      template: null,
+      fromAddress: from,
+      fromHeader: formatMailbox({ name: step.from_name ?? '', address: from }),
+      replyTo: null,
+    };
+  }
+  const [version] = await resolveVersions(ctx, w.row.project_id, [
+    { id: step.template_id, version: step.template_version ?? undefined },
+  ]);
+  return {
+    source: {
+      ...version,
+      cacheKey: `${version.cacheKey}#flow:${cacheKey}`,
+      subject: step.subject ?? version.subject,
+    },
+    template: {
+      id: version.templateId,
+      version: version.version,
+      variables: resolveVariables(version.variables, {}),
+    },
+    fromAddress: from,
+    fromHeader: formatMailbox({ name: step.from_name ?? '', address: from }),
+    replyTo: version.replyTo ? addressOf(version.replyTo) : null,
+  };
+}
+
+function emailRow(
+  w: Walker,
+  step: SendStep,
+  id: string,
+  content: SendContent,
+  rendered: { subject: string; html: string },
+  contact: TemplateContact,
+): EmailRowInput {
+  const domain = content.fromAddress.slice(content.fromAddress.lastIndexOf('@') + 1);
+  const data: TemplateData | null = content.template
+    ? { variables: content.template.variables, contact }
+    : null;
+  return {
+    id,
+    project_id: w.row.project_id,
+    api_key_id: null,
+    stream: 'automation',
+    status: 'queued',
+    message_id: `<${id}@${domain}>`,
+    from_header: content.fromHeader,
+    from_address: content.fromAddress,
+    to_addresses: [w.row.email],
+    cc_addresses: [],
+    bcc_addresses: [],
+    reply_to: content.replyTo ? [content.replyTo] : [],
+    subject: rendered.subject,
+    // a template email keeps its version and data and is rendered again when it leaves
+    html: content.template ? null : rendered.html,
+    text_body: null,
+    headers: {},
+    tags: [
+      { name: 'flow', value: w.row.flow_id },
+      { name: 'step', value: step.id },
+    ],
+    attachments: [],
+    scheduled_at: null,
+    size_bytes: rendered.html.length,
+    template_id: content.template?.id ?? null,
+    template_version: content.template?.version ?? null,
+    template_data: data,
+    contact_id: w.row.contact_id,
+    campaign_id: null,
+    track_opens: true,
+    track_clicks: true,
+    flow_id: w.row.flow_id,
+    flow_step: step.id,
+  };
+}
