@@ -3,12 +3,15 @@ import pino from 'pino';
 import { registerClientCommands } from './cli/client-commands.ts';
 import { runOperatorCommand } from './cli/operator.ts';
 import { ConfigError, loadConfig } from './config.ts';
+import { ensureWebBuild } from './http/web-app.ts';
 import { type RoleName, startRuntime } from './runtime.ts';
 
 /** Starts the given roles and stops them cleanly on SIGTERM/SIGINT. */
 async function serve(roles: RoleName[]) {
   const config = loadConfig();
   const log = pino({ level: config.logLevel });
+  // a fresh clone or a pull: build the dashboard when its build is missing or older than web/
+  if (roles.includes('api')) await ensureWebBuild(log);
   const runtime = await startRuntime(config, roles, log);
   let signals = 0;
   const shutdown = (signal: string) => {

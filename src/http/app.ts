@@ -34,6 +34,7 @@ import { templateRoutes } from './routes/templates.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
 import { workspaceRoutes } from './routes/workspaces.ts';
 import { validatorCompiler } from './validation.ts';
+import { webAppRoutes } from './web-app.ts';
 
 export interface AppDeps {
   ctx: DomainContext;
@@ -126,5 +127,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     routePrefix: '/v1/docs',
     configuration: { url: '/v1/openapi.json', title: 'Posthorn API' },
   });
+  // the dashboard (web/, built to dist/web) at {app_url}: every other path under it is the app's
+  await app.register(webAppRoutes, { appUrl: deps.ctx.config.appUrl });
   return app;
 }

@@ -98,6 +98,10 @@ describe('npm start on a fresh data dir', () => {
     });
     expect(signup.status).toBe(200);
     const key = signup.body.project_key.key as string;
+    // the same process serves the dashboard at the app URL (built by `npm install`, or at start)
+    const app = await fetch(`http://127.0.0.1:${port}/`);
+    expect(app.status).toBe(200);
+    expect(await app.text()).toContain('<div id="root"></div>');
 
     const message = await sink.waitFor((m) => m.to.includes(email), 30_000);
     const code = codeIn(message);

@@ -5,6 +5,7 @@ import type { TestProject } from 'vitest/node';
 import { connectDatabase } from '../../src/db/database.ts';
 import { type EmbeddedDatabase, startEmbeddedPostgres } from '../../src/db/embedded.ts';
 import { migrate } from '../../src/db/migrate.ts';
+import { ensureWebBuild } from '../../src/http/web-app.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -22,18 +23,22 @@ interface TestPostgres {
 // Vitest runs a global setup once per project that lists it: the projects of one run share the
 // server through this process-wide slot, and the last project to finish stops it.
 const SHARED = Symbol.for('posthorn.test-postgres');
+// the dashboard every test server serves (dist/web): built once per run, and only when missing or stale
+const WEB_BUILD = Symbol.for('posthorn.test-web-build');
 type Slot = { users: number; started: Promise<TestPostgres> };
-const slots = globalThis as typeof globalThis & { [SHARED]?: Slot };
+const slots = globalThis as typeof globalThis & { [SHARED]?: Slot; [WEB_BUILD]?: Promise<void> };
 
 /**
  * One real PostgreSQL for the whole run (embedded, or TEST_DATABASE_URL), and one migrated
- * template database that every test file clones, so files are isolated and start fast.
+ * template database that every test file clones, so files are isolated and start fast; and the
+ * dashboard's build, which every test server serves.
  */
 export default async function setup(project: TestProject) {
   slots[SHARED] ??= { users: 0, started: startTestPostgres() };
   const slot = slots[SHARED];
   slot.users++;
-  const pg = await slot.started;
+  slots[WEB_BUILD] ??= ensureWebBuild();
+  const [pg] = await Promise.all([slot.started, slots[WEB_BUILD]]);
   project.provide('pgAdminUrl', pg.adminUrl);
   project.provide('pgTemplate', pg.template);
 

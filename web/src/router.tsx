@@ -1,0 +1,140 @@
+import type { QueryClient } from '@tanstack/react-query';
+import {
+  createRootRouteWithContext,
+  createRoute,
+  createRouter,
+  lazyRouteComponent,
+  Outlet,
+  redirect,
+} from '@tanstack/react-router';
+import { sessionQuery } from './api/endpoints.ts';
+import { EMAIL_STATUSES, type EmailStatus } from './api/types.ts';
+import { NotFound } from './screens/NotFound.tsx';
+
+/** Every route of the app. Screens load on demand: the first page fetches only what it shows. */
+
+const text = (value: unknown) => (typeof value === 'string' && value !== '' ? value : undefined);
+/** Only same-app paths may be a destination after sign-in (never another site). */
+const localPath = (value: unknown) => {
+  const path = text(value);
+  return path?.startsWith('/') && !path.startsWith('//') ? path : undefined;
+};
+
+const rootRoute = createRootRouteWithContext<{ queryClient: QueryClient }>()({
+  component: Outlet,
+  notFoundComponent: NotFound,
+});
+
+const signInRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/sign-in',
+  validateSearch: (search: Record<string, unknown>): { next?: string } => ({ next: localPath(search.next) }),
+  beforeLoad: async ({ context }) => {
+    if (await context.queryClient.ensureQueryData(sessionQuery)) throw redirect({ to: '/' });
+  },
+  component: lazyRouteComponent(() => import('./screens/SignIn.tsx')),
+});
+
+const forgotRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/forgot',
+  component: lazyRouteComponent(() => import('./screens/Forgot.tsx')),
+});
+
+const tokenSearch = (search: Record<string, unknown>): { token?: string } => ({ token: text(search.token) });
+
+const resetRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/reset',
+  validateSearch: tokenSearch,
+  component: lazyRouteComponent(() => import('./screens/Reset.tsx')),
+});
+
+const inviteRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/invite',
+  validateSearch: tokenSearch,
+  component: lazyRouteComponent(() => import('./screens/Invite.tsx')),
+});
+
+/** Every screen behind sign-in: a signed-out visitor goes to the sign-in page, and comes back after. */
+const appRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  id: 'app',
+  beforeLoad: async ({ context, location }) => {
+    const session = await context.queryClient.ensureQueryData(sessionQuery);
+    if (!session) throw redirect({ to: '/sign-in', search: { next: location.href } });
+    return { session };
+  },
+  component: lazyRouteComponent(() => import('./screens/Shell.tsx')),
+});
+
+const overviewRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/',
+  component: lazyRouteComponent(() => import('./screens/Overview.tsx')),
+});
+
+export interface EmailsSearch {
+  status?: EmailStatus;
+  to?: string;
+  page?: number;
+}
+
+const emailsRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/emails',
+  validateSearch: (search: Record<string, unknown>): EmailsSearch => {
+    const status = EMAIL_STATUSES.find((s) => s === search.status);
+    const page = Number(search.page);
+    return {
+      status,
+      to: text(search.to),
+      page: Number.isInteger(page) && page > 1 ? page : undefined,
+    };
+  },
+  component: lazyRouteComponent(() => import('./screens/Emails.tsx')),
+});
+
+const emailRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/emails/$emailId',
+  component: lazyRouteComponent(() => import('./screens/EmailDetail.tsx')),
+});
+
+const keysRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/keys',
+  component: lazyRouteComponent(() => import('./screens/Keys.tsx')),
+});
+
+const routeTree = rootRoute.addChildren([
+  signInRoute,
+  forgotRoute,
+  resetRoute,
+  inviteRoute,
+  appRoute.addChildren([overviewRoute, emailsRoute, emailRoute, keysRoute]),
+]);
+
+/** The path the server serves the app at (its `<base href>`), so one build works under any path. */
+function basepath(): string {
+  const base = document.querySelector('base')?.getAttribute('href');
+  return base ? new URL(base, window.location.origin).pathname : '/';
+}
+
+/** Builds the router; the query client travels in its context for the routes' checks. */
+export function buildRouter(queryClient: QueryClient) {
+  return createRouter({
+    routeTree,
+    basepath: basepath(),
+    context: { queryClient },
+    defaultPreload: 'intent',
+    defaultPendingMinMs: 0,
+  });
+}
+
+declare module '@tanstack/react-router' {
+  interface Register {
+    router: ReturnType<typeof buildRouter>;
+  }
+}
