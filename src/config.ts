@@ -52,6 +52,24 @@ export interface Config {
   staleWorkerSeconds: number;
   /** The plan of every new workspace (signup and POST /workspaces). */
   defaultPlan: string;
+  /** Bearer token of GET /metrics; unset = served to loopback clients only. */
+  metricsToken: string | undefined;
+  /** How long what grows without bound is kept; 0 = kept forever. */
+  retention: RetentionPeriods;
+}
+
+/** How long each kind of prunable data is kept (README "Operations"). */
+export interface RetentionPeriods {
+  /** API and account-API request logs, in days. */
+  requestLogsDays: number;
+  /** Webhook delivery attempts, in days. */
+  webhookAttemptsDays: number;
+  /** Idempotency keys, in hours (at least 24: the API honours a key for 24 hours). */
+  idempotencyHours: number;
+  /** Sent emails' bodies (HTML, text, template data) and attachments, in days; the metadata stays. */
+  messageBodiesDays: number;
+  /** Received mail's raw source, in days; the parsed message stays. */
+  inboundRawDays: number;
 }
 
 export class ConfigError extends Error {}
@@ -98,6 +116,17 @@ function retrySchedule(
     throw new ConfigError(`${name} must be comma-separated whole seconds like "60,300,1800", got "${raw}"`);
   }
   return parts.map(Number);
+}
+
+function retention(env: Env): RetentionPeriods {
+  const days = (name: string) => integer(env, name, 30, 0, 36_500);
+  return {
+    requestLogsDays: days('POSTHORN_RETENTION_REQUEST_LOGS_DAYS'),
+    webhookAttemptsDays: days('POSTHORN_RETENTION_WEBHOOK_ATTEMPTS_DAYS'),
+    idempotencyHours: integer(env, 'POSTHORN_RETENTION_IDEMPOTENCY_HOURS', 24, 24, 24 * 36_500),
+    messageBodiesDays: days('POSTHORN_RETENTION_MESSAGE_BODIES_DAYS'),
+    inboundRawDays: days('POSTHORN_RETENTION_INBOUND_RAW_DAYS'),
+  };
 }
 
 function plan(env: Env, name: string): string {
@@ -181,5 +210,7 @@ export function loadConfig(env: Env = process.env): Config {
     retryForHours: integer(env, 'POSTHORN_RETRY_FOR_HOURS', 72, 0, 24 * 30),
     staleWorkerSeconds: integer(env, 'POSTHORN_STALE_WORKER_SECONDS', 60, 1, 86_400),
     defaultPlan: plan(env, 'POSTHORN_DEFAULT_PLAN'),
+    metricsToken: env.POSTHORN_METRICS_TOKEN || undefined,
+    retention: retention(env),
   };
 }

@@ -336,6 +336,8 @@ export interface EmailsTable {
   campaign_id: Generated<string | null>;
   flow_id: Generated<string | null>;
   flow_step: Generated<string | null>;
+  /** When retention removed the bodies and attachment bytes (POSTHORN_RETENTION_MESSAGE_BODIES_DAYS). */
+  body_pruned_at: NullableTimestamp;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }
@@ -430,7 +432,9 @@ export interface InboundMessagesTable {
   spam: ColumnType<{ flagged: boolean; reasons: string[] }, string, string>;
   attachments: ColumnType<InboundAttachmentMeta[], string, string>;
   size_bytes: number;
+  /** The source as received; empty once retention pruned it (`raw_pruned_at` says when). */
   raw: Buffer;
+  raw_pruned_at: NullableTimestamp;
   created_at: Generated<Date>;
 }
 

@@ -5,6 +5,7 @@ import type { RateLimiter } from '../domain/keys/rate-limit.ts';
 import type { RequestLogWriter } from '../domain/keys/request-log.ts';
 import { authPlugin } from './auth.ts';
 import { installErrorHandling } from './errors.ts';
+import { createApiMetrics, observeRequests } from './metrics.ts';
 import { documentRoute, registerOpenApi } from './openapi.ts';
 import {
   acceptEmptyJsonBodies,
@@ -22,6 +23,7 @@ import { emailRoutes } from './routes/emails.ts';
 import { eventRoutes } from './routes/events.ts';
 import { flowEnrollmentRoutes } from './routes/flow-enrollments.ts';
 import { flowRoutes } from './routes/flows.ts';
+import { healthRoutes } from './routes/health.ts';
 import { inboundRoutes } from './routes/inbound.ts';
 import { keyRoutes } from './routes/keys.ts';
 import { listRoutes } from './routes/lists.ts';
@@ -64,6 +66,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   acceptEmptyJsonBodies(app);
   installErrorHandling(app);
   refuseUnstorableStrings(app);
+  const metrics = createApiMetrics(deps.ctx.db);
+  observeRequests(app, metrics);
 
   const endpoints: { method: string; path: string; summary: string; auth: string }[] = [];
   app.addHook('onRoute', (route) => {
@@ -118,6 +122,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
     { prefix: '/v1' },
   );
+  // liveness, readiness and Prometheus metrics, at the root beside /v1
+  await app.register(healthRoutes, { ctx: deps.ctx, metrics });
   // the browser page of `posthorn login` (at {app_url}/pair)
   await app.register(pairRoutes, deps);
   // the unsubscribe and tracking links in marketing mail (at {public_url}/u and /t)

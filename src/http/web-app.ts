@@ -14,7 +14,7 @@ export const WEB_DIST = path.join(ROOT, 'dist/web');
 const VITE_CONFIG = path.join(WEB_SOURCES, 'vite.config.ts');
 
 /** Paths the app never answers: the API, the dashboard API, the links in mail, the CLI pairing page. */
-const RESERVED = ['/v1', '/api', '/u', '/t', '/pair', '/healthz'];
+const RESERVED = ['/v1', '/api', '/u', '/t', '/pair', '/healthz', '/readyz', '/metrics'];
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',

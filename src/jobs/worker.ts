@@ -57,7 +57,7 @@ export function taskList(deps: WorkerDeps) {
       dispatchWebhooks(deps.ctx, payload as DispatchPayload, `job:${helpers.job.id}`),
     webhook_deliver: async (payload: unknown) =>
       deliverWebhook(deps.ctx, (payload as { delivery_id: string }).delivery_id),
-    maintenance: maintenanceTask({ db: deps.ctx.db }),
+    maintenance: maintenanceTask({ ctx: deps.ctx, log: deps.log }),
     recheck_domains: async () => {
       const result = await recheckDomains(deps.ctx, createDnsLookup(deps.ctx.config.dnsServers));
       deps.log.info(result, 'domains re-checked');

@@ -3,6 +3,7 @@ import { SMTPServer, type SMTPServerSession } from 'smtp-server';
 import type { DomainContext } from '../domain/core/context.ts';
 import { type Receipt, receiveMessage } from '../domain/inbound/receive.ts';
 import { acceptsRecipient, type InboundTarget } from '../domain/inbound/recipients.ts';
+import { countSmtpSession } from '../domain/maintenance/metrics.ts';
 import { collectMessage, smtpError, type TlsOptions } from './common.ts';
 
 const MAX_RECIPIENTS = 100;
@@ -60,6 +61,10 @@ export function createMxServer(opts: { ctx: DomainContext; log: Logger; tls: Tls
     closeTimeout: 5_000,
     // our replies carry their own enhanced codes (5.7.1 for a policy refusal, not the table's 5.1.1)
     hideENHANCEDSTATUSCODES: true,
+    onConnect(_session, callback) {
+      countSmtpSession('mx');
+      callback();
+    },
     onMailFrom(_address, session, callback) {
       stateOf(session).targets.clear();
       callback();

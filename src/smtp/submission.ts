@@ -9,6 +9,7 @@ import {
 } from '../domain/emails/submission.ts';
 import { MAX_MESSAGE_BYTES, MAX_RECIPIENTS } from '../domain/emails/validate.ts';
 import type { RequestLogWriter } from '../domain/keys/request-log.ts';
+import { countSmtpSession } from '../domain/maintenance/metrics.ts';
 import { collectMessage, smtpError, type TlsOptions } from './common.ts';
 
 /** The username to give with a project key (any is accepted); an all-access key needs the project id. */
@@ -78,6 +79,7 @@ export function createSubmissionServer(opts: {
     // smtp-server lists AUTH in EHLO before STARTTLS and only then answers it with 538: until the
     // connection is encrypted, this session has no AUTH at all (not listed, not accepted)
     onConnect(session, callback) {
+      countSmtpSession('submission');
       if (!session.secure && !insecureAuth) session.disabledCommands = ['AUTH'];
       callback();
     },

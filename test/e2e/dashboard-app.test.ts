@@ -57,7 +57,16 @@ describe('the dashboard served by the program', () => {
   });
 
   it('leaves the API, the dashboard API and the links in mail to their own 404s', async () => {
-    for (const path of ['/v1/no-such-thing', '/api/no-such-thing', '/u/x/y', '/t/x', '/pair/x', '/healthz']) {
+    for (const path of [
+      '/v1/no-such-thing',
+      '/api/no-such-thing',
+      '/u/x/y',
+      '/t/x',
+      '/pair/x',
+      '/healthz/x',
+      '/readyz/x',
+      '/metrics/x',
+    ]) {
       const res = await get(path);
       expect(res.status, path).toBe(404);
       expect(JSON.parse(res.text).error, path).toMatch(/No endpoint GET/);

@@ -16,6 +16,7 @@ import {
 } from './delivery-outcomes.ts';
 import { type DeliveryDeps, handOver } from './hand-over.ts';
 import { applyMarketingLayer } from './marketing-layer.ts';
+import { composeInputOf } from './raw.ts';
 import { suppressedAmong } from './suppressions.ts';
 import { handBack, type Pace, pacesOf } from './throttle.ts';
 
@@ -124,30 +125,7 @@ function failedToRender(id: string, reason: string): Outcome {
 
 /** Composes the stored message into the exact bytes that leave, signed with `key`. */
 function composeRow(row: EmailRow, attachments: Attachment[], key: DkimKey): Promise<Buffer> {
-  return composeMessage(
-    {
-      messageId: row.message_id,
-      from: row.from_header,
-      to: row.to_addresses,
-      cc: row.cc_addresses,
-      replyTo: row.reply_to,
-      subject: row.subject,
-      html: row.html,
-      text: row.text_body,
-      headers: row.headers,
-      attachments: row.attachments.map((a, i) => ({
-        filename: a.filename,
-        contentType: a.content_type,
-        contentId: a.content_id,
-        content: attachments.find((x) => x.position === i)?.content ?? Buffer.alloc(0),
-      })),
-      projectId: row.project_id,
-      stream: row.stream,
-      // Feedback-ID names the campaign or flow (`marketing:{campaign}:{project}:posthorn`)
-      feedbackTags: row.campaign_id ? [row.campaign_id] : row.flow_id ? [row.flow_id] : undefined,
-    },
-    key,
-  );
+  return composeMessage(composeInputOf(row, attachments), key);
 }
 
 /** One message: suppressed recipients are left out, the rest handed over, the answer recorded. */

@@ -9,6 +9,7 @@ import {
   type RecipientResult,
 } from '../../delivery/transport.ts';
 import type { DomainContext } from '../core/context.ts';
+import { countDeliveries } from '../maintenance/metrics.ts';
 import { type EmailEventInput, recordEmailEvents } from './events.ts';
 import { nextAttemptAt } from './hand-over.ts';
 import { type SuppressionReason, suppress } from './suppressions.ts';
@@ -181,4 +182,5 @@ export async function recordOutcomes(ctx: DomainContext, rows: EmailRow[], outco
     );
     await enqueue(tx, jobs);
   });
+  countDeliveries(outcomes.map((o) => o.status));
 }

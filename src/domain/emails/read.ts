@@ -43,7 +43,11 @@ async function findEmail(ctx: DomainContext, projectId: string, id: string): Pro
   return findInProject(ctx.db, 'emails', 'Email', projectId, id);
 }
 
-/** One message, its bodies and its event timeline (oldest first). */
+/**
+ * One message, its bodies and its event timeline (oldest first). Past the retention period
+ * (POSTHORN_RETENTION_MESSAGE_BODIES_DAYS) the bodies are gone: html and text are null and
+ * `body_pruned_at` says when they were removed; the rest of the message is kept.
+ */
 export async function getEmail(ctx: DomainContext, projectId: string, id: string) {
   const row = await findEmail(ctx, projectId, id);
   const events = await ctx.db
@@ -58,6 +62,7 @@ export async function getEmail(ctx: DomainContext, projectId: string, id: string
     ...presentEmail(row),
     html: rendered?.html ?? row.html,
     text: rendered?.text ?? row.text_body,
+    body_pruned_at: row.body_pruned_at?.toISOString() ?? null,
     events: events.map((e) => ({
       object: 'email_event' as const,
       type: e.type,

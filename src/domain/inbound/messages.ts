@@ -4,7 +4,7 @@ import type { AddressObject, ParsedMail } from 'mailparser';
 import { enqueue } from '../../db/enqueue.ts';
 import type { InboundAttachmentMeta, InboundMessagesTable } from '../../db/schema.ts';
 import type { DomainContext } from '../core/context.ts';
-import { NotFoundError } from '../core/errors.ts';
+import { ConflictError, NotFoundError } from '../core/errors.ts';
 import { findInProject } from '../core/find.ts';
 import type { ProjectFacts } from '../plans/project-facts.ts';
 import { projectsWithWebhooks } from '../webhooks/dispatch.ts';
@@ -122,7 +122,7 @@ export async function storeInbound(ctx: DomainContext, m: ReceivedMessage): Prom
   });
 }
 
-function presentSummary(row: Omit<InboundRow, 'raw' | 'headers' | 'text_body' | 'html'>) {
+function presentSummary(row: Omit<InboundRow, 'raw' | 'raw_pruned_at' | 'headers' | 'text_body' | 'html'>) {
   return {
     id: row.id,
     object: 'inbound_email' as const,
@@ -218,11 +218,21 @@ export async function getInbound(ctx: DomainContext, projectId: string, id: stri
   };
 }
 
-/** GET /inbound/{id}/raw: the message exactly as received. */
+/**
+ * GET /inbound/{id}/raw: the message exactly as received; 409 once retention removed the source
+ * (POSTHORN_RETENTION_INBOUND_RAW_DAYS), while the parsed message stays readable.
+ */
 export async function inboundRaw(ctx: DomainContext, project: Reader, id: string): Promise<Buffer> {
   requireInboundPlan(project.plan);
-  const projectId = project.id;
-  return (await findInProject(ctx.db, 'inbound_messages', 'Inbound email', projectId, id, ['raw'])).raw;
+  const row = await findInProject(ctx.db, 'inbound_messages', 'Inbound email', project.id, id, [
+    'raw',
+    'raw_pruned_at',
+  ]);
+  if (row.raw_pruned_at)
+    throw new ConflictError(
+      `The raw source of this message was removed on ${row.raw_pruned_at.toISOString()} by the retention period (POSTHORN_RETENTION_INBOUND_RAW_DAYS); its parsed form is still at GET /v1/inbound/${id}`,
+    );
+  return row.raw;
 }
 
 /** One attachment's bytes and metadata, by its position in the message (0-based). */

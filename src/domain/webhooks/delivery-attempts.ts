@@ -5,6 +5,7 @@ import type { DomainContext } from '../core/context.ts';
 import { NotFoundError } from '../core/errors.ts';
 import { isUuid } from '../core/ids.ts';
 import { queueSystemEmail } from '../emails/system-mail.ts';
+import { countWebhookAttempt } from '../maintenance/metrics.ts';
 import { attemptDelivery, presentDelivery } from './endpoints.ts';
 
 const FAILING_DAYS = 5;
@@ -41,7 +42,7 @@ export async function deliverWebhook(ctx: DomainContext, deliveryId: string) {
   }
   const attempt = delivery.attempt + 1;
   const schedule = ctx.config.webhookSchedule;
-  await attemptDelivery(
+  const attempted = await attemptDelivery(
     ctx,
     endpoint,
     { id: delivery.id, messageId: delivery.message_id, attempt, payload: delivery.payload },
@@ -78,6 +79,7 @@ export async function deliverWebhook(ctx: DomainContext, deliveryId: string) {
       }
     },
   );
+  countWebhookAttempt(attempted.status);
 }
 
 /** Logs the next attempt of a delivery (same webhook-id and payload) and schedules it. */

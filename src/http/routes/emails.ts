@@ -9,7 +9,9 @@ import {
   requestHash,
   type Sender,
 } from '../../domain/emails/accept.ts';
+import { rawEmailSource } from '../../domain/emails/raw.ts';
 import { cancelEmail, getEmail, listEmails } from '../../domain/emails/read.ts';
+import { emailStats, MAX_STATS_DAYS, RATE_THRESHOLDS } from '../../domain/emails/stats.ts';
 import { SIMULATOR_DOMAIN } from '../../mail/simulator.ts';
 import { authOf, projectFactsOf, projectOf } from '../auth.ts';
 import { errors, IdParams, Nullable, PageQuery, page, pageOf, typed } from '../schemas.ts';
@@ -151,6 +153,21 @@ const EmailSchema = Type.Object(
   { title: 'Email' },
 );
 
+const DayCounts = {
+  sent: Type.Integer({ description: 'recipients handed over to the next server, whatever it answered' }),
+  delivered: Type.Integer({ description: 'recipients accepted by the receiving server itself' }),
+  bounced: Type.Integer({ description: 'hard bounces, at hand-over or reported later by a DSN' }),
+  complained: Type.Integer({ description: 'spam complaints' }),
+};
+const RateSchema = Type.Object({
+  value: Nullable(Type.Number({ description: 'a fraction (0.012 is 1.2%); null when nothing was sent' })),
+  warning_at: Type.Number(),
+  critical_at: Type.Number(),
+  level: Nullable(Type.String({ enum: ['good', 'warning', 'critical'] })),
+});
+const pct = (n: number) => `${+(n * 100).toFixed(2)}%`;
+const { bounce_rate: bounce, complaint_rate: complaint } = RATE_THRESHOLDS;
+
 const MAX_BODY = 45 * 1024 * 1024;
 
 function idempotencyOf(request: FastifyRequest): Idempotency | undefined {
@@ -248,6 +265,68 @@ export async function emailRoutes(instance: FastifyInstance, { ctx }: { ctx: Dom
   );
 
   app.get(
+    '/emails/stats',
+    {
+      config: project,
+      schema: {
+        tags: ['emails'],
+        summary: 'Sent, delivered, bounced and complained per day, with bounce and complaint rates',
+        operationId: 'getEmailStats',
+        description: `One entry per UTC day of the last \`days\` (today included, days without mail as zeros), counted per recipient from the delivery events, and over the period: the bounce rate (bounced of sent) and the complaint rate (complaints of the mail that reached a mailbox: sent less bounced), each with its level against the thresholds mailbox providers act on. Complaints: Gmail asks senders to stay below ${pct(complaint.warning_at)} and never reach ${pct(complaint.critical_at)} (Yahoo: below 0.3%). Bounces (Gmail and Yahoo publish no number): warning from ${pct(bounce.warning_at)}, critical from ${pct(bounce.critical_at)}, where Amazon SES reviews an account.`,
+        querystring: Type.Object({
+          days: Type.Optional(
+            Type.Integer({ minimum: 1, maximum: MAX_STATS_DAYS, default: 30, description: '1 to 90' }),
+          ),
+        }),
+        response: {
+          200: Type.Object(
+            {
+              object: Type.Literal('email_stats'),
+              days: Type.Integer(),
+              from: Type.String({ description: 'the first day (UTC), YYYY-MM-DD' }),
+              to: Type.String({ description: 'the last day (UTC, today), YYYY-MM-DD' }),
+              data: Type.Array(Type.Object({ date: Type.String(), ...DayCounts })),
+              totals: Type.Object(DayCounts),
+              bounce_rate: RateSchema,
+              complaint_rate: RateSchema,
+            },
+            { title: 'EmailStats' },
+          ),
+          ...errors(400, 401),
+        },
+      },
+    },
+    async (request) => emailStats(ctx, projectOf(request), request.query.days ?? 30),
+  );
+
+  app.get(
+    '/emails/:id/raw',
+    {
+      config: project,
+      schema: {
+        tags: ['emails'],
+        summary: "The email's MIME source, as delivery composes it (without the DKIM signature)",
+        operationId: 'getEmailRawSource',
+        description:
+          'As text/plain: the message composed now from what is stored, a template email rendered again and marketing mail with its footer and List-Unsubscribe headers, exactly as delivery does. The DKIM-Signature is added only as the message leaves; the Date header is the time of the request. 409, with the reason, when it cannot be composed: its body was removed by retention, or delivery could not compose it either.',
+        params: IdParams,
+        response: {
+          200: {
+            description: 'the message source (RFC 5322)',
+            content: { 'text/plain': { schema: Type.String() } },
+          },
+          ...errors(401, 404, 409),
+        },
+      },
+    },
+    async (request, reply) =>
+      reply
+        .type('text/plain; charset=utf-8')
+        .header('cache-control', 'no-store')
+        .send(await rawEmailSource(ctx, projectOf(request), request.params.id)),
+  );
+
+  app.get(
     '/emails/:id',
     {
       config: project,
@@ -262,6 +341,12 @@ export async function emailRoutes(instance: FastifyInstance, { ctx }: { ctx: Dom
               ...EmailSchema.properties,
               html: Nullable(Type.String()),
               text: Nullable(Type.String()),
+              body_pruned_at: Nullable(
+                Type.String({
+                  description:
+                    'when retention removed the html, text and attachment bytes (POSTHORN_RETENTION_MESSAGE_BODIES_DAYS); null while they are kept',
+                }),
+              ),
               events: Type.Array(EmailEvent),
             },
             { title: 'EmailWithEvents' },

@@ -1,7 +1,9 @@
 import * as Tabs from '@radix-ui/react-tabs';
 import { useQuery } from '@tanstack/react-query';
 import { getRouteApi, Link } from '@tanstack/react-router';
+import { useEffect, useState } from 'react';
 import { emailQuery } from '../api/endpoints.ts';
+import { rawSourceQuery } from '../api/overview.ts';
 import type { EmailEvent, EmailWithEvents } from '../api/types.ts';
 import { ErrorMessage } from '../components/Alert.tsx';
 import { formatDateTime, formatNumber } from '../components/format.ts';
@@ -66,6 +68,55 @@ function Summary({ email }: { email: EmailWithEvents }) {
   );
 }
 
+// past this, the page shows the start and offers the whole message as a file
+const SHOWN_CHARACTERS = 200_000;
+
+/** A link that saves `text` as a file (an object URL, released when the link goes). */
+function DownloadLink({ text, filename }: { text: string; filename: string }) {
+  const [href, setHref] = useState<string>();
+  useEffect(() => {
+    const url = URL.createObjectURL(new Blob([text], { type: 'message/rfc822' }));
+    setHref(url);
+    return () => URL.revokeObjectURL(url);
+  }, [text]);
+  return href ? (
+    <a href={href} download={filename}>
+      Download the message (.eml)
+    </a>
+  ) : null;
+}
+
+/**
+ * The MIME source (GET /v1/emails/{id}/raw), fetched when its tab is opened: the message as
+ * delivery composes it, less the DKIM signature that is added as it leaves.
+ */
+function RawSource({ emailId }: { emailId: string }) {
+  const { project } = useProject();
+  const raw = useQuery(rawSourceQuery(project.id, emailId));
+  return (
+    <>
+      <p className="muted small">
+        The message as it is handed over, composed now from what is stored: only the DKIM signature, added as
+        the message leaves, is missing, and the date is today's.
+      </p>
+      <ErrorMessage error={raw.error} />
+      {raw.isPending && <p role="status">Loading…</p>}
+      {typeof raw.data === 'string' && (
+        <>
+          <p>
+            <DownloadLink text={raw.data} filename={`${emailId}.eml`} />
+          </p>
+          <pre className="source">
+            {raw.data.length > SHOWN_CHARACTERS
+              ? `${raw.data.slice(0, SHOWN_CHARACTERS)}\n… ${formatNumber(raw.data.length - SHOWN_CHARACTERS)} more characters in the file`
+              : raw.data}
+          </pre>
+        </>
+      )}
+    </>
+  );
+}
+
 /**
  * The message's content. The HTML is shown in a frame with `sandbox=""`: no scripts, no forms, no
  * navigation, and an opaque origin that cannot reach the dashboard's cookies or API.
@@ -91,6 +142,9 @@ function Content({ email }: { email: EmailWithEvents }) {
         <Tabs.Trigger value="headers" className="tab">
           Headers
         </Tabs.Trigger>
+        <Tabs.Trigger value="raw" className="tab">
+          Raw source
+        </Tabs.Trigger>
       </Tabs.List>
       {email.html && (
         <Tabs.Content value="preview" className="tab-panel">
@@ -108,12 +162,14 @@ function Content({ email }: { email: EmailWithEvents }) {
         </Tabs.Content>
       )}
       <Tabs.Content value="headers" className="tab-panel">
-        {/* TODO(dashboard): the raw MIME source, once the API offers it (GET /v1/emails/{id} has none) */}
         {headers.length === 0 ? (
           <p>No custom headers.</p>
         ) : (
           <pre className="source">{headers.map(([k, v]) => `${k}: ${v}`).join('\n')}</pre>
         )}
+      </Tabs.Content>
+      <Tabs.Content value="raw" className="tab-panel">
+        <RawSource emailId={email.id} />
       </Tabs.Content>
     </Tabs.Root>
   );

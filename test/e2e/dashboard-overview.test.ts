@@ -1,0 +1,84 @@
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchBrowser, type TestBrowser } from '../helpers/browser.ts';
+import { checkScreen, signInWithCode } from '../helpers/dashboard.ts';
+import { FROM, waitForStatus } from '../helpers/emails.ts';
+import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
+
+/** The overview's delivery chart and rates (GET /v1/emails/stats) and a message's raw source. */
+
+let server: TestServer;
+let browser: TestBrowser;
+let page: Page;
+let account: SignupResult;
+const sent: { id: string; message_id: string }[] = [];
+
+beforeAll(async () => {
+  [server, browser] = await Promise.all([startTestServer(), launchBrowser()]);
+  account = await server.signupConfirmed({ name: 'Olive Overview' });
+  // two messages through the API, delivered and bounced by the simulator
+  for (const to of ['delivered@simulator.posthorn.test', 'bounced@simulator.posthorn.test']) {
+    const res = await server.call('POST', '/v1/emails', {
+      key: account.project_key.key,
+      body: { from: FROM, to, subject: `Overview ${to.split('@')[0]}`, text: 'Hello' },
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const email = await waitForStatus(server, account.project_key.key, res.body.id, to.split('@')[0]);
+    sent.push({ id: email.id, message_id: email.message_id });
+  }
+  page = await browser.context.newPage();
+  page.setDefaultTimeout(10_000);
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+/** The visible text of the `Name: value` pair of the totals list. */
+const total = (name: string) => page.locator('dt', { hasText: new RegExp(`^${name}$`) }).locator('+ dd');
+
+describe('the overview', () => {
+  it('draws sent, delivered, bounced and complained per day, with the numbers and the rates against the thresholds', async () => {
+    await signInWithCode(page, server, account.account.email);
+    const chart = page.getByRole('img', { name: /^Line chart of sent, delivered, bounced and complained/ });
+    await chart.waitFor();
+    // the chart library (a chunk of its own) drew one line per series
+    await expect.poll(() => chart.locator('.recharts-line-curve').count()).toBe(4);
+    expect(await total('Sent').textContent()).toBe('2');
+    expect(await total('Delivered').textContent()).toBe('1');
+    expect(await total('Bounced').textContent()).toBe('1');
+    expect(await total('Complained').textContent()).toBe('0');
+
+    // the rates in figures and words, not by colour alone, with the thresholds written out
+    const bounce = page.locator('.usage', { hasText: 'Bounce rate' });
+    await expect.poll(() => bounce.textContent()).toMatch(/50%\s*Critical/);
+    expect(await bounce.textContent()).toContain('Keep it below 2%; 5% or more is critical.');
+    expect(await bounce.getByRole('meter', { name: 'Bounce rate' }).count()).toBe(1);
+    const complaint = page.locator('.usage', { hasText: 'Complaint rate' });
+    expect(await complaint.textContent()).toMatch(/0%\s*Good/);
+    expect(await complaint.textContent()).toContain('Keep it below 0.1%; 0.3% or more is critical.');
+
+    // today's numbers in the table (newest first)
+    await page.getByText('Numbers per day').click();
+    const table = page.getByRole('table', { name: 'Emails per day (UTC)' });
+    const today = table.getByRole('row').nth(1);
+    expect(await today.getByRole('cell').allTextContents()).toEqual(['2', '1', '1', '0']);
+    await checkScreen(page, 'overview with the delivery chart', () => chart.waitFor());
+
+    await page.getByLabel('Period', { exact: true }).selectOption('7');
+    await expect.poll(() => table.getByRole('row').count()).toBe(8);
+    await expect.poll(() => chart.locator('.recharts-line-curve').count()).toBe(4);
+  });
+
+  it("shows a message's raw source, with its Message-ID", async () => {
+    await page.goto(`${server.url}/emails/${sent[0].id}`);
+    await page.getByRole('heading', { level: 1, name: 'Overview delivered' }).waitFor();
+    await page.getByRole('tab', { name: 'Raw source' }).click();
+    const panel = page.getByRole('tabpanel', { name: 'Raw source' });
+    await panel.getByText(`Message-ID: ${sent[0].message_id}`).waitFor();
+    expect(await panel.locator('pre').textContent()).not.toContain('DKIM-Signature');
+    await panel.getByRole('link', { name: 'Download the message (.eml)' }).waitFor();
+    await checkScreen(page, 'raw source', () => panel.waitFor());
+  });
+});
