@@ -108,12 +108,92 @@ const keysRoute = createRoute({
   component: lazyRouteComponent(() => import('./screens/Keys.tsx')),
 });
 
+// audience and settings: contacts, lists, segments, settings, members, account
+export interface ContactsSearch {
+  email?: string;
+  list?: string;
+  segment?: string;
+  subscribed?: 'yes' | 'no';
+  page?: number;
+}
+
+const contactsRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/contacts',
+  validateSearch: (search: Record<string, unknown>): ContactsSearch => {
+    const page = Number(search.page);
+    return {
+      email: text(search.email),
+      list: text(search.list),
+      segment: text(search.segment),
+      subscribed: search.subscribed === 'yes' || search.subscribed === 'no' ? search.subscribed : undefined,
+      page: Number.isInteger(page) && page > 1 ? page : undefined,
+    };
+  },
+  component: lazyRouteComponent(() => import('./screens/Contacts.tsx')),
+});
+
+const contactRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/contacts/$contactId',
+  component: lazyRouteComponent(() => import('./screens/ContactDetail.tsx')),
+});
+
+const listsRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/lists',
+  component: lazyRouteComponent(() => import('./screens/Lists.tsx')),
+});
+
+const segmentsRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/segments',
+  component: lazyRouteComponent(() => import('./screens/Segments.tsx')),
+});
+
+const segmentRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/segments/$segmentId',
+  component: lazyRouteComponent(() => import('./screens/SegmentEditor.tsx')),
+});
+
+const settingsRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/settings',
+  component: lazyRouteComponent(() => import('./screens/Settings.tsx')),
+});
+
+const membersRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/members',
+  component: lazyRouteComponent(() => import('./screens/Members.tsx')),
+});
+
+const accountRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/account',
+  component: lazyRouteComponent(() => import('./screens/Account.tsx')),
+});
+
 const routeTree = rootRoute.addChildren([
   signInRoute,
   forgotRoute,
   resetRoute,
   inviteRoute,
-  appRoute.addChildren([overviewRoute, emailsRoute, emailRoute, keysRoute]),
+  appRoute.addChildren([
+    overviewRoute,
+    emailsRoute,
+    emailRoute,
+    keysRoute,
+    contactsRoute,
+    contactRoute,
+    listsRoute,
+    segmentsRoute,
+    segmentRoute,
+    settingsRoute,
+    membersRoute,
+    accountRoute,
+  ]),
 ]);
 
 /** The path the server serves the app at (its `<base href>`), so one build works under any path. */

@@ -149,3 +149,14 @@ export async function countSegment(ctx: DomainContext, projectId: string, id: st
   const { rows } = await withSegmentSettings(ctx, (db) => query.execute(db));
   return { object: 'segment_count' as const, segment_id: id, count: Number(rows[0].n) };
 }
+
+/**
+ * How many contacts a definition matches now, without saving it: the dashboard's live count while
+ * a segment is edited. The definition is checked as a saved one is (its lists must be this project's).
+ */
+export async function previewSegmentCount(ctx: DomainContext, projectId: string, definition: unknown) {
+  const checked = await checkDefinition(ctx, projectId, definition);
+  const query = compileCount(projectId, checked);
+  const { rows } = await withSegmentSettings(ctx, (db) => query.execute(db));
+  return { object: 'segment_preview' as const, count: Number(rows[0].n) };
+}

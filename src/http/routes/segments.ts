@@ -7,6 +7,7 @@ import {
   deleteSegment,
   getSegment,
   listSegments,
+  previewSegmentCount,
   updateSegment,
 } from '../../domain/audience/segments.ts';
 import type { DomainContext } from '../../domain/core/context.ts';
@@ -164,6 +165,27 @@ export async function segmentRoutes(instance: FastifyInstance, { ctx }: { ctx: D
     },
     async (request) =>
       listContacts(ctx, projectOf(request), { ...pageOf(request.query), segment: request.params.id }),
+  );
+  app.post(
+    '/segments/preview',
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'Count the contacts a definition matches now, without saving a segment',
+        operationId: 'previewSegment',
+        description: 'For a live count while a segment is edited; the definition is checked as on save.',
+        body: Type.Object({ definition: SegmentDefinition }, { title: 'SegmentPreviewRequest' }),
+        response: {
+          200: Type.Object(
+            { object: Type.Literal('segment_preview'), count: Type.Integer() },
+            { title: 'SegmentPreview' },
+          ),
+          ...errors(400, 401),
+        },
+      },
+    },
+    async (request) => previewSegmentCount(ctx, projectOf(request), request.body.definition),
   );
   app.get(
     '/segments/:id/count',

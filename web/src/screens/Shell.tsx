@@ -10,6 +10,12 @@ const NAV = [
   { to: '/', label: 'Overview', exact: true },
   { to: '/emails', label: 'Emails', exact: false },
   { to: '/keys', label: 'API keys', exact: false },
+  { to: '/contacts', label: 'Contacts', exact: false },
+  { to: '/lists', label: 'Lists', exact: false },
+  { to: '/segments', label: 'Segments', exact: false },
+  { to: '/members', label: 'Members', exact: false },
+  { to: '/settings', label: 'Settings', exact: false },
+  { to: '/account', label: 'Account', exact: false },
 ] as const;
 
 function ProjectSwitcher() {

@@ -1,0 +1,275 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useNavigate } from '@tanstack/react-router';
+import { type FormEvent, useState } from 'react';
+import { type Invitation, type Member, members, membersQuery } from '../api/audience.ts';
+import { sessionQuery } from '../api/endpoints.ts';
+import type { Role } from '../api/types.ts';
+import { ErrorMessage, Notice } from '../components/Alert.tsx';
+import { Dialog, DialogClose } from '../components/Dialog.tsx';
+import { Field, SelectField } from '../components/Field.tsx';
+import { formatDate } from '../components/format.ts';
+import { PageHeader } from '../components/PageHeader.tsx';
+import { canManage, useProject } from '../project.tsx';
+
+const ROLE_LABELS: Record<Role, string> = {
+  owner: 'Owner',
+  admin: 'Admin',
+  member: 'Member',
+};
+
+/** The roles the signed-in person may give: only an Owner gives (or takes) the Owner role. */
+function rolesFor(mine: Role): { value: Role; label: string }[] {
+  const roles: Role[] = mine === 'owner' ? ['owner', 'admin', 'member'] : ['admin', 'member'];
+  return roles.map((r) => ({ value: r, label: ROLE_LABELS[r] }));
+}
+
+function InviteForm({ onSent }: { onSent(invitation: Invitation): void }) {
+  const { project } = useProject();
+  const [email, setEmail] = useState('');
+  const [role, setRole] = useState<Role>('member');
+  const invite = useMutation({
+    mutationFn: () => members.invite(project.id, { email: email.trim(), role }),
+    onSuccess: onSent,
+  });
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    invite.mutate();
+  };
+  return (
+    <form onSubmit={submit} aria-label="Invite a member">
+      <Field label="Email" type="email" required value={email} onChange={(e) => setEmail(e.target.value)} />
+      <SelectField
+        label="Role"
+        value={role}
+        onChange={(r) => setRole(r as Role)}
+        options={rolesFor(project.role)}
+      />
+      <p className="muted small">
+        Members read and send; Admins also manage keys, domains, members and settings; Owners also manage
+        Owners.
+      </p>
+      <ErrorMessage error={invite.error} />
+      <div className="actions">
+        <button type="submit" className="btn primary" disabled={invite.isPending}>
+          {invite.isPending ? 'Sending…' : 'Send invitation'}
+        </button>
+        <DialogClose asChild>
+          <button type="button" className="btn">
+            Cancel
+          </button>
+        </DialogClose>
+      </div>
+    </form>
+  );
+}
+
+function InviteDialog() {
+  const [open, setOpen] = useState(false);
+  const [sent, setSent] = useState<Invitation | null>(null);
+  const change = (next: boolean) => {
+    setOpen(next);
+    if (!next) setSent(null);
+  };
+  return (
+    <>
+      <button type="button" className="btn primary" onClick={() => change(true)}>
+        Invite member
+      </button>
+      <Dialog open={open} onOpenChange={change} title="Invite a member">
+        {sent ? (
+          <>
+            <Notice tone="success">
+              We emailed an invitation to <strong>{sent.email}</strong> as {ROLE_LABELS[sent.role]}. The link
+              works until {formatDate(sent.expires_at)}.
+            </Notice>
+            <div className="actions">
+              <DialogClose asChild>
+                <button type="button" className="btn primary">
+                  Done
+                </button>
+              </DialogClose>
+            </div>
+          </>
+        ) : (
+          <InviteForm onSent={setSent} />
+        )}
+      </Dialog>
+    </>
+  );
+}
+
+/** Refreshes the member list and, when the change is about the signed-in person, their session's roles. */
+function useAfterChange(member: Member) {
+  const { project, session } = useProject();
+  const queryClient = useQueryClient();
+  return async () => {
+    await queryClient.invalidateQueries({ queryKey: membersQuery(project.id).queryKey });
+    if (member.account_id === session.account.id)
+      await queryClient.invalidateQueries({ queryKey: sessionQuery.queryKey });
+  };
+}
+
+function RoleCell({ member }: { member: Member }) {
+  const { project } = useProject();
+  const after = useAfterChange(member);
+  const change = useMutation({
+    mutationFn: (role: Role) => members.changeRole(project.id, member.account_id, role),
+    onSuccess: after,
+  });
+  if (member.role === 'owner' && project.role !== 'owner') return <>{ROLE_LABELS[member.role]}</>;
+  return (
+    <>
+      <select
+        className="role-select"
+        aria-label={`Role of ${member.email}`}
+        value={member.role}
+        disabled={change.isPending}
+        onChange={(e) => change.mutate(e.target.value as Role)}
+      >
+        {rolesFor(project.role).map((o) => (
+          <option key={o.value} value={o.value}>
+            {o.label}
+          </option>
+        ))}
+      </select>
+      <ErrorMessage error={change.error} />
+    </>
+  );
+}
+
+/** Remove someone, or leave (your own row): the last Owner can do neither, and the API says so. */
+function RemoveButton({ member, self }: { member: Member; self: boolean }) {
+  const { project } = useProject();
+  const queryClient = useQueryClient();
+  const navigate = useNavigate();
+  const [open, setOpen] = useState(false);
+  const after = useAfterChange(member);
+  const remove = useMutation({
+    mutationFn: () => members.remove(project.id, member.account_id),
+    onSuccess: async () => {
+      setOpen(false);
+      if (!self) return after();
+      await queryClient.invalidateQueries({ queryKey: sessionQuery.queryKey });
+      navigate({ to: '/' });
+    },
+  });
+  const title = self ? `Leave ${project.name}?` : `Remove ${member.email}?`;
+  return (
+    <>
+      <button type="button" className="btn danger" onClick={() => setOpen(true)}>
+        {self ? 'Leave project' : 'Remove'}
+        {!self && <span className="visually-hidden"> {member.email}</span>}
+      </button>
+      <Dialog
+        open={open}
+        onOpenChange={setOpen}
+        title={title}
+        description={
+          self
+            ? 'You lose access to this project until someone invites you again.'
+            : 'They lose access to this project at once. Their account stays.'
+        }
+      >
+        <ErrorMessage error={remove.error} />
+        <div className="actions">
+          <button
+            type="button"
+            className="btn danger"
+            onClick={() => remove.mutate()}
+            disabled={remove.isPending}
+          >
+            {self ? 'Leave' : 'Remove member'}
+          </button>
+          <DialogClose asChild>
+            <button type="button" className="btn">
+              Cancel
+            </button>
+          </DialogClose>
+        </div>
+      </Dialog>
+    </>
+  );
+}
+
+function MemberTable({ list }: { list: Member[] }) {
+  const { session } = useProject();
+  return (
+    <table className="table">
+      <caption className="visually-hidden">Members of this project</caption>
+      <thead>
+        <tr>
+          <th scope="col">Name</th>
+          <th scope="col">Email</th>
+          <th scope="col">Role</th>
+          <th scope="col">Joined</th>
+          <th scope="col">Actions</th>
+        </tr>
+      </thead>
+      <tbody>
+        {list.map((m) => (
+          <tr key={m.account_id}>
+            <th scope="row" data-label="Name">
+              {m.name}
+              {m.account_id === session.account.id && <span className="muted"> (you)</span>}
+            </th>
+            <td data-label="Email" className="break">
+              {m.email}
+            </td>
+            <td data-label="Role">
+              <RoleCell member={m} />
+            </td>
+            <td data-label="Joined">{formatDate(m.created_at)}</td>
+            <td data-label="Actions">
+              <RemoveButton member={m} self={m.account_id === session.account.id} />
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+/** A Member's view: the API shows the member list to Owners and Admins only; anyone may leave. */
+function MemberView() {
+  const { project, session } = useProject();
+  const me: Member = {
+    account_id: session.account.id,
+    email: session.account.email,
+    name: session.account.name,
+    role: project.role,
+    created_at: '',
+  };
+  return (
+    <>
+      <PageHeader title="Members" />
+      <Notice>
+        You are a Member of {project.name}: you read and send. Its Owners and Admins see and manage its
+        members and invitations.
+      </Notice>
+      <div className="actions">
+        <RemoveButton member={me} self />
+      </div>
+    </>
+  );
+}
+
+/** The project's members and their roles: invite by email, change a role, remove (Owners and Admins). */
+export default function Members() {
+  const { project } = useProject();
+  const manage = canManage(project);
+  const list = useQuery({ ...membersQuery(project.id), enabled: manage });
+  if (!manage) return <MemberView />;
+  return (
+    <>
+      <PageHeader title="Members">
+        <InviteDialog />
+      </PageHeader>
+      <ErrorMessage error={list.error} />
+      {list.isPending ? (
+        <p role="status">Loading members…</p>
+      ) : (
+        list.data && <MemberTable list={list.data.data} />
+      )}
+    </>
+  );
+}
