@@ -1,13 +1,11 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setWorkspacePlan } from '../../src/domain/accounts/workspaces.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { type HeaderRecord, type HeaderSink, startHeaderSink } from '../helpers/header-sink.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { workerProcesses } from '../helpers/worker-process.ts';
 
-const root = path.resolve(import.meta.dirname, '../..');
 const SECRET = 'campaign-crash-test-secret-0123456789abcd';
 const RECIPIENTS = 20_000;
 /** How many campaign messages must have arrived before the worker is killed. */
@@ -17,31 +15,9 @@ const DOMAIN = 'crash-letters.example';
 let server: TestServer;
 /** 20,000 whole messages would not fit the test's memory: this sink keeps recipients and two headers. */
 let sink: HeaderSink;
-const workers: ChildProcess[] = [];
-
-function startWorkerProcess(relay: string): ChildProcess {
-  const child = spawn(process.execPath, ['src/main.ts', 'worker'], {
-    cwd: root,
-    env: {
-      ...process.env,
-      DATABASE_URL: server.databaseUrl,
-      POSTHORN_SECRET: SECRET,
-      POSTHORN_SMTP_RELAY: relay,
-      POSTHORN_STALE_WORKER_SECONDS: '2',
-      POSTHORN_WORKER_CONCURRENCY: '10',
-      LOG_LEVEL: 'warn',
-    },
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
-  workers.push(child);
-  return child;
-}
-
-async function stop(child: ChildProcess, signal: NodeJS.Signals) {
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill(signal);
-  await exited;
-}
+const workers = workerProcesses(() => ({ databaseUrl: server.databaseUrl, secret: SECRET }));
+const startWorker = (relay: string) =>
+  workers.start(relay, { POSTHORN_STALE_WORKER_SECONDS: '2', POSTHORN_WORKER_CONCURRENCY: '10' });
 
 beforeAll(async () => {
   // the API in this process; the worker in a separate process we can kill
@@ -50,7 +26,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const w of workers) if (w.exitCode === null && w.signalCode === null) w.kill('SIGKILL');
+  await workers.stopAll();
   await server?.close();
   await sink?.close();
 });
@@ -73,9 +49,9 @@ describe(`a worker killed with SIGKILL midway through a ${RECIPIENTS}-recipient 
   it('after a restart each recipient has exactly one Message-ID in the sink and the campaign is sent', async () => {
     const began = Date.now();
     // the sign-up code goes through a worker to the test server's own (parsing) sink
-    const signupWorker = startWorkerProcess(server.sink.url);
+    const signupWorker = startWorker(server.sink.url);
     const account = await server.signupConfirmed();
-    await stop(signupWorker, 'SIGTERM');
+    await workers.stop(signupWorker, 'SIGTERM');
     const key = account.project_key.key;
     const db = server.runtime.ctx.db;
     // the shared domain is capped per day on every plan: the campaign goes from a verified domain
@@ -123,7 +99,7 @@ describe(`a worker killed with SIGKILL midway through a ${RECIPIENTS}-recipient 
     const ofCampaign = () => sink.messages.filter((m) => m.feedbackId?.includes(id));
     const status = async () => (await server.call('GET', `/v1/campaigns/${id}`, { key })).body.status;
 
-    const first = startWorkerProcess(sink.url);
+    const first = startWorker(sink.url);
     const started = await server.call('POST', `/v1/campaigns/${id}/send`, { key });
     expect(started.status, JSON.stringify(started.body)).toBe(200);
     expect(started.body.recipient_count).toBe(RECIPIENTS);
@@ -134,7 +110,7 @@ describe(`a worker killed with SIGKILL midway through a ${RECIPIENTS}-recipient 
       },
       { timeoutMs: 120_000, intervalMs: 10, message: `fewer than ${KILL_AFTER} campaign messages arrived` },
     );
-    await stop(first, 'SIGKILL');
+    await workers.stop(first, 'SIGKILL');
     const beforeKill = ofCampaign().length;
     // killed midway: neither the sink nor the campaign has seen the end
     expect(beforeKill).toBeLessThan(RECIPIENTS);
@@ -147,7 +123,7 @@ describe(`a worker killed with SIGKILL midway through a ${RECIPIENTS}-recipient 
       .executeTakeFirstOrThrow();
 
     const restartAt = Date.now();
-    startWorkerProcess(sink.url);
+    startWorker(sink.url);
     await eventually(
       async () => {
         const now = await status();

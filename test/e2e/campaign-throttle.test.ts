@@ -1,5 +1,3 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setWorkspacePlan } from '../../src/domain/accounts/workspaces.ts';
@@ -7,8 +5,8 @@ import { FROM } from '../helpers/emails.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { startTimingSink, type TimedMessage, type TimingSink } from '../helpers/timing-sink.ts';
+import { workerProcesses } from '../helpers/worker-process.ts';
 
-const root = path.resolve(import.meta.dirname, '../..');
 const SECRET = 'campaign-throttle-test-secret-0123456789ab';
 const RATE = 50;
 const RECIPIENTS = 400;
@@ -16,24 +14,8 @@ const RECIPIENTS = 400;
 let server: TestServer;
 /** Arrival times are noted by a sink in its own process, where nothing else competes for the clock. */
 let sink: TimingSink;
-const workers: ChildProcess[] = [];
-
-function startWorkerProcess(relay: string): ChildProcess {
-  const child = spawn(process.execPath, ['src/main.ts', 'worker'], {
-    cwd: root,
-    env: {
-      ...process.env,
-      DATABASE_URL: server.databaseUrl,
-      POSTHORN_SECRET: SECRET,
-      POSTHORN_SMTP_RELAY: relay,
-      POSTHORN_WORKER_CONCURRENCY: '4',
-      LOG_LEVEL: 'warn',
-    },
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
-  workers.push(child);
-  return child;
-}
+const workers = workerProcesses(() => ({ databaseUrl: server.databaseUrl, secret: SECRET }));
+const startWorker = (relay: string) => workers.start(relay, { POSTHORN_WORKER_CONCURRENCY: '4' });
 
 /** The most messages whose arrival falls in any window [t, t + 1 s), over every start t. */
 function busiestSecond(times: number[]): number {
@@ -54,7 +36,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const w of workers) if (w.exitCode === null) w.kill('SIGTERM');
+  await workers.stopAll('SIGTERM');
   await server?.close();
   await sink?.close();
 });
@@ -62,12 +44,12 @@ afterAll(async () => {
 describe('a throttled campaign with two worker processes', () => {
   it(`never delivers more than ${RATE} messages in any one-second window (±1), and sends to everyone`, async () => {
     // the sign-up code goes through a worker to the test server's own sink, which reads it
-    const signupWorker = startWorkerProcess(server.sink.url);
+    const signupWorker = startWorker(server.sink.url);
     const account = await server.signupConfirmed();
     signupWorker.kill('SIGTERM');
     await new Promise((resolve) => signupWorker.once('exit', resolve));
-    startWorkerProcess(sink.url);
-    startWorkerProcess(sink.url);
+    startWorker(sink.url);
+    startWorker(sink.url);
     const key = account.project_key.key;
     await setWorkspacePlan(server.runtime.ctx, account.workspace.id, 'unlimited');
     const footer = await server.call('PATCH', '/v1/me/footer', {

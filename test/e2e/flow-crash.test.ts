@@ -1,13 +1,11 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setWorkspacePlan } from '../../src/domain/accounts/workspaces.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { type HeaderRecord, type HeaderSink, startHeaderSink } from '../helpers/header-sink.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { workerProcesses } from '../helpers/worker-process.ts';
 
-const root = path.resolve(import.meta.dirname, '../..');
 const SECRET = 'flow-crash-test-secret-0123456789abcdefgh';
 const CONTACTS = 10_000;
 const STEPS = ['first', 'second'];
@@ -21,31 +19,9 @@ const DOMAIN = 'crash-flows.example';
 let server: TestServer;
 /** 20,000 whole messages would not fit the test's memory: this sink keeps recipients and two headers. */
 let sink: HeaderSink;
-const workers: ChildProcess[] = [];
-
-function startWorkerProcess(relay: string): ChildProcess {
-  const child = spawn(process.execPath, ['src/main.ts', 'worker'], {
-    cwd: root,
-    env: {
-      ...process.env,
-      DATABASE_URL: server.databaseUrl,
-      POSTHORN_SECRET: SECRET,
-      POSTHORN_SMTP_RELAY: relay,
-      POSTHORN_STALE_WORKER_SECONDS: '2',
-      POSTHORN_WORKER_CONCURRENCY: '10',
-      LOG_LEVEL: 'warn',
-    },
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
-  workers.push(child);
-  return child;
-}
-
-async function stop(child: ChildProcess, signal: NodeJS.Signals) {
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill(signal);
-  await exited;
-}
+const workers = workerProcesses(() => ({ databaseUrl: server.databaseUrl, secret: SECRET }));
+const startWorker = (relay: string) =>
+  workers.start(relay, { POSTHORN_STALE_WORKER_SECONDS: '2', POSTHORN_WORKER_CONCURRENCY: '10' });
 
 beforeAll(async () => {
   // the API in this process; the worker in a separate process we can kill
@@ -54,7 +30,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const w of workers) if (w.exitCode === null && w.signalCode === null) w.kill('SIGKILL');
+  await workers.stopAll();
   await server?.close();
   await sink?.close();
 });
@@ -76,9 +52,9 @@ function messageIdsByRecipient(messages: HeaderRecord[]) {
 describe(`a worker killed with SIGKILL while ${CONTACTS} enrollments pass through send steps`, () => {
   it("after a restart each enrollment has each step's message exactly once (one Message-ID per enrollment and step)", async () => {
     const began = Date.now();
-    const signupWorker = startWorkerProcess(server.sink.url);
+    const signupWorker = startWorker(server.sink.url);
     const account = await server.signupConfirmed();
-    await stop(signupWorker, 'SIGTERM');
+    await workers.stop(signupWorker, 'SIGTERM');
     const key = account.project_key.key;
     const db = server.runtime.ctx.db;
     await setWorkspacePlan(server.runtime.ctx, account.workspace.id, 'unlimited');
@@ -129,7 +105,7 @@ describe(`a worker killed with SIGKILL while ${CONTACTS} enrollments pass throug
       return Object.fromEntries(rows.map((r) => [r.status, r.n]));
     };
 
-    const first = startWorkerProcess(sink.url);
+    const first = startWorker(sink.url);
     // the API's bulk path: one import, announced as contact.created in one job, enrolled set-based
     const rows = Array.from({ length: CONTACTS }, (_, i) => ({
       email: `reader${i + 1}@flow-crash.example`,
@@ -151,7 +127,7 @@ describe(`a worker killed with SIGKILL while ${CONTACTS} enrollments pass throug
       },
       { timeoutMs: 120_000, intervalMs: 5, message: `fewer than ${KILL_AFTER} step messages were written` },
     );
-    await stop(first, 'SIGKILL');
+    await workers.stop(first, 'SIGKILL');
     const beforeKill = ofFlow().length;
     const atKill = await counts();
     const writtenAtKill = await written();
@@ -161,7 +137,7 @@ describe(`a worker killed with SIGKILL while ${CONTACTS} enrollments pass throug
     expect(beforeKill).toBeLessThan(CONTACTS * STEPS.length);
 
     const restartAt = Date.now();
-    startWorkerProcess(sink.url);
+    startWorker(sink.url);
     await eventually(
       async () => {
         const now = await counts();

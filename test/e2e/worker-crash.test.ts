@@ -1,33 +1,15 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setWorkspacePlan } from '../../src/domain/accounts/workspaces.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { workerProcesses } from '../helpers/worker-process.ts';
 
-const root = path.resolve(import.meta.dirname, '../..');
 const SECRET = 'worker-crash-test-secret-0123456789abcdef';
 
 let server: TestServer;
-const workers: ChildProcess[] = [];
-
-function startWorkerProcess(): ChildProcess {
-  const child = spawn(process.execPath, ['src/main.ts', 'worker'], {
-    cwd: root,
-    env: {
-      ...process.env,
-      DATABASE_URL: server.databaseUrl,
-      POSTHORN_SECRET: SECRET,
-      POSTHORN_SMTP_RELAY: server.sink.url,
-      POSTHORN_STALE_WORKER_SECONDS: '2',
-      POSTHORN_WORKER_CONCURRENCY: '4',
-      LOG_LEVEL: 'warn',
-    },
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
-  workers.push(child);
-  return child;
-}
+const workers = workerProcesses(() => ({ databaseUrl: server.databaseUrl, secret: SECRET }));
+const startWorker = () =>
+  workers.start(server.sink.url, { POSTHORN_STALE_WORKER_SECONDS: '2', POSTHORN_WORKER_CONCURRENCY: '4' });
 
 beforeAll(async () => {
   // the API in this process; the worker in a separate process we can kill
@@ -35,13 +17,13 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const w of workers) if (w.exitCode === null) w.kill('SIGKILL');
+  await workers.stopAll();
   await server?.close();
 });
 
 describe('a worker killed with SIGKILL while messages are in flight', () => {
   it('loses nothing: after a restart every accepted message reaches the sink, duplicates keep their Message-ID', async () => {
-    const first = startWorkerProcess();
+    const first = startWorker();
     const account = await server.signupConfirmed(); // the code email goes through the worker process
     const key = account.project_key.key;
     // the free plan caps the shared domain at 100 a day; this test sends 300
@@ -77,7 +59,7 @@ describe('a worker killed with SIGKILL while messages are in flight', () => {
     const deliveredBeforeRestart = server.sink.messages.length - before;
     expect(deliveredBeforeRestart).toBeLessThan(total);
 
-    startWorkerProcess();
+    startWorker();
     await eventually(
       async () => {
         const row = await server.runtime.ctx.db
