@@ -175,6 +175,55 @@ const accountRoute = createRoute({
   component: lazyRouteComponent(() => import('./screens/Account.tsx')),
 });
 
+// sending: domains, SMTP, webhooks, suppressions, inbound
+const domainsRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/domains',
+  component: lazyRouteComponent(() => import('./screens/Domains.tsx')),
+});
+
+const domainRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/domains/$domainId',
+  component: lazyRouteComponent(() => import('./screens/DomainDetail.tsx')),
+});
+
+const smtpRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/smtp',
+  component: lazyRouteComponent(() => import('./screens/Smtp.tsx')),
+});
+
+const webhooksRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/webhooks',
+  component: lazyRouteComponent(() => import('./screens/Webhooks.tsx')),
+});
+
+const webhookRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/webhooks/$webhookId',
+  component: lazyRouteComponent(() => import('./screens/WebhookDetail.tsx')),
+});
+
+const suppressionsRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/suppressions',
+  component: lazyRouteComponent(() => import('./screens/Suppressions.tsx')),
+});
+
+const inboundRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/inbound',
+  component: lazyRouteComponent(() => import('./screens/Inbound.tsx')),
+});
+
+const inboundEmailRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/inbound/$inboundId',
+  component: lazyRouteComponent(() => import('./screens/InboundDetail.tsx')),
+});
+
 const routeTree = rootRoute.addChildren([
   signInRoute,
   forgotRoute,
@@ -193,6 +242,14 @@ const routeTree = rootRoute.addChildren([
     settingsRoute,
     membersRoute,
     accountRoute,
+    domainsRoute,
+    domainRoute,
+    smtpRoute,
+    webhooksRoute,
+    webhookRoute,
+    suppressionsRoute,
+    inboundRoute,
+    inboundEmailRoute,
   ]),
 ]);
 
