@@ -83,7 +83,7 @@ export async function startWorker(deps: WorkerDeps): Promise<Runner> {
     // the outbox drain also runs every minute, for announcements whose nudge was lost in a crash;
     // so does the flow engine, a safety net under its own scheduling
     crontab:
-      '7 * * * * maintenance\n17 * * * * recheck_domains\n* * * * * audience_outbox\n* * * * * flow_advance ?priority=10',
+      '7 * * * * maintenance\n17 * * * * recheck_domains\n* * * * * audience_outbox\n* * * * * flow_advance',
     logger: new Logger((scope) => (level, message, meta) => {
       if (level === 'error' || level === 'warning') deps.log.warn({ scope, meta }, message);
     }),
