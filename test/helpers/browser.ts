@@ -20,6 +20,19 @@ export interface TestBrowser {
  * flags keep the browser off the network, with a fresh profile (--user-data-dir) for the run.
  */
 export async function launchBrowser(): Promise<TestBrowser> {
+  // test files run two at a time: on a fresh machine another process may still be writing the
+  // unpacked browser when this one starts it (ETXTBSY): try again for a few seconds
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await launchOnce();
+    } catch (err) {
+      if (attempt >= 10 || !/ETXTBSY|ENOENT|EACCES/.test(String(err))) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+}
+
+async function launchOnce(): Promise<TestBrowser> {
   const executablePath = await sparticuz.executablePath();
   const bin = path.join(
     path.dirname(createRequire(import.meta.url).resolve('@sparticuz/chromium')),

@@ -76,12 +76,18 @@ describe('common rules', () => {
 });
 
 describe('GET /v1/me and GET /v1/limits', () => {
-  it('has exactly the spec fields (plus `inbound`, issue 5), and the footer starts as the placeholder', async () => {
+  it('has exactly the spec fields (plus `inbound`, issue 5, and `smtp`), and the footer starts as the placeholder', async () => {
     const { project, project_key } = await server.signup();
     const me = await server.call('GET', '/v1/me', { key: project_key.key });
     expect(me.status).toBe(200);
-    expect(Object.keys(me.body).sort()).toEqual(['footer', 'inbound', 'project', 'sending']);
+    expect(Object.keys(me.body).sort()).toEqual(['footer', 'inbound', 'project', 'sending', 'smtp']);
     expect(Object.keys(me.body.inbound).sort()).toEqual(['address', 'domain']);
+    // where to submit mail: the configured host and ports (this server runs no SMTP role: its settings)
+    expect(me.body.smtp).toEqual({
+      host: server.runtime.ctx.config.smtpHost,
+      port: server.runtime.ctx.config.smtpPort,
+      tls_port: server.runtime.ctx.config.smtpTlsPort,
+    });
     expect(me.body.project).toEqual({ id: project.id, name: project.name, object: 'project' });
     expect(Object.keys(me.body.sending).sort()).toEqual([
       'default_from',

@@ -102,6 +102,28 @@ describe('contacts', () => {
     expect(list.body.total).toBe(1);
   });
 
+  it('searches by the start of the address, in any case, with % and _ taken literally', async () => {
+    for (const email of [
+      'ann.lee@search.example',
+      'anna@search.example',
+      'bo_b@search.example',
+      'bo.b@search.example',
+    ]) {
+      expect((await post('/v1/contacts', { email })).status).toBe(200);
+    }
+    const emailsFor = async (search: string) => {
+      const res = await server.call('GET', `/v1/contacts?search=${encodeURIComponent(search)}`, { key });
+      expect(res.status).toBe(200);
+      expect(res.body.total).toBe(res.body.data.length);
+      return res.body.data.map((c: { email: string }) => c.email).sort();
+    };
+    expect(await emailsFor('ANN')).toEqual(['ann.lee@search.example', 'anna@search.example']);
+    expect(await emailsFor('ann.')).toEqual(['ann.lee@search.example']);
+    expect(await emailsFor('bo_')).toEqual(['bo_b@search.example']);
+    expect(await emailsFor('%')).toEqual([]);
+    expect(await emailsFor('  anna@search.example ')).toEqual(['anna@search.example']);
+  });
+
   it('refuses bad input with 400 naming the problem', async () => {
     const cases: [unknown, RegExp][] = [
       [{}, /`email` is required/],

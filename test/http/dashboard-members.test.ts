@@ -140,13 +140,18 @@ describe('an invitation accepted by someone new', () => {
       ['POST', '/v1/webhooks', { url: 'https://example.com/hook', events: ['email.sent'] }],
       ['PATCH', '/v1/me/footer', { address: '1 Member Street, Springfield' }],
       ['PATCH', '/v1/me/sending-rate', { per_second: 5 }],
-      ['GET', `/v1/projects/${p}/members`, undefined],
-      ['GET', `/api/projects/${p}/members`, undefined],
+      ['GET', `/api/projects/${p}/invitations`, undefined],
       ['POST', `/api/projects/${p}/invitations`, { email: 'friend@example.com', role: 'member' }],
       ['PATCH', `/api/projects/${p}/members/${owner.account.id}`, { role: 'member' }],
     ];
     for (const [method, path, body] of refused)
       expectError(await as(ms, method, path, body), 403, /needs the Owner or Admin role.*Member/);
+    // a Member sees who is on the project, through either door, but not the pending invitations
+    for (const path of [`/v1/projects/${p}/members`, `/api/projects/${p}/members`]) {
+      const members = await as(ms, 'GET', path);
+      expect(members.status, path).toBe(200);
+      expect(members.body.data.map((m: { role: string }) => m.role).sort()).toEqual(['member', 'owner']);
+    }
     const keys = await server.call('GET', `/v1/projects/${p}/api-keys`, { key: owner.account_key.key });
     expect(keys.body.data.map((k: { name: string }) => k.name)).not.toContain('by member');
     expectError(await as(ms, 'DELETE', `/api/projects/${p}/members/${owner.account.id}`), 403);
@@ -163,6 +168,31 @@ describe('an invitation accepted by someone new', () => {
       .execute();
     expect((await server.call('GET', `/api/invitations/${t}`)).body.status).toBe('expired');
     expectError(await accept(t, { accept_terms: true }), 400, /expired/);
+  });
+});
+
+describe('pending invitations', () => {
+  it('are listed for Owners and Admins (not expired or accepted ones) and can be withdrawn: the link then is 404', async () => {
+    const p = owner.project.id;
+    const waiting = `waiting-${Date.now()}@example.com`;
+    const t = await invite(os, p, waiting, 'admin');
+    const listed = await as(os, 'GET', `/api/projects/${p}/invitations`);
+    expect(listed.status).toBe(200);
+    const emails = listed.body.data.map((i: { email: string }) => i.email);
+    expect(emails[0]).toBe(waiting);
+    expect(listed.body.data.every((i: { status: string }) => i.status === 'pending')).toBe(true);
+    const id = listed.body.data[0].id;
+    expectError(
+      await as(os, 'DELETE', `/api/projects/${p}/invitations/${id}`, undefined, { 'x-csrf-token': '' }),
+      403,
+    );
+    expect((await as(os, 'DELETE', `/api/projects/${p}/invitations/${id}`)).status).toBe(204);
+    expectError(await as(os, 'DELETE', `/api/projects/${p}/invitations/${id}`), 404);
+    expectError(await as(os, 'DELETE', `/api/projects/${p}/invitations/not-an-id`), 404);
+    expectError(await server.call('GET', `/api/invitations/${t}`), 404);
+    expectError(await accept(t, { accept_terms: true }), 404);
+    const after = await as(os, 'GET', `/api/projects/${p}/invitations`);
+    expect(after.body.data.map((i: { email: string }) => i.email)).not.toContain(waiting);
   });
 });
 

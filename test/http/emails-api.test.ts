@@ -496,6 +496,29 @@ describe('idempotency, batch, schedule, suppression, reading', () => {
     expect(byTag.body.data.map((e: { id: string }) => e.id)).toEqual([tagged.body.id]);
     const byTo = await server.call('GET', '/v1/emails?to=filter@example.org&status=sent', { key });
     expect(byTo.body.total).toBe(1);
+    // any recipient (To with a display name, Cc, Bcc), in any case; a name or part of an address is no match
+    const named = await send({
+      from: FROM,
+      to: ['Fay Filter <Fay.Filter@Example.org>'],
+      cc: ['cc-filter@example.org'],
+      bcc: ['bcc-filter@example.org'],
+      subject: 'G',
+      text: 'x',
+    });
+    expect(named.status, JSON.stringify(named.body)).toBe(200);
+    const idsFor = async (to: string) =>
+      (await server.call('GET', `/v1/emails?to=${encodeURIComponent(to)}`, { key })).body.data.map(
+        (e: { id: string }) => e.id,
+      );
+    for (const to of [
+      'fay.filter@example.org',
+      'FAY.FILTER@example.org',
+      'cc-filter@example.org',
+      'bcc-filter@example.org',
+    ])
+      expect(await idsFor(to), to).toEqual([named.body.id]);
+    for (const to of ['Fay Filter', 'filter@example', 'example.org'])
+      expect(await idsFor(to), to).toEqual([]);
     const other = await server.signup();
     expectError(
       await server.call('GET', `/v1/emails/${tagged.body.id}`, { key: other.project_key.key }),

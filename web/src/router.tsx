@@ -110,7 +110,7 @@ const keysRoute = createRoute({
 
 // audience and settings: contacts, lists, segments, settings, members, account
 export interface ContactsSearch {
-  email?: string;
+  q?: string;
   list?: string;
   segment?: string;
   subscribed?: 'yes' | 'no';
@@ -123,7 +123,7 @@ const contactsRoute = createRoute({
   validateSearch: (search: Record<string, unknown>): ContactsSearch => {
     const page = Number(search.page);
     return {
-      email: text(search.email),
+      q: text(search.q),
       list: text(search.list),
       segment: text(search.segment),
       subscribed: search.subscribed === 'yes' || search.subscribed === 'no' ? search.subscribed : undefined,

@@ -5,6 +5,7 @@ import type { InvitationsTable, Role } from '../../db/schema.ts';
 import { normalizeEmail } from '../core/addresses.ts';
 import type { DomainContext } from '../core/context.ts';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../core/errors.ts';
+import { isUuid } from '../core/ids.ts';
 import { randomBase62 } from '../core/secrets.ts';
 import { queueSystemEmail } from '../emails/system-mail.ts';
 import { presentAccount } from './accounts.ts';
@@ -35,6 +36,37 @@ function presentInvitation(row: InvitationRow) {
     expires_at: row.expires_at.toISOString(),
     created_at: row.created_at.toISOString(),
   };
+}
+
+/** The pending invitations of a project (Owners and Admins), newest first; expired ones are left out. */
+export async function listInvitations(ctx: DomainContext, caller: Caller, projectId: string) {
+  requireRole(await requireMember(ctx.db, caller.accountId, projectId), 'admin', 'Seeing invitations');
+  const rows = await ctx.db
+    .selectFrom('invitations')
+    .selectAll()
+    .where('project_id', '=', projectId)
+    .where('accepted_at', 'is', null)
+    .where('expires_at', '>', new Date())
+    .orderBy('created_at', 'desc')
+    .execute();
+  return rows.map(presentInvitation);
+}
+
+/** Withdraws a pending invitation (Owners and Admins; an Owner's invitation only by an Owner): its link stops working. */
+export async function revokeInvitation(ctx: DomainContext, caller: Caller, projectId: string, id: string) {
+  const actorRole = await requireMember(ctx.db, caller.accountId, projectId);
+  requireRole(actorRole, 'admin', 'Withdrawing invitations');
+  if (!isUuid(id)) throw new NotFoundError('Invitation');
+  const row = await ctx.db
+    .selectFrom('invitations')
+    .selectAll()
+    .where('id', '=', id)
+    .where('project_id', '=', projectId)
+    .where('accepted_at', 'is', null)
+    .executeTakeFirst();
+  if (!row) throw new NotFoundError('Invitation');
+  if (row.role === 'owner') requireRole(actorRole, 'owner', "Withdrawing an Owner's invitation");
+  await ctx.db.deleteFrom('invitations').where('id', '=', id).execute();
 }
 
 /**

@@ -5,7 +5,7 @@ import { normalizeEmail } from '../core/addresses.ts';
 import type { DomainContext } from '../core/context.ts';
 import { NotFoundError, ValidationError } from '../core/errors.ts';
 import { isUuid } from '../core/ids.ts';
-import { applyMemberChange, membersOf } from './membership.ts';
+import { applyMemberChange, membersOf, requireMember } from './membership.ts';
 
 type ProjectRow = Selectable<ProjectsTable>;
 const ADMIN_ROLES: Role[] = ['owner', 'admin'];
@@ -163,6 +163,7 @@ export async function addProjectMember(
 
 /** GET /projects/{id}/members: the members of a project the caller administers, with their roles. */
 export async function listProjectMembers(ctx: DomainContext, caller: Caller, projectId: string) {
-  await requireProjectAdmin(ctx.db, caller, projectId);
+  // every member sees who else is on the project; only Owners and Admins change it
+  await requireMember(ctx.db, caller.accountId, projectId);
   return membersOf(ctx.db, projectId);
 }

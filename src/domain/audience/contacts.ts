@@ -302,6 +302,7 @@ export interface ContactQuery {
   limit: number;
   offset: number;
   email?: string;
+  search?: string;
   list?: string;
   segment?: string;
   subscribed?: boolean;
@@ -309,7 +310,10 @@ export interface ContactQuery {
   created_before?: string;
 }
 
-/** GET /contacts: newest first, paginated; filters by email, list, segment, subscription, creation. */
+/**
+ * GET /contacts: newest first, paginated; filters by email (exact), search (the start of the
+ * address, through the pattern index), list, segment, subscription, creation.
+ */
 export async function listContacts(ctx: DomainContext, projectId: string, q: ContactQuery) {
   const after = dateParam(q.created_after, 'created_after');
   const before = dateParam(q.created_before, 'created_before');
@@ -319,6 +323,13 @@ export async function listContacts(ctx: DomainContext, projectId: string, q: Con
     if (q.email !== undefined) {
       const email = q.email.trim().toLowerCase();
       base = base.where('contacts.email', '=', email);
+    }
+    if (q.search !== undefined && q.search.trim() !== '') {
+      const prefix = q.search
+        .trim()
+        .toLowerCase()
+        .replace(/[\\%_]/g, (c) => `\\${c}`);
+      base = base.where('contacts.email', 'like', `${prefix}%`);
     }
     if (q.subscribed !== undefined) base = base.where('contacts.subscribed', '=', q.subscribed);
     if (after) base = base.where('contacts.created_at', '>=', after);

@@ -15,4 +15,6 @@ export interface DomainContext {
   emailWriter?: EmailWriter;
   /** Merges concurrent tracked events into shared transactions. */
   eventTracker?: EventTracker;
+  /** The submission ports this process listens on, when it runs the smtp role (set once bound). */
+  smtpPorts?: { port: number; tls_port: number | null };
 }

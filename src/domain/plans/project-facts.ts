@@ -117,6 +117,10 @@ export function accountStatus(ctx: DomainContext, facts: ProjectFacts) {
     },
     footer: { address, is_your_own_address: address !== PLACEHOLDER_ADDRESS },
     inbound: inboundAddressOf(ctx, facts.inbound_slug),
+    smtp: {
+      host: ctx.config.smtpHost,
+      ...(ctx.smtpPorts ?? { port: ctx.config.smtpPort, tls_port: ctx.config.smtpTlsPort }),
+    },
   };
 }
 

@@ -199,6 +199,7 @@ export async function deleteTemplate(ctx: DomainContext, projectId: string, id: 
     .selectFrom('emails')
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .where('template_id', '=', template.id)
+    .where('scheduled_at', 'is not', null) // the emails_template_scheduled index (migration 0026)
     .where('status', '=', 'scheduled')
     .executeTakeFirstOrThrow();
   if (scheduled.n > 0)

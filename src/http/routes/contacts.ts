@@ -184,6 +184,12 @@ export async function contactRoutes(instance: FastifyInstance, { ctx }: { ctx: D
         querystring: Type.Object({
           ...PageQuery.properties,
           email: Type.Optional(Type.String({ description: 'exact address, any case' })),
+          search: Type.Optional(
+            Type.String({
+              maxLength: 320,
+              description: 'the start of the address, any case (e.g. `ann` or `ann@ex`)',
+            }),
+          ),
           list: Type.Optional(
             Type.String({ description: 'list id: its subscribed and unsubscribed members' }),
           ),

@@ -1,6 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import { acceptInvitation, describeInvitation, inviteMember } from '../../domain/accounts/invitations.ts';
+import {
+  acceptInvitation,
+  describeInvitation,
+  inviteMember,
+  listInvitations,
+  revokeInvitation,
+} from '../../domain/accounts/invitations.ts';
 import { changeMemberRole, removeMember } from '../../domain/accounts/members.ts';
 import { listProjectMembers } from '../../domain/accounts/projects.ts';
 import type { DomainContext } from '../../domain/core/context.ts';
@@ -19,6 +25,10 @@ import {
 const MemberParams = Type.Object({
   ...ProjectParams.properties,
   account_id: Type.String({ description: "the member's account id" }),
+});
+const InvitationParams = Type.Object({
+  ...ProjectParams.properties,
+  invitation_id: Type.String({ description: "the invitation's id" }),
 });
 const TokenParams = Type.Object({
   token: Type.String({ maxLength: 200, description: 'the `token` of the emailed invitation link' }),
@@ -52,10 +62,11 @@ export async function dashboardMemberRoutes(instance: FastifyInstance, { ctx }: 
   app.get(
     '/projects/:project_id/members',
     {
-      config: admin,
+      // every member sees who is on the project; changing it needs Owner or Admin
+      config: { auth: 'session' },
       schema: {
         tags,
-        summary: 'The members of a project and their roles (Owners and Admins)',
+        summary: 'The members of a project and their roles',
         operationId: 'listTeamMembers',
         params: ProjectParams,
         response: { 200: MemberList, ...errors(401, 403, 404) },
@@ -123,6 +134,40 @@ export async function dashboardMemberRoutes(instance: FastifyInstance, { ctx }: 
       },
     },
     async (request) => inviteMember(ctx, authOf(request), request.params.project_id, request.body),
+  );
+
+  app.get(
+    '/projects/:project_id/invitations',
+    {
+      config: admin,
+      schema: {
+        tags,
+        summary: 'The pending invitations of a project, newest first (Owners and Admins)',
+        operationId: 'listInvitations',
+        params: ProjectParams,
+        response: { 200: Type.Object({ data: Type.Array(InvitationSchema) }), ...errors(401, 403, 404) },
+      },
+    },
+    async (request) => ({ data: await listInvitations(ctx, authOf(request), request.params.project_id) }),
+  );
+
+  app.delete(
+    '/projects/:project_id/invitations/:invitation_id',
+    {
+      config: admin,
+      schema: {
+        tags,
+        summary: 'Withdraw a pending invitation: its link stops working',
+        operationId: 'revokeInvitation',
+        params: InvitationParams,
+        response: { 204: Type.Null(), ...errors(401, 403, 404) },
+      },
+    },
+    async (request, reply) => {
+      const { project_id, invitation_id } = request.params;
+      await revokeInvitation(ctx, authOf(request), project_id, invitation_id);
+      return reply.code(204).send();
+    },
   );
 
   app.get(

@@ -10,7 +10,7 @@ import {
   type Sender,
 } from '../../domain/emails/accept.ts';
 import { rawEmailSource } from '../../domain/emails/raw.ts';
-import { cancelEmail, getEmail, listEmails } from '../../domain/emails/read.ts';
+import { cancelEmail, EXACT_STATUS_COUNT_UP_TO, getEmail, listEmails } from '../../domain/emails/read.ts';
 import { emailStats, MAX_STATS_DAYS, RATE_THRESHOLDS } from '../../domain/emails/stats.ts';
 import { SIMULATOR_DOMAIN } from '../../mail/simulator.ts';
 import { authOf, projectFactsOf, projectOf } from '../auth.ts';
@@ -242,6 +242,15 @@ export async function emailRoutes(instance: FastifyInstance, { ctx }: { ctx: Dom
     },
   );
 
+  const EmailPage = Type.Object(
+    {
+      ...page(EmailSchema).properties,
+      total_estimated: Type.Boolean({
+        description: `true when \`total\` is an estimate: a \`status\` filter over more than ${EXACT_STATUS_COUNT_UP_TO.toLocaleString('en')} messages`,
+      }),
+    },
+    { title: 'EmailList' },
+  );
   app.get(
     '/emails',
     {
@@ -258,7 +267,7 @@ export async function emailRoutes(instance: FastifyInstance, { ctx }: { ctx: Dom
           created_after: Type.Optional(Type.String({ description: 'ISO 8601' })),
           created_before: Type.Optional(Type.String({ description: 'ISO 8601' })),
         }),
-        response: { 200: page(EmailSchema), ...errors(400, 401) },
+        response: { 200: EmailPage, ...errors(400, 401) },
       },
     },
     async (request) => listEmails(ctx, projectOf(request), pageOf(request.query)),

@@ -40,6 +40,14 @@ const AccountStatus = Type.Object(
       { domain: Type.String(), address: Type.String() },
       { description: 'where to send mail to this project: any address at `domain` works' },
     ),
+    smtp: Type.Object(
+      {
+        host: Type.String(),
+        port: Type.Integer({ description: 'STARTTLS submission port' }),
+        tls_port: Nullable(Type.Integer({ description: 'implicit-TLS port; null when closed' })),
+      },
+      { description: 'SMTP submission: username `posthorn`, an API key with sending access as the password' },
+    ),
   },
   { title: 'AccountStatus' },
 );

@@ -160,7 +160,8 @@ export async function workspaceRoutes(instance: FastifyInstance, { ctx }: { ctx:
   app.get(
     '/projects/:project_id/members',
     {
-      config: manage,
+      // any member reads the members; adding one needs Owner or Admin
+      config: account,
       schema: {
         tags: ['account API'],
         summary: 'Members of a project and their roles',

@@ -137,7 +137,7 @@ const enc = encodeURIComponent;
 export const CONTACTS_PER_PAGE = 25;
 
 export interface ContactFilters {
-  email?: string;
+  search?: string;
   list?: string;
   segment?: string;
   subscribed?: boolean;
@@ -150,7 +150,7 @@ export const contactsQuery = (projectId: string, f: ContactFilters) =>
     queryFn: () =>
       v1<Page<Contact>>('GET', projectId, '/contacts', {
         query: {
-          email: f.email,
+          search: f.search,
           list: f.list,
           segment: f.segment,
           subscribed: f.subscribed === undefined ? undefined : String(f.subscribed),
@@ -300,7 +300,15 @@ export const membersQuery = (projectId: string) =>
     queryFn: () => dashboardApi<{ data: Member[] }>('GET', `/projects/${enc(projectId)}/members`),
   });
 
+export const invitationsQuery = (projectId: string) =>
+  queryOptions({
+    queryKey: ['project', projectId, 'invitations'],
+    queryFn: () => dashboardApi<{ data: Invitation[] }>('GET', `/projects/${enc(projectId)}/invitations`),
+  });
+
 export const members = {
+  withdraw: (projectId: string, id: string) =>
+    dashboardApi<null>('DELETE', `/projects/${enc(projectId)}/invitations/${enc(id)}`),
   invite: (projectId: string, body: { email: string; role: Role }) =>
     dashboardApi<Invitation>('POST', `/projects/${enc(projectId)}/invitations`, body),
   changeRole: (projectId: string, accountId: string, role: Role) =>

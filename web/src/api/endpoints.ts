@@ -95,7 +95,7 @@ export const emailsQuery = (projectId: string, f: EmailFilters) =>
   queryOptions({
     queryKey: ['project', projectId, 'emails', f],
     queryFn: () =>
-      v1<Page<Email>>('GET', projectId, '/emails', {
+      v1<Page<Email> & { total_estimated: boolean }>('GET', projectId, '/emails', {
         query: {
           status: f.status,
           to: f.to,

@@ -61,13 +61,10 @@ export const domains = {
   remove: (projectId: string, id: string) => v1<null>('DELETE', projectId, domainPath(id)),
 };
 
-/**
- * GET /v1/me as the SMTP and inbound screens read it. `smtp` is not (yet) in the API's answer: when
- * the server adds it, the SMTP screen shows the host and ports from it.
- */
+/** GET /v1/me as the SMTP and inbound screens read it: where to submit mail and where to receive it. */
 export interface SendingStatus extends AccountStatus {
   inbound: { domain: string; address: string };
-  smtp?: { host: string; port: number; tls_port: number | null };
+  smtp: { host: string; port: number; tls_port: number | null };
 }
 
 export const WEBHOOK_EVENTS = [

@@ -24,23 +24,23 @@ function Filters() {
   const navigate = useNavigate({ from: '/contacts' });
   const lists = useQuery(listsQuery(project.id));
   const segs = useQuery(segmentsQuery(project.id));
-  const [email, setEmail] = useState(search.email ?? '');
+  const [text, setText] = useState(search.q ?? '');
   const set = (patch: Record<string, string | undefined>) =>
     navigate({ search: (s) => ({ ...s, ...patch, page: undefined }) });
   const submit = (e: FormEvent) => {
     e.preventDefault();
-    set({ email: email.trim() || undefined });
+    set({ q: text.trim() || undefined });
   };
   return (
     <form className="filters" onSubmit={submit} aria-label="Search contacts">
       <Field
         label="Email"
         type="search"
-        name="email"
-        placeholder="someone@example.com"
-        hint="The exact address, in any case."
-        value={email}
-        onChange={(e) => setEmail(e.target.value)}
+        name="q"
+        placeholder="ann or ann@example.com"
+        hint="The start of an address, in any case."
+        value={text}
+        onChange={(e) => setText(e.target.value)}
       />
       <SelectField
         label="List"
@@ -219,7 +219,13 @@ export default function Contacts() {
   const page = search.page ?? 1;
   const subscribed = search.subscribed === undefined ? undefined : search.subscribed === 'yes';
   const list = useQuery({
-    ...contactsQuery(project.id, { ...search, subscribed, page }),
+    ...contactsQuery(project.id, {
+      search: search.q,
+      list: search.list,
+      segment: search.segment,
+      subscribed,
+      page,
+    }),
     placeholderData: keepPreviousData,
   });
   return (

@@ -6,9 +6,9 @@ import { ErrorMessage, Notice } from '../components/Alert.tsx';
 import { CopyButton } from '../components/CopyButton.tsx';
 import { formatDateTime } from '../components/format.ts';
 import { PageHeader } from '../components/PageHeader.tsx';
+import { StatusBadge } from '../components/StatusBadge.tsx';
 import { canManage, useProject } from '../project.tsx';
 import { InboundCard, RateCard, RemoveDomain } from './DomainSettings.tsx';
-import { SendingBadge } from './sending-parts.tsx';
 
 const route = getRouteApi('/app/domains/$domainId');
 
@@ -38,7 +38,7 @@ function RecordCard({ record }: { record: DnsRecord }) {
       <section className="card record" aria-labelledby={id}>
         <div className="record-head">
           <h3 id={id}>{recordTitle(record)}</h3>
-          <SendingBadge status={record.status} />
+          <StatusBadge status={record.status} />
           <span className="muted small">{record.required ? 'required' : 'recommended'}</span>
         </div>
         <dl className="facts">
@@ -129,7 +129,7 @@ export default function DomainDetail() {
       <p className="crumbs">
         <Link to="/domains">Back to domains</Link>
       </p>
-      <PageHeader title={d ? d.name : 'Domain'}>{d && <SendingBadge status={d.status} />}</PageHeader>
+      <PageHeader title={d ? d.name : 'Domain'}>{d && <StatusBadge status={d.status} />}</PageHeader>
       <ErrorMessage error={domain.error} />
       {domain.isPending && <p role="status">Loading…</p>}
       {d && (

@@ -7,8 +7,8 @@ import { Dialog, DialogClose } from '../components/Dialog.tsx';
 import { Field } from '../components/Field.tsx';
 import { formatDate, formatDateTime } from '../components/format.ts';
 import { PageHeader } from '../components/PageHeader.tsx';
+import { StatusBadge } from '../components/StatusBadge.tsx';
 import { canManage, useProject } from '../project.tsx';
-import { SendingBadge } from './sending-parts.tsx';
 
 /** Add a domain, then open its page: the records to publish are what comes next. */
 function AddDomainDialog() {
@@ -88,7 +88,7 @@ function DomainTable({ list }: { list: Domain[] }) {
               </Link>
             </th>
             <td data-label="Status">
-              <SendingBadge status={d.status} />
+              <StatusBadge status={d.status} />
             </td>
             <td data-label="Inbound">{d.inbound_enabled ? 'on' : 'off'}</td>
             <td data-label="Added">{formatDate(d.created_at)}</td>

@@ -86,12 +86,27 @@ function EmailRows({ emails }: { emails: Email[] }) {
   );
 }
 
-function Pager({ page, total }: { page: number; total: number }) {
+/** Pages of the log; over a large range a status filter's total is estimated, and says so. */
+function Pager({
+  page,
+  total,
+  estimated,
+  full,
+}: {
+  page: number;
+  total: number;
+  estimated: boolean;
+  full: boolean;
+}) {
   const pages = Math.max(1, Math.ceil(total / EMAILS_PER_PAGE));
+  const about = estimated ? 'about ' : '';
+  const older = estimated ? full : page < pages;
   return (
     <nav className="pager" aria-label="Pages">
       <p>
-        {formatNumber(total)} {total === 1 ? 'email' : 'emails'} · page {page} of {pages}
+        {about}
+        {formatNumber(total)} {total === 1 ? 'email' : 'emails'} · page {page} of {about}
+        {formatNumber(pages)}
       </p>
       <div className="actions">
         {page > 1 && (
@@ -103,7 +118,7 @@ function Pager({ page, total }: { page: number; total: number }) {
             Newer
           </Link>
         )}
-        {page < pages && (
+        {older && (
           <Link from="/emails" search={(s) => ({ ...s, page: page + 1 })} className="btn">
             Older
           </Link>
@@ -137,7 +152,12 @@ export default function Emails() {
         list.data && (
           <>
             <EmailRows emails={list.data.data} />
-            <Pager page={page} total={list.data.total} />
+            <Pager
+              page={page}
+              total={list.data.total}
+              estimated={list.data.total_estimated}
+              full={list.data.data.length === EMAILS_PER_PAGE}
+            />
           </>
         )
       )}

@@ -12,8 +12,9 @@ import { ErrorMessage } from '../components/Alert.tsx';
 import { Field } from '../components/Field.tsx';
 import { formatDateTime } from '../components/format.ts';
 import { PageHeader } from '../components/PageHeader.tsx';
+import { StatusBadge } from '../components/StatusBadge.tsx';
 import { useProject } from '../project.tsx';
-import { CopyField, PageButtons, SendingBadge } from './sending-parts.tsx';
+import { CopyField, PageButtons } from './sending-parts.tsx';
 
 /** Where to send mail to this project (GET /v1/me `inbound`): any local part works. */
 function InboundAddress() {
@@ -69,7 +70,7 @@ function MessageRows({ list }: { list: InboundSummary[] }) {
               {(m.envelope.rcpt_to.length ? m.envelope.rcpt_to : m.to).join(', ')}
             </td>
             <td data-label="DMARC">
-              <SendingBadge status={m.auth.dmarc} />
+              <StatusBadge status={m.auth.dmarc} />
             </td>
             <td data-label="Received">{formatDateTime(m.created_at)}</td>
           </tr>

@@ -11,8 +11,9 @@ import {
 import { ErrorMessage } from '../components/Alert.tsx';
 import { formatDateTime, formatNumber } from '../components/format.ts';
 import { PageHeader } from '../components/PageHeader.tsx';
+import { StatusBadge } from '../components/StatusBadge.tsx';
 import { useProject } from '../project.tsx';
-import { Section, SendingBadge } from './sending-parts.tsx';
+import { Section } from './sending-parts.tsx';
 
 const route = getRouteApi('/app/inbound/$inboundId');
 
@@ -53,7 +54,7 @@ function Authentication({ m }: { m: InboundEmail }) {
       <div className="fact">
         <dt>SPF</dt>
         <dd>
-          <SendingBadge status={a.spf} />
+          <StatusBadge status={a.spf} />
         </dd>
       </div>
       <div className="fact">
@@ -63,7 +64,7 @@ function Authentication({ m }: { m: InboundEmail }) {
             ? 'no signature'
             : a.dkim.map((d) => (
                 <span key={`${d.domain} ${d.selector}`} className="block">
-                  <SendingBadge status={d.result} />
+                  <StatusBadge status={d.result} />
                   {d.domain ? ` ${d.domain}` : ''}
                   {d.selector ? ` (${d.selector})` : ''}
                 </span>
@@ -73,13 +74,13 @@ function Authentication({ m }: { m: InboundEmail }) {
       <div className="fact">
         <dt>DMARC</dt>
         <dd>
-          <SendingBadge status={a.dmarc} /> {a.dmarc_policy ? `policy ${a.dmarc_policy}` : ''}
+          <StatusBadge status={a.dmarc} /> {a.dmarc_policy ? `policy ${a.dmarc_policy}` : ''}
         </dd>
       </div>
       <div className="fact">
         <dt>ARC</dt>
         <dd>
-          <SendingBadge status={a.arc} />
+          <StatusBadge status={a.arc} />
         </dd>
       </div>
       <div className="fact">

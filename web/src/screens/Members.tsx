@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useNavigate } from '@tanstack/react-router';
 import { type FormEvent, useState } from 'react';
-import { type Invitation, type Member, members, membersQuery } from '../api/audience.ts';
+import { type Invitation, invitationsQuery, type Member, members, membersQuery } from '../api/audience.ts';
 import { sessionQuery } from '../api/endpoints.ts';
 import type { Role } from '../api/types.ts';
 import { ErrorMessage, Notice } from '../components/Alert.tsx';
@@ -27,9 +27,13 @@ function InviteForm({ onSent }: { onSent(invitation: Invitation): void }) {
   const { project } = useProject();
   const [email, setEmail] = useState('');
   const [role, setRole] = useState<Role>('member');
+  const queryClient = useQueryClient();
   const invite = useMutation({
     mutationFn: () => members.invite(project.id, { email: email.trim(), role }),
-    onSuccess: onSent,
+    onSuccess: (invitation) => {
+      queryClient.invalidateQueries({ queryKey: invitationsQuery(project.id).queryKey });
+      onSent(invitation);
+    },
   });
   const submit = (e: FormEvent) => {
     e.preventDefault();
@@ -192,7 +196,8 @@ function RemoveButton({ member, self }: { member: Member; self: boolean }) {
 }
 
 function MemberTable({ list }: { list: Member[] }) {
-  const { session } = useProject();
+  const { project, session } = useProject();
+  const manage = canManage(project);
   return (
     <table className="table">
       <caption className="visually-hidden">Members of this project</caption>
@@ -206,70 +211,107 @@ function MemberTable({ list }: { list: Member[] }) {
         </tr>
       </thead>
       <tbody>
-        {list.map((m) => (
-          <tr key={m.account_id}>
-            <th scope="row" data-label="Name">
-              {m.name}
-              {m.account_id === session.account.id && <span className="muted"> (you)</span>}
-            </th>
-            <td data-label="Email" className="break">
-              {m.email}
-            </td>
-            <td data-label="Role">
-              <RoleCell member={m} />
-            </td>
-            <td data-label="Joined">{formatDate(m.created_at)}</td>
-            <td data-label="Actions">
-              <RemoveButton member={m} self={m.account_id === session.account.id} />
-            </td>
-          </tr>
-        ))}
+        {list.map((m) => {
+          const self = m.account_id === session.account.id;
+          return (
+            <tr key={m.account_id}>
+              <th scope="row" data-label="Name">
+                {m.name}
+                {self && <span className="muted"> (you)</span>}
+              </th>
+              <td data-label="Email" className="break">
+                {m.email}
+              </td>
+              <td data-label="Role">{manage ? <RoleCell member={m} /> : ROLE_LABELS[m.role]}</td>
+              <td data-label="Joined">{formatDate(m.created_at)}</td>
+              <td data-label="Actions">{(manage || self) && <RemoveButton member={m} self={self} />}</td>
+            </tr>
+          );
+        })}
       </tbody>
     </table>
   );
 }
 
-/** A Member's view: the API shows the member list to Owners and Admins only; anyone may leave. */
-function MemberView() {
-  const { project, session } = useProject();
-  const me: Member = {
-    account_id: session.account.id,
-    email: session.account.email,
-    name: session.account.name,
-    role: project.role,
-    created_at: '',
-  };
+function WithdrawButton({ invitation }: { invitation: Invitation }) {
+  const { project } = useProject();
+  const queryClient = useQueryClient();
+  const withdraw = useMutation({
+    mutationFn: () => members.withdraw(project.id, invitation.id),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: invitationsQuery(project.id).queryKey }),
+  });
   return (
     <>
-      <PageHeader title="Members" />
-      <Notice>
-        You are a Member of {project.name}: you read and send. Its Owners and Admins see and manage its
-        members and invitations.
-      </Notice>
-      <div className="actions">
-        <RemoveButton member={me} self />
-      </div>
+      <button type="button" className="btn" onClick={() => withdraw.mutate()} disabled={withdraw.isPending}>
+        Withdraw<span className="visually-hidden"> the invitation of {invitation.email}</span>
+      </button>
+      <ErrorMessage error={withdraw.error} />
     </>
   );
 }
 
-/** The project's members and their roles: invite by email, change a role, remove (Owners and Admins). */
+/** Invitations sent and not yet accepted: who, as what, until when; withdrawing stops the link. */
+function PendingInvitations() {
+  const { project } = useProject();
+  const list = useQuery(invitationsQuery(project.id));
+  if (list.error) return <ErrorMessage error={list.error} />;
+  const pending = list.data?.data ?? [];
+  if (pending.length === 0) return null;
+  return (
+    <section aria-labelledby="pending-invitations">
+      <h2 id="pending-invitations">Pending invitations</h2>
+      <table className="table">
+        <thead>
+          <tr>
+            <th scope="col">Email</th>
+            <th scope="col">Role</th>
+            <th scope="col">Link works until</th>
+            <th scope="col">Actions</th>
+          </tr>
+        </thead>
+        <tbody>
+          {pending.map((i) => (
+            <tr key={i.id}>
+              <th scope="row" data-label="Email" className="break">
+                {i.email}
+              </th>
+              <td data-label="Role">{ROLE_LABELS[i.role]}</td>
+              <td data-label="Link works until">{formatDate(i.expires_at)}</td>
+              <td data-label="Actions">
+                <WithdrawButton invitation={i} />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </section>
+  );
+}
+
+/**
+ * The project's members and their roles. Everyone sees them and may leave; Owners and Admins also
+ * invite by email, see and withdraw pending invitations, change roles and remove members.
+ */
 export default function Members() {
   const { project } = useProject();
   const manage = canManage(project);
-  const list = useQuery({ ...membersQuery(project.id), enabled: manage });
-  if (!manage) return <MemberView />;
+  const list = useQuery(membersQuery(project.id));
   return (
     <>
-      <PageHeader title="Members">
-        <InviteDialog />
-      </PageHeader>
+      <PageHeader title="Members">{manage && <InviteDialog />}</PageHeader>
+      {!manage && (
+        <Notice>
+          You are a Member of {project.name}: you read and send. Its Owners and Admins invite people and
+          change roles.
+        </Notice>
+      )}
       <ErrorMessage error={list.error} />
       {list.isPending ? (
         <p role="status">Loading members…</p>
       ) : (
         list.data && <MemberTable list={list.data.data} />
       )}
+      {manage && <PendingInvitations />}
     </>
   );
 }

@@ -23,6 +23,9 @@ const NAV = [
   { to: '/account', label: 'Account', exact: false },
 ] as const;
 
+/** The lists whose pages under them (`/emails/<id>`, ...) name one project's resource. */
+const DETAIL_SECTIONS = ['/emails', '/contacts', '/segments', '/domains', '/webhooks', '/inbound'] as const;
+
 function ProjectSwitcher() {
   const { project, session, choose } = useProject();
   const navigate = useNavigate();
@@ -36,8 +39,9 @@ function ProjectSwitcher() {
         value={project.id}
         onChange={(e) => {
           choose(e.target.value);
-          // a message page belongs to the old project: go back to its list
-          if (pathname.startsWith('/emails/')) navigate({ to: '/emails' });
+          // a detail page belongs to the old project: go to the same list in the new one
+          const section = DETAIL_SECTIONS.find((s) => pathname.startsWith(`${s}/`));
+          if (section) navigate({ to: section });
         }}
       >
         {session.projects.map((p) => (

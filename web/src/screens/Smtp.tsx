@@ -2,30 +2,13 @@ import { useQuery } from '@tanstack/react-query';
 import { Link } from '@tanstack/react-router';
 import { accountStatusQuery } from '../api/endpoints.ts';
 import type { SendingStatus } from '../api/sending.ts';
-import { ErrorMessage, Notice } from '../components/Alert.tsx';
+import { ErrorMessage } from '../components/Alert.tsx';
 import { PageHeader } from '../components/PageHeader.tsx';
 import { useProject } from '../project.tsx';
 import { CopyField, Section } from './sending-parts.tsx';
 
-/** The submission server's address: from GET /v1/me when the API gives it, else where to find it. */
+/** The submission server's address, from GET /v1/me. */
 function ServerCard({ smtp }: { smtp: SendingStatus['smtp'] }) {
-  if (!smtp) {
-    return (
-      <Section title="Server">
-        <Notice>
-          This server does not tell the dashboard its SMTP host name and ports: ask whoever runs your
-          Posthorn. They set them with <code>POSTHORN_SMTP_HOST</code> (by default <code>smtp.</code> followed
-          by the shared sending domain), <code>POSTHORN_SMTP_PORT</code> (STARTTLS; 587 in production, 2587
-          when not set) and <code>POSTHORN_SMTP_TLS_PORT</code> (implicit TLS; 465 in production, closed when
-          not set).
-        </Notice>
-        <p>
-          Encryption is required: the server offers AUTH only after STARTTLS, or on the implicit-TLS port, so
-          no client sends its key in clear.
-        </p>
-      </Section>
-    );
-  }
   return (
     <Section title="Server">
       <CopyField label="Host" value={smtp.host} />
@@ -38,6 +21,10 @@ function ServerCard({ smtp }: { smtp: SendingStatus['smtp'] }) {
         <CopyField label="TLS port" value={String(smtp.tls_port)} hint="Implicit TLS from the first byte." />
       )}
       <p>Encryption is required: AUTH is offered only once the connection is encrypted.</p>
+      <p className="muted small">
+        Whoever runs this Posthorn sets these with <code>POSTHORN_SMTP_HOST</code>,{' '}
+        <code>POSTHORN_SMTP_PORT</code> and <code>POSTHORN_SMTP_TLS_PORT</code>.
+      </p>
     </Section>
   );
 }
@@ -99,11 +86,11 @@ function BehaviourCard({ status }: { status: SendingStatus }) {
   );
 }
 
-function Example({ smtp, host }: { smtp: SendingStatus['smtp']; host: string }) {
+function Example({ smtp }: { smtp: SendingStatus['smtp'] }) {
   const code = `// Node.js with nodemailer
 const transport = nodemailer.createTransport({
-  host: '${host}',
-  port: ${smtp?.port ?? 587},
+  host: '${smtp.host}',
+  port: ${smtp.port},
   secure: false,      // STARTTLS
   requireTLS: true,
   auth: { user: 'posthorn', pass: process.env.POSTHORN_API_KEY },
@@ -133,7 +120,7 @@ export default function Smtp() {
           <ServerCard smtp={status.smtp} />
           <SignInCard projectId={project.id} />
           <BehaviourCard status={status} />
-          <Example smtp={status.smtp} host={status.smtp?.host ?? 'your SMTP host'} />
+          <Example smtp={status.smtp} />
         </div>
       )}
     </>

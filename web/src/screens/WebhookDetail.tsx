@@ -12,8 +12,9 @@ import {
 import { ErrorMessage } from '../components/Alert.tsx';
 import { formatDateTime } from '../components/format.ts';
 import { PageHeader } from '../components/PageHeader.tsx';
+import { StatusBadge } from '../components/StatusBadge.tsx';
 import { canManage, useProject } from '../project.tsx';
-import { PageButtons, Section, SendingBadge } from './sending-parts.tsx';
+import { PageButtons, Section } from './sending-parts.tsx';
 import { WebhookActions } from './WebhookActions.tsx';
 
 const route = getRouteApi('/app/webhooks/$webhookId');
@@ -101,7 +102,7 @@ function DeliveryTable({ list, manage }: { list: WebhookDelivery[]; manage: bool
             </td>
             <td data-label="Attempt">{d.attempt}</td>
             <td data-label="Status">
-              <SendingBadge status={d.status} />
+              <StatusBadge status={d.status} />
             </td>
             <td data-label="Response" className="break">
               {response(d)}
@@ -161,7 +162,7 @@ export default function WebhookDetail() {
         <Link to="/webhooks">Back to webhooks</Link>
       </p>
       <PageHeader title="Webhook">
-        {w && <SendingBadge status={w.enabled ? 'enabled' : 'disabled'} />}
+        {w && <StatusBadge status={w.enabled ? 'enabled' : 'disabled'} />}
       </PageHeader>
       <ErrorMessage error={webhook.error} />
       {webhook.isPending && <p role="status">Loading…</p>}

@@ -7,8 +7,9 @@ import { Dialog, DialogClose } from '../components/Dialog.tsx';
 import { Field } from '../components/Field.tsx';
 import { formatDate } from '../components/format.ts';
 import { PageHeader } from '../components/PageHeader.tsx';
+import { StatusBadge } from '../components/StatusBadge.tsx';
 import { canManage, useProject } from '../project.tsx';
-import { SecretOnce, SendingBadge } from './sending-parts.tsx';
+import { SecretOnce } from './sending-parts.tsx';
 
 /** The event types as checkboxes, with a shortcut to tick them all. */
 export function EventChoice({ value, onChange }: { value: string[]; onChange(events: string[]): void }) {
@@ -161,7 +162,7 @@ function WebhookTable({ list }: { list: Webhook[] }) {
               {w.events.length === WEBHOOK_EVENTS.length ? 'all events' : w.events.join(', ')}
             </td>
             <td data-label="Status">
-              <SendingBadge status={w.enabled ? 'enabled' : 'disabled'} />
+              <StatusBadge status={w.enabled ? 'enabled' : 'disabled'} />
             </td>
             <td data-label="Created">{formatDate(w.created_at)}</td>
           </tr>

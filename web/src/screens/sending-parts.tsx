@@ -6,24 +6,6 @@ import { formatNumber } from '../components/format.ts';
 
 /** Pieces the sending screens (domains, SMTP, webhooks, suppressions, inbound) share. */
 
-const TONE: Record<string, string> = {
-  verified: 'good',
-  succeeded: 'good',
-  enabled: 'good',
-  pass: 'good',
-  pending: 'warn',
-  mismatch: 'bad',
-  missing: 'bad',
-  failed: 'bad',
-  fail: 'bad',
-  disabled: 'muted',
-};
-
-/** A status word of the sending screens in a coloured pill (the word carries the meaning). */
-export function SendingBadge({ status }: { status: string }) {
-  return <span className={`badge badge-${TONE[status] ?? 'neutral'}`}>{status}</span>;
-}
-
 /** A read-only value with its copy button (named "Copy <label>" unless `copyLabel` says otherwise). */
 export function CopyField({
   label,
