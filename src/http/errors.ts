@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import { isDatabaseUnavailable } from '../db/database.ts';
 import {
   AuthenticationError,
   ConflictError,
@@ -24,6 +25,9 @@ export function statusOf(err: DomainError): number {
   if (err instanceof RateLimitError) return 429;
   return 400;
 }
+
+/** What a 503 for an unreachable database asks the client to wait before trying again. */
+const DATABASE_RETRY_AFTER_SECONDS = 5;
 
 export function sendRateLimitHeaders(
   reply: FastifyReply,
@@ -83,6 +87,12 @@ export function installErrorHandling(app: FastifyInstance) {
     }
     if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
       return reply.code(err.statusCode).send({ error: err.message });
+    }
+    if (isDatabaseUnavailable(err)) {
+      request.log.warn({ code: (err as { code?: string }).code }, 'database unavailable: answered 503');
+      return reply.code(503).header('Retry-After', DATABASE_RETRY_AFTER_SECONDS).send({
+        error: 'The database is not reachable right now, so nothing was done: try again in a few seconds',
+      });
     }
     request.log.error({ err }, 'unhandled error');
     return reply.code(500).send({ error: 'Internal server error; the request was not completed' });
