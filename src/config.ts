@@ -12,6 +12,8 @@ export interface Config {
   publicUrl: string;
   appUrl: string;
   smtpRelay: string | undefined;
+  /** Seconds a relay may take to greet or to answer a command before the delivery is deferred. */
+  smtpRelayTimeoutSeconds: number;
   smtpPort: number;
   /** Implicit-TLS submission port (465 in production); null = not opened. */
   smtpTlsPort: number | null;
@@ -176,6 +178,7 @@ export function loadConfig(env: Env = process.env): Config {
     publicUrl,
     appUrl: url(env, 'POSTHORN_APP_URL', publicUrl),
     smtpRelay: env.POSTHORN_SMTP_RELAY || undefined,
+    smtpRelayTimeoutSeconds: integer(env, 'POSTHORN_SMTP_RELAY_TIMEOUT', 60, 1, 3600),
     smtpPort: integer(env, 'POSTHORN_SMTP_PORT', 2587, 0, 65535),
     smtpTlsPort: env.POSTHORN_SMTP_TLS_PORT ? integer(env, 'POSTHORN_SMTP_TLS_PORT', 0, 0, 65535) : null,
     tlsKeyFile: env.POSTHORN_TLS_KEY || undefined,

@@ -11,6 +11,8 @@ import type { Transport } from './transport.ts';
  */
 export function createTransport(config: Config, db: Db, log: (line: string) => void): Transport {
   return withSimulator(
-    config.smtpRelay ? createSmtpRelayTransport(config.smtpRelay) : createMailboxTransport(db, log),
+    config.smtpRelay
+      ? createSmtpRelayTransport(config.smtpRelay, { timeoutSeconds: config.smtpRelayTimeoutSeconds })
+      : createMailboxTransport(db, log),
   );
 }

@@ -4,9 +4,11 @@ import { DeliveryError, type DeliveryResult, type OutboundMessage, type Transpor
 /** Hands messages to an SMTP relay over a pool of reused connections (nodemailer's SMTP pool). */
 export function createSmtpRelayTransport(
   relayUrl: string,
-  opts: { maxConnections?: number } = {},
+  opts: { maxConnections?: number; timeoutSeconds?: number } = {},
 ): Transport {
   const url = new URL(relayUrl);
+  // a relay that accepts the connection and then says nothing ends the attempt (deferred, retried)
+  const timeoutMs = (opts.timeoutSeconds ?? 60) * 1000;
   const transporter = nodemailer.createTransport({
     pool: true,
     host: url.hostname,
@@ -19,8 +21,9 @@ export function createSmtpRelayTransport(
     maxMessages: Number.POSITIVE_INFINITY,
     // a relay on loopback (tests, a local Postfix) rarely has a certificate for "127.0.0.1"
     tls: { rejectUnauthorized: !['127.0.0.1', 'localhost', '::1'].includes(url.hostname) },
-    connectionTimeout: 10_000,
-    socketTimeout: 60_000,
+    connectionTimeout: Math.min(10_000, timeoutMs),
+    greetingTimeout: Math.min(30_000, timeoutMs),
+    socketTimeout: timeoutMs,
   });
   return {
     name: 'smtp-relay',

@@ -19,12 +19,14 @@ export interface SmtpSink {
   onRecipient?: (address: string) => { code: number; message: string } | undefined;
   /** Milliseconds to wait before accepting each message (to keep messages in flight). */
   delayMs: number;
+  /** Return true to never answer a message's DATA (a relay that hangs): the client must give up. */
+  hang?: (recipients: string[]) => boolean;
   waitFor(predicate: (m: SinkMessage) => boolean, timeoutMs?: number): Promise<SinkMessage>;
   close(): Promise<void>;
 }
 
 /** A real SMTP server on 127.0.0.1 (nodemailer's smtp-server) that keeps and parses what it receives. */
-export async function startSmtpSink(): Promise<SmtpSink> {
+export async function startSmtpSink(opts: { port?: number } = {}): Promise<SmtpSink> {
   const sink = { messages: [] as SinkMessage[], delayMs: 0 } as SmtpSink;
   const server = new SMTPServer({
     authOptional: true,
@@ -39,6 +41,7 @@ export async function startSmtpSink(): Promise<SmtpSink> {
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('end', async () => {
+        if (sink.hang?.(session.envelope.rcptTo.map((r) => r.address))) return; // never answers
         const raw = Buffer.concat(chunks);
         const receivedAt = Date.now();
         if (sink.delayMs > 0) await new Promise((r) => setTimeout(r, sink.delayMs));
@@ -55,7 +58,7 @@ export async function startSmtpSink(): Promise<SmtpSink> {
   });
   // a client that dies mid-session (a killed worker) resets its connection: not the sink's problem
   server.on('error', () => {});
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(opts.port ?? 0, '127.0.0.1', resolve));
   const port = (server.server.address() as { port: number }).port;
   sink.port = port;
   sink.url = `smtp://127.0.0.1:${port}`;
