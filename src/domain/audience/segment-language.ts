@@ -252,7 +252,7 @@ function compare(
     case 'lte': {
       const symbol = sql.raw({ gt: '>', gte: '>=', lt: '<', lte: '<=' }[op]);
       const number = json
-        ? sql`(case when jsonb_typeof(${json}) = 'number' then (${json} #>> '{}')::numeric end)`
+        ? sql`(case when jsonb_typeof(${json}) = 'number' then (${json})::numeric end)`
         : column;
       return sql`(${number} ${symbol} ${value as number})`;
     }

@@ -328,22 +328,39 @@ async function isolateFailure(
 }
 
 /**
+ * Batches one `flow_advance` job keeps in flight through a backlog: while one batch's statements
+ * run in PostgreSQL, the next is walked and rendered in Node (SKIP LOCKED gives each its own rows).
+ */
+const ADVANCE_LANES = 2;
+
+/**
  * The `flow_advance` job: batches until no due enrollment is left (the last batch schedules the
- * next run at the earliest wake_at). Returns how many enrollments it advanced.
+ * next run at the earliest wake_at). A first batch that comes back full means a backlog: lanes
+ * then run side by side, and one more batch alone at the end schedules the next run with no other
+ * batch holding rows (a lane's schedule, made while another holds due rows, says "in a second").
+ * Returns how many enrollments it advanced.
  */
 export async function advanceFlows(
   ctx: DomainContext,
   onError: (enrollmentId: string, err: unknown) => void = () => {},
 ): Promise<number> {
-  let total = 0;
-  for (;;) {
-    let taken: number;
+  const batch = async () => {
     try {
-      taken = await advanceBatch(ctx);
+      return await advanceBatch(ctx);
     } catch (err) {
-      taken = await isolateFailure(ctx, err, onError);
+      return await isolateFailure(ctx, err, onError);
     }
-    total += taken;
-    if (taken < ADVANCE_BATCH) return total;
-  }
+  };
+  const first = await batch();
+  if (first < ADVANCE_BATCH) return first;
+  const lane = async () => {
+    let total = 0;
+    for (;;) {
+      const taken = await batch();
+      total += taken;
+      if (taken < ADVANCE_BATCH) return total;
+    }
+  };
+  const totals = await Promise.all(Array.from({ length: ADVANCE_LANES }, lane));
+  return first + totals.reduce((a, b) => a + b, 0) + (await batch());
 }
