@@ -1,29 +1,17 @@
 import type { QueryClient } from '@tanstack/react-query';
-import {
-  createRootRouteWithContext,
-  createRoute,
-  createRouter,
-  lazyRouteComponent,
-  Outlet,
-  redirect,
-} from '@tanstack/react-router';
+import { createRoute, createRouter, lazyRouteComponent, redirect } from '@tanstack/react-router';
 import { sessionQuery } from './api/endpoints.ts';
 import { EMAIL_STATUSES, type EmailStatus } from './api/types.ts';
-import { NotFound } from './screens/NotFound.tsx';
+import { appRoute, rootRoute, text } from './routes/base.tsx';
+import { templateRoutes } from './routes/templates.tsx';
 
 /** Every route of the app. Screens load on demand: the first page fetches only what it shows. */
 
-const text = (value: unknown) => (typeof value === 'string' && value !== '' ? value : undefined);
 /** Only same-app paths may be a destination after sign-in (never another site). */
 const localPath = (value: unknown) => {
   const path = text(value);
   return path?.startsWith('/') && !path.startsWith('//') ? path : undefined;
 };
-
-const rootRoute = createRootRouteWithContext<{ queryClient: QueryClient }>()({
-  component: Outlet,
-  notFoundComponent: NotFound,
-});
 
 const signInRoute = createRoute({
   getParentRoute: () => rootRoute,
@@ -55,18 +43,6 @@ const inviteRoute = createRoute({
   path: '/invite',
   validateSearch: tokenSearch,
   component: lazyRouteComponent(() => import('./screens/Invite.tsx')),
-});
-
-/** Every screen behind sign-in: a signed-out visitor goes to the sign-in page, and comes back after. */
-const appRoute = createRoute({
-  getParentRoute: () => rootRoute,
-  id: 'app',
-  beforeLoad: async ({ context, location }) => {
-    const session = await context.queryClient.ensureQueryData(sessionQuery);
-    if (!session) throw redirect({ to: '/sign-in', search: { next: location.href } });
-    return { session };
-  },
-  component: lazyRouteComponent(() => import('./screens/Shell.tsx')),
 });
 
 const overviewRoute = createRoute({
@@ -250,6 +226,7 @@ const routeTree = rootRoute.addChildren([
     suppressionsRoute,
     inboundRoute,
     inboundEmailRoute,
+    ...templateRoutes,
   ]),
 ]);
 

@@ -18,13 +18,22 @@ const NAV = [
   { to: '/contacts', label: 'Contacts', exact: false },
   { to: '/lists', label: 'Lists', exact: false },
   { to: '/segments', label: 'Segments', exact: false },
+  { to: '/templates', label: 'Templates', exact: false },
   { to: '/members', label: 'Members', exact: false },
   { to: '/settings', label: 'Settings', exact: false },
   { to: '/account', label: 'Account', exact: false },
 ] as const;
 
 /** The lists whose pages under them (`/emails/<id>`, ...) name one project's resource. */
-const DETAIL_SECTIONS = ['/emails', '/contacts', '/segments', '/domains', '/webhooks', '/inbound'] as const;
+const DETAIL_SECTIONS = [
+  '/emails',
+  '/contacts',
+  '/segments',
+  '/domains',
+  '/webhooks',
+  '/inbound',
+  '/templates',
+] as const;
 
 function ProjectSwitcher() {
   const { project, session, choose } = useProject();
