@@ -3,6 +3,7 @@ import { createRoute, createRouter, lazyRouteComponent, redirect } from '@tansta
 import { sessionQuery } from './api/endpoints.ts';
 import { EMAIL_STATUSES, type EmailStatus } from './api/types.ts';
 import { appRoute, rootRoute, text } from './routes/base.tsx';
+import { campaignRoutes } from './routes/campaigns.tsx';
 import { templateRoutes } from './routes/templates.tsx';
 
 /** Every route of the app. Screens load on demand: the first page fetches only what it shows. */
@@ -227,6 +228,7 @@ const routeTree = rootRoute.addChildren([
     inboundRoute,
     inboundEmailRoute,
     ...templateRoutes,
+    ...campaignRoutes,
   ]),
 ]);
 

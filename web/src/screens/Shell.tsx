@@ -19,6 +19,7 @@ const NAV = [
   { to: '/lists', label: 'Lists', exact: false },
   { to: '/segments', label: 'Segments', exact: false },
   { to: '/templates', label: 'Templates', exact: false },
+  { to: '/campaigns', label: 'Campaigns', exact: false },
   { to: '/members', label: 'Members', exact: false },
   { to: '/settings', label: 'Settings', exact: false },
   { to: '/account', label: 'Account', exact: false },
@@ -33,6 +34,7 @@ const DETAIL_SECTIONS = [
   '/webhooks',
   '/inbound',
   '/templates',
+  '/campaigns',
 ] as const;
 
 function ProjectSwitcher() {
