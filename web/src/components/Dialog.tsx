@@ -32,3 +32,27 @@ export function Dialog({ open, onOpenChange, title, description, children }: Dia
 }
 
 export const DialogClose = RadixDialog.Close;
+
+/** A dialog form's buttons: the submit (its own label while pending) and Cancel, which closes the dialog. */
+export function DialogFormActions({
+  label,
+  pendingLabel,
+  pending,
+}: {
+  label: string;
+  pendingLabel: string;
+  pending: boolean;
+}) {
+  return (
+    <div className="actions">
+      <button type="submit" className="btn primary" disabled={pending}>
+        {pending ? pendingLabel : label}
+      </button>
+      <DialogClose asChild>
+        <button type="button" className="btn">
+          Cancel
+        </button>
+      </DialogClose>
+    </div>
+  );
+}

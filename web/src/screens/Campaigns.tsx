@@ -4,7 +4,7 @@ import { type FormEvent, useState } from 'react';
 import { campaigns, campaignsQuery } from '../api/campaigns.ts';
 import { accountStatusQuery } from '../api/endpoints.ts';
 import { ErrorMessage } from '../components/Alert.tsx';
-import { Dialog, DialogClose } from '../components/Dialog.tsx';
+import { Dialog, DialogFormActions } from '../components/Dialog.tsx';
 import { Field } from '../components/Field.tsx';
 import { formatDate, formatNumber } from '../components/format.ts';
 import { PageHeader } from '../components/PageHeader.tsx';
@@ -74,16 +74,7 @@ function NewCampaignDialog() {
             onChange={(e) => setSubject(e.target.value)}
           />
           <ErrorMessage error={create.error} />
-          <div className="actions">
-            <button type="submit" className="btn primary" disabled={create.isPending}>
-              {create.isPending ? 'Creating…' : 'Create draft'}
-            </button>
-            <DialogClose asChild>
-              <button type="button" className="btn">
-                Cancel
-              </button>
-            </DialogClose>
-          </div>
+          <DialogFormActions label="Create draft" pendingLabel="Creating…" pending={create.isPending} />
         </form>
       </Dialog>
     </>

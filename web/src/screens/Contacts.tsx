@@ -10,7 +10,7 @@ import {
   segmentsQuery,
 } from '../api/audience.ts';
 import { ErrorMessage } from '../components/Alert.tsx';
-import { Dialog, DialogClose } from '../components/Dialog.tsx';
+import { Dialog, DialogFormActions } from '../components/Dialog.tsx';
 import { Field, SelectField } from '../components/Field.tsx';
 import { formatDateTime, formatNumber } from '../components/format.ts';
 import { PageHeader } from '../components/PageHeader.tsx';
@@ -184,16 +184,7 @@ function CreateContactForm() {
         </label>
       </div>
       <ErrorMessage error={create.error} />
-      <div className="actions">
-        <button type="submit" className="btn primary" disabled={create.isPending}>
-          {create.isPending ? 'Creating…' : 'Create contact'}
-        </button>
-        <DialogClose asChild>
-          <button type="button" className="btn">
-            Cancel
-          </button>
-        </DialogClose>
-      </div>
+      <DialogFormActions label="Create contact" pendingLabel="Creating…" pending={create.isPending} />
     </form>
   );
 }

@@ -3,7 +3,7 @@ import { Link, useNavigate } from '@tanstack/react-router';
 import { type FormEvent, useState } from 'react';
 import { type Domain, domainQuery, domains, domainsQuery } from '../api/sending.ts';
 import { ErrorMessage, Notice } from '../components/Alert.tsx';
-import { Dialog, DialogClose } from '../components/Dialog.tsx';
+import { Dialog, DialogFormActions } from '../components/Dialog.tsx';
 import { Field } from '../components/Field.tsx';
 import { formatDate, formatDateTime } from '../components/format.ts';
 import { PageHeader } from '../components/PageHeader.tsx';
@@ -50,16 +50,7 @@ function AddDomainDialog() {
             onChange={(e) => setName(e.target.value)}
           />
           <ErrorMessage error={add.error} />
-          <div className="actions">
-            <button type="submit" className="btn primary" disabled={add.isPending}>
-              {add.isPending ? 'Adding…' : 'Add domain'}
-            </button>
-            <DialogClose asChild>
-              <button type="button" className="btn">
-                Cancel
-              </button>
-            </DialogClose>
-          </div>
+          <DialogFormActions label="Add domain" pendingLabel="Adding…" pending={add.isPending} />
         </form>
       </Dialog>
     </>

@@ -4,7 +4,7 @@ import { keys, keysQuery, type NewKey } from '../api/endpoints.ts';
 import type { ApiKey } from '../api/types.ts';
 import { ErrorMessage, Notice } from '../components/Alert.tsx';
 import { CopyButton } from '../components/CopyButton.tsx';
-import { Dialog, DialogClose } from '../components/Dialog.tsx';
+import { Dialog, DialogClose, DialogFormActions } from '../components/Dialog.tsx';
 import { Field, SelectField } from '../components/Field.tsx';
 import { formatDate, formatDateTime } from '../components/format.ts';
 import { PageHeader } from '../components/PageHeader.tsx';
@@ -90,16 +90,7 @@ function CreateKeyForm({ onCreated }: { onCreated(key: ApiKey): void }) {
         options={EXPIRY}
       />
       <ErrorMessage error={create.error} />
-      <div className="actions">
-        <button type="submit" className="btn primary" disabled={create.isPending}>
-          {create.isPending ? 'Creating…' : 'Create key'}
-        </button>
-        <DialogClose asChild>
-          <button type="button" className="btn">
-            Cancel
-          </button>
-        </DialogClose>
-      </div>
+      <DialogFormActions label="Create key" pendingLabel="Creating…" pending={create.isPending} />
     </form>
   );
 }

@@ -5,7 +5,7 @@ import { type Invitation, invitationsQuery, type Member, members, membersQuery }
 import { sessionQuery } from '../api/endpoints.ts';
 import type { Role } from '../api/types.ts';
 import { ErrorMessage, Notice } from '../components/Alert.tsx';
-import { Dialog, DialogClose } from '../components/Dialog.tsx';
+import { Dialog, DialogClose, DialogFormActions } from '../components/Dialog.tsx';
 import { Field, SelectField } from '../components/Field.tsx';
 import { formatDate } from '../components/format.ts';
 import { PageHeader } from '../components/PageHeader.tsx';
@@ -53,16 +53,7 @@ function InviteForm({ onSent }: { onSent(invitation: Invitation): void }) {
         Owners.
       </p>
       <ErrorMessage error={invite.error} />
-      <div className="actions">
-        <button type="submit" className="btn primary" disabled={invite.isPending}>
-          {invite.isPending ? 'Sending…' : 'Send invitation'}
-        </button>
-        <DialogClose asChild>
-          <button type="button" className="btn">
-            Cancel
-          </button>
-        </DialogClose>
-      </div>
+      <DialogFormActions label="Send invitation" pendingLabel="Sending…" pending={invite.isPending} />
     </form>
   );
 }

@@ -3,7 +3,7 @@ import { Link, useNavigate } from '@tanstack/react-router';
 import { type FormEvent, useState } from 'react';
 import { startersQuery, templates, templatesQuery } from '../api/templates.ts';
 import { ErrorMessage } from '../components/Alert.tsx';
-import { Dialog, DialogClose } from '../components/Dialog.tsx';
+import { Dialog, DialogFormActions } from '../components/Dialog.tsx';
 import { Field, SelectField } from '../components/Field.tsx';
 import { formatDate } from '../components/format.ts';
 import { PageHeader } from '../components/PageHeader.tsx';
@@ -67,16 +67,7 @@ function NewTemplateDialog() {
           />
           {chosen && <p className="muted small">{chosen.description}</p>}
           <ErrorMessage error={create.error ?? starters.error} />
-          <div className="actions">
-            <button type="submit" className="btn primary" disabled={create.isPending}>
-              {create.isPending ? 'Creating…' : 'Create and edit'}
-            </button>
-            <DialogClose asChild>
-              <button type="button" className="btn">
-                Cancel
-              </button>
-            </DialogClose>
-          </div>
+          <DialogFormActions label="Create and edit" pendingLabel="Creating…" pending={create.isPending} />
         </form>
       </Dialog>
     </>

@@ -3,7 +3,7 @@ import { Link } from '@tanstack/react-router';
 import { type FormEvent, useState } from 'react';
 import { WEBHOOK_EVENTS, type Webhook, webhookQuery, webhooks, webhooksQuery } from '../api/sending.ts';
 import { ErrorMessage, Notice } from '../components/Alert.tsx';
-import { Dialog, DialogClose } from '../components/Dialog.tsx';
+import { Dialog, DialogFormActions } from '../components/Dialog.tsx';
 import { Field } from '../components/Field.tsx';
 import { formatDate } from '../components/format.ts';
 import { PageHeader } from '../components/PageHeader.tsx';
@@ -91,16 +91,7 @@ function CreateWebhookForm({ onCreated }: { onCreated(webhook: Webhook): void })
       />
       <EventChoice value={events} onChange={setEvents} />
       <ErrorMessage error={create.error} />
-      <div className="actions">
-        <button type="submit" className="btn primary" disabled={create.isPending}>
-          {create.isPending ? 'Creating…' : 'Create webhook'}
-        </button>
-        <DialogClose asChild>
-          <button type="button" className="btn">
-            Cancel
-          </button>
-        </DialogClose>
-      </div>
+      <DialogFormActions label="Create webhook" pendingLabel="Creating…" pending={create.isPending} />
     </form>
   );
 }
