@@ -190,4 +190,32 @@ describe('campaigns in the dashboard', () => {
     expect(values.at(-1), await page.locator('main').innerText()).toBe('Sent 10,000 of 10,000');
     expect(values.length, values.join(' | ')).toBeGreaterThanOrEqual(3);
   }, 180_000);
+
+  it('reports revenue by day, event and campaign, with the currency', async () => {
+    const tracked = await server.call('POST', '/v1/events', {
+      key,
+      body: { email: 'pro2@example.org', event: 'purchase', value: 49.5, currency: 'EUR' },
+    });
+    expect(tracked.status, JSON.stringify(tracked.body)).toBe(200);
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Reports' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Reports' }).waitFor();
+    const today = new Date().toISOString().slice(0, 10);
+    const row = page.getByRole('row', { name: new RegExp(today) });
+    await row.getByText('€49.50').waitFor();
+    await row.getByRole('cell', { name: 'EUR' }).waitFor();
+    await checkScreen(page, 'reports by day', () => row.waitFor());
+    await page.getByLabel('Revenue by').selectOption('event');
+    await page
+      .getByRole('row', { name: /purchase/ })
+      .getByText('€49.50')
+      .waitFor();
+    await page.getByLabel('Revenue by').selectOption('campaign');
+    // not attributed to a campaign: nobody clicked one before buying
+    await page
+      .getByRole('row', { name: /no campaign/ })
+      .getByText('€49.50')
+      .waitFor();
+    await checkScreen(page, 'reports by campaign', (p) => p.getByRole('table').waitFor());
+  }, 60_000);
 });

@@ -4,6 +4,7 @@ import { sessionQuery } from './api/endpoints.ts';
 import { EMAIL_STATUSES, type EmailStatus } from './api/types.ts';
 import { appRoute, rootRoute, text } from './routes/base.tsx';
 import { campaignRoutes } from './routes/campaigns.tsx';
+import { reportRoutes } from './routes/reports.tsx';
 import { templateRoutes } from './routes/templates.tsx';
 
 /** Every route of the app. Screens load on demand: the first page fetches only what it shows. */
@@ -229,6 +230,7 @@ const routeTree = rootRoute.addChildren([
     inboundEmailRoute,
     ...templateRoutes,
     ...campaignRoutes,
+    ...reportRoutes,
   ]),
 ]);
 

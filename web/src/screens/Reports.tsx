@@ -1,0 +1,128 @@
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { getRouteApi, Link, useNavigate } from '@tanstack/react-router';
+import { campaignsQuery } from '../api/campaigns.ts';
+import { v1 } from '../api/client.ts';
+import { ErrorMessage } from '../components/Alert.tsx';
+import { SelectField } from '../components/Field.tsx';
+import { formatNumber } from '../components/format.ts';
+import { PageHeader } from '../components/PageHeader.tsx';
+import { useProject } from '../project.tsx';
+import type { RevenueGroup } from '../routes/reports.tsx';
+
+const route = getRouteApi('/app/reports');
+
+interface RevenueRow {
+  currency: string;
+  revenue: number;
+  events: number;
+  [group: string]: string | number | null;
+}
+
+const LABELS: Record<RevenueGroup, string> = {
+  day: 'Day',
+  event: 'Event',
+  campaign: 'Campaign',
+  flow: 'Flow',
+};
+
+function money(amount: number, currency: string): string {
+  try {
+    return new Intl.NumberFormat(undefined, { style: 'currency', currency }).format(amount);
+  } catch {
+    return `${formatNumber(amount)} ${currency}`;
+  }
+}
+
+/** The group's cell: a campaign by its name (linked), others as they are; none for events outside any. */
+function GroupCell({
+  by,
+  value,
+  names,
+}: {
+  by: RevenueGroup;
+  value: string | null;
+  names: Map<string, string>;
+}) {
+  if (value === null) return <span className="muted">{by === 'campaign' ? 'no campaign' : 'no flow'}</span>;
+  if (by === 'campaign')
+    return (
+      <Link to="/campaigns/$campaignId" params={{ campaignId: value }}>
+        {names.get(value) ?? value}
+      </Link>
+    );
+  return <>{value}</>;
+}
+
+/** Revenue from tracked events with a value: by day, event, campaign (attributed) or flow, per currency. */
+export default function Reports() {
+  const { project } = useProject();
+  const by = route.useSearch().by ?? 'day';
+  const navigate = useNavigate({ from: '/reports' });
+  const report = useQuery({
+    queryKey: ['project', project.id, 'revenue', by],
+    queryFn: () =>
+      v1<{ data: RevenueRow[] }>('GET', project.id, '/reports/revenue', { query: { group_by: by } }),
+    placeholderData: keepPreviousData,
+  });
+  const camps = useQuery({ ...campaignsQuery(project.id, 1), enabled: by === 'campaign' });
+  const names = new Map((camps.data?.data ?? []).map((c) => [c.id, c.name]));
+  const rows = report.data?.data ?? [];
+  const totals = new Map<string, number>();
+  for (const r of rows) totals.set(r.currency, (totals.get(r.currency) ?? 0) + Number(r.revenue));
+  return (
+    <>
+      <PageHeader title="Reports" />
+      <p className="muted">
+        Revenue is the value of tracked events (<code>POST /v1/events</code> with <code>value</code> and{' '}
+        <code>currency</code>); a campaign or flow is credited when a person clicked its email within 7 days
+        before.
+      </p>
+      <div className="filters">
+        <SelectField
+          label="Revenue by"
+          value={by}
+          onChange={(next) =>
+            navigate({ search: { by: next === 'day' ? undefined : (next as RevenueGroup) } })
+          }
+          options={(Object.keys(LABELS) as RevenueGroup[]).map((g) => ({ value: g, label: LABELS[g] }))}
+        />
+      </div>
+      <ErrorMessage error={report.error} />
+      {report.isPending ? (
+        <p role="status">Loading revenue…</p>
+      ) : rows.length === 0 ? (
+        <p>No revenue yet: track events with a value to see it here.</p>
+      ) : (
+        <>
+          <p>
+            Total:{' '}
+            <strong>{[...totals].map(([currency, amount]) => money(amount, currency)).join(' · ')}</strong>
+          </p>
+          <table className="table">
+            <caption className="visually-hidden">Revenue by {LABELS[by].toLowerCase()}</caption>
+            <thead>
+              <tr>
+                <th scope="col">{LABELS[by]}</th>
+                <th scope="col">Currency</th>
+                <th scope="col">Revenue</th>
+                <th scope="col">Events</th>
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map((r) => (
+                <tr key={`${r[by]}-${r.currency}`}>
+                  <th scope="row" data-label={LABELS[by]}>
+                    <GroupCell by={by} value={r[by] === null ? null : String(r[by])} names={names} />
+                  </th>
+                  <td data-label="Currency">{r.currency}</td>
+                  <td data-label="Revenue">{money(Number(r.revenue), r.currency)}</td>
+                  <td data-label="Events">{formatNumber(Number(r.events))}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </>
+      )}
+    </>
+  );
+}
