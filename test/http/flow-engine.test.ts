@@ -484,6 +484,18 @@ describe('enrollments', () => {
     );
     expect((await enrollments(f.id, '?status=cancelled')).total).toBe(1);
     expect((await enrollments(f.id, '?status=active')).total).toBe(2);
+    // by the start of the contact's address, in any case, with the status filter
+    const byAddress = await enrollments(
+      f.id,
+      `?search=${encodeURIComponent(emails[1].slice(0, -4).toUpperCase())}`,
+    );
+    expect(byAddress.data.map((e: any) => e.contact.email)).toEqual([emails[1]]);
+    expect(byAddress.total).toBe(1);
+    expect((await enrollments(f.id, `?search=${encodeURIComponent(emails[2])}&status=cancelled`)).total).toBe(
+      1,
+    );
+    expect((await enrollments(f.id, `?search=${encodeURIComponent(emails[2])}&status=active`)).total).toBe(0);
+    expect((await enrollments(f.id, '?search=%25')).total).toBe(0);
     expectError(await server.call('GET', `/v1/flows/${f.id}/enrollments?status=gone`, { key }), 400);
     expectError(await server.call('GET', `/v1/flows/${f.id}/enrollments?limit=101`, { key }), 400);
     expectError(await server.call('GET', `/v1/flows/${f.id}/enrollments/not-an-id`, { key }), 404);

@@ -4,6 +4,7 @@ import { sessionQuery } from './api/endpoints.ts';
 import { EMAIL_STATUSES, type EmailStatus } from './api/types.ts';
 import { appRoute, rootRoute, text } from './routes/base.tsx';
 import { campaignRoutes } from './routes/campaigns.tsx';
+import { flowRoutes } from './routes/flows.tsx';
 import { reportRoutes } from './routes/reports.tsx';
 import { templateRoutes } from './routes/templates.tsx';
 
@@ -230,6 +231,7 @@ const routeTree = rootRoute.addChildren([
     inboundEmailRoute,
     ...templateRoutes,
     ...campaignRoutes,
+    ...flowRoutes,
     ...reportRoutes,
   ]),
 ]);

@@ -1,6 +1,7 @@
 import { type ExpressionBuilder, type Selectable, sql } from 'kysely';
 import type { Db, Tx } from '../../db/database.ts';
 import type { ContactsTable, Database } from '../../db/schema.ts';
+import { addressPrefixPattern } from '../core/addresses.ts';
 import type { DomainContext } from '../core/context.ts';
 import { ConflictError, NotFoundError, PlanFeatureError, ValidationError } from '../core/errors.ts';
 import { isUuid } from '../core/ids.ts';
@@ -325,11 +326,7 @@ export async function listContacts(ctx: DomainContext, projectId: string, q: Con
       base = base.where('contacts.email', '=', email);
     }
     if (q.search !== undefined && q.search.trim() !== '') {
-      const prefix = q.search
-        .trim()
-        .toLowerCase()
-        .replace(/[\\%_]/g, (c) => `\\${c}`);
-      base = base.where('contacts.email', 'like', `${prefix}%`);
+      base = base.where('contacts.email', 'like', addressPrefixPattern(q.search));
     }
     if (q.subscribed !== undefined) base = base.where('contacts.subscribed', '=', q.subscribed);
     if (after) base = base.where('contacts.created_at', '>=', after);

@@ -45,3 +45,14 @@ export function parseMailbox(input: string, field: string): Mailbox {
   }
   return { name: parsed[0].name, address: normalizeEmail(parsed[0].address, field) };
 }
+
+/**
+ * A LIKE pattern matching addresses that start with `search` (any case; %, _ and backslash taken
+ * literally), for a prefix search through the `text_pattern_ops` index of stored lower-case addresses.
+ */
+export function addressPrefixPattern(search: string): string {
+  return `${search
+    .trim()
+    .toLowerCase()
+    .replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}

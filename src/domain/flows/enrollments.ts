@@ -1,5 +1,6 @@
 import { type Selectable, sql } from 'kysely';
 import type { EnrollmentStatus, FlowEnrollmentsTable } from '../../db/schema.ts';
+import { addressPrefixPattern } from '../core/addresses.ts';
 import type { DomainContext } from '../core/context.ts';
 import { ConflictError, NotFoundError } from '../core/errors.ts';
 import { isUuid } from '../core/ids.ts';
@@ -39,22 +40,28 @@ function enrollmentsOf(ctx: DomainContext, flowId: string) {
     .where('fe.flow_id', '=', flowId);
 }
 
-/** GET /flows/{id}/enrollments: newest first, paginated, optionally of one status. */
+/** GET /flows/{id}/enrollments: newest first, paginated, optionally of one status or contacts whose address starts so. */
 export async function listEnrollments(
   ctx: DomainContext,
   projectId: string,
   flowId: string,
-  q: { limit: number; offset: number; status?: EnrollmentStatus },
+  q: { limit: number; offset: number; status?: EnrollmentStatus; search?: string },
 ) {
   const flow = await findFlow(ctx, projectId, flowId);
   let count = ctx.db
-    .selectFrom('flow_enrollments')
+    .selectFrom('flow_enrollments as fe')
+    .innerJoin('contacts as c', 'c.id', 'fe.contact_id')
     .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('flow_id', '=', flow.id);
+    .where('fe.flow_id', '=', flow.id);
   let rows = enrollmentsOf(ctx, flow.id);
   if (q.status) {
-    count = count.where('status', '=', q.status);
+    count = count.where('fe.status', '=', q.status);
     rows = rows.where('fe.status', '=', q.status);
+  }
+  if (q.search !== undefined && q.search.trim() !== '') {
+    const pattern = addressPrefixPattern(q.search);
+    count = count.where('c.email', 'like', pattern);
+    rows = rows.where('c.email', 'like', pattern);
   }
   const [data, total] = await Promise.all([
     rows.orderBy('fe.created_at', 'desc').orderBy('fe.id', 'desc').limit(q.limit).offset(q.offset).execute(),

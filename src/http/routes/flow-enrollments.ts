@@ -63,6 +63,12 @@ const EnrollmentQuery = Type.Object({
   status: Type.Optional(
     Type.Enum(STATUSES, { type: 'string', description: 'only enrollments in this state' }),
   ),
+  search: Type.Optional(
+    Type.String({
+      maxLength: 320,
+      description: 'only contacts whose address starts with this (any case; % and _ are literal)',
+    }),
+  ),
 });
 const CreateEnrollmentRequest = Type.Object(
   {
@@ -83,7 +89,8 @@ export async function flowEnrollmentRoutes(instance: FastifyInstance, { ctx }: {
       config,
       schema: {
         tags,
-        summary: "List a flow's enrollments, newest first (optionally of one status)",
+        summary:
+          "List a flow's enrollments, newest first (optionally of one status, or by the contact's address)",
         operationId: 'listFlowEnrollments',
         params: FlowParams,
         querystring: EnrollmentQuery,

@@ -20,6 +20,7 @@ const NAV = [
   { to: '/segments', label: 'Segments', exact: false },
   { to: '/templates', label: 'Templates', exact: false },
   { to: '/campaigns', label: 'Campaigns', exact: false },
+  { to: '/flows', label: 'Flows', exact: false },
   { to: '/reports', label: 'Reports', exact: false },
   { to: '/members', label: 'Members', exact: false },
   { to: '/settings', label: 'Settings', exact: false },
@@ -36,6 +37,7 @@ const DETAIL_SECTIONS = [
   '/inbound',
   '/templates',
   '/campaigns',
+  '/flows',
 ] as const;
 
 function ProjectSwitcher() {
