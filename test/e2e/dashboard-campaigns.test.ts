@@ -133,6 +133,88 @@ describe('campaigns in the dashboard', () => {
     await checkScreen(page, 'campaigns', () => row.waitFor());
   }, 120_000);
 
+  it('sets up an A/B test in the builder, sends a test, then shows per-variant results, activity over time and the top clicked link', async () => {
+    const segments = await server.call('GET', '/v1/segments', { key });
+    const created = await server.call('POST', '/v1/campaigns', {
+      key,
+      body: {
+        name: 'Subject trial',
+        from: FROM,
+        subject: 'Spring offers',
+        html: '<html><body><p>Offers</p><p><a href="https://example.com/offers">See offers</a></p></body></html>',
+        segment_ids: [segments.body.data[0].id],
+      },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const id = created.body.id as string;
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.goto(`${server.url}/campaigns/${id}`);
+    const form = page.getByRole('form', { name: 'Campaign' });
+    await form.getByRole('checkbox', { name: /Test subject lines/ }).check();
+    expect(await form.getByLabel('Variant A subject').inputValue()).toBe('Spring offers');
+    await form.getByLabel('Variant B subject').fill('Offers for spring');
+    await form.getByLabel('Test share (% of the audience)').fill('100');
+    await form.getByRole('button', { name: 'Save draft' }).click();
+    await expect
+      .poll(async () => (await server.call('GET', `/v1/campaigns/${id}`, { key })).body.ab_test)
+      .toMatchObject({
+        test_share: 100,
+        variants: [
+          { name: 'A', subject: 'Spring offers' },
+          { name: 'B', subject: 'Offers for spring' },
+        ],
+      });
+    await checkScreen(page, 'campaign builder with an A/B test', () =>
+      form.getByLabel('Variant B subject').waitFor(),
+    );
+
+    // a test to the signed-in address, not counted in the campaign
+    const testForm = page.getByRole('form', { name: 'Send a test' });
+    await testForm.getByRole('button', { name: 'Send test' }).click();
+    await testForm.getByText(`Test sent to ${account.account.email}.`).waitFor();
+    await server.sink.waitFor(
+      (m) => m.to[0] === account.account.email && /\[Test\].*Spring offers/.test(m.parsed.subject ?? ''),
+    );
+
+    await page.getByRole('button', { name: 'Send now…' }).click();
+    await page
+      .getByRole('dialog', { name: 'Send to 3 recipients?' })
+      .getByRole('button', { name: 'Send to 3 recipients' })
+      .click();
+    await page.getByText('Sent 3 of 3').waitFor({ timeout: 60_000 });
+    // a reader clicks (a minute later, so the click is not taken for a link scanner's)
+    await server.runtime.ctx.db
+      .updateTable('emails')
+      .set({ sent_at: new Date(Date.now() - 60_000) })
+      .where('campaign_id', '=', id)
+      .execute();
+    const message = await server.sink.waitFor(
+      (m) => m.to[0] === 'pro3@example.org' && /Spring offers|Offers for spring/.test(m.parsed.subject ?? ''),
+    );
+    const link = /href="([^"]+\/t\/c\/[\w-]+)"/.exec(message.parsed.html as string)?.[1] as string;
+    const clicked = await fetch(`${server.url}${new URL(link).pathname}`, {
+      headers: {
+        'user-agent': 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 Chrome/126 Safari/537.36',
+      },
+      redirect: 'manual',
+    });
+    expect(clicked.status).toBe(302);
+    // (at the phone width a table's cells are labelled by their column, which joins their names)
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.reload();
+    // per variant: with a 100 % test share, the three recipients split between A and B
+    const results = page.locator('section', { has: page.getByRole('heading', { name: /A\/B test/ }) });
+    await results.getByRole('rowheader', { name: 'A', exact: true }).waitFor();
+    await results.getByRole('rowheader', { name: 'B', exact: true }).waitFor();
+    const variants = (await server.call('GET', `/v1/campaigns/${id}`, { key })).body.ab.variants;
+    expect(variants.map((v: { sent: number }) => v.sent).reduce((a: number, b: number) => a + b)).toBe(3);
+    const activity = page.getByRole('region', { name: 'Over time' });
+    await activity.getByRole('img', { name: /Sent per minute: 3 in all/ }).waitFor();
+    await activity.getByRole('row', { name: /https:\/\/example\.com\/offers 1 1/ }).waitFor();
+    await activity.getByText('The figures as a table').click();
+    await checkScreen(page, 'campaign results', () => activity.waitFor());
+  }, 120_000);
+
   it('follows a 10,000-recipient campaign without a reload', async () => {
     const list = await server.call('POST', '/v1/lists', { key, body: { name: 'Everyone' } });
     const db = server.runtime.ctx.db;

@@ -97,6 +97,21 @@ describe('templates in the dashboard', () => {
     });
     expect(versions.body.data.map((v: { version: number }) => v.version)).toEqual([1]);
 
+    // a test of the draft to the signed-in address (prefilled), with [Test] in its subject
+    const testForm = page.getByRole('form', { name: 'Send a test' });
+    expect(await testForm.getByLabel('Send a test to').inputValue()).toBe(account.account.email);
+    await testForm.getByRole('button', { name: 'Send test' }).click();
+    await testForm
+      .getByText(`Test sent to ${account.account.email}.`)
+      .waitFor()
+      .catch(async (err) => {
+        throw new Error(`${err}\n${await testForm.innerText()}`);
+      });
+    const test = await server.sink.waitFor(
+      (m) => m.to[0] === account.account.email && /\[Test\]/.test(m.parsed.subject ?? ''),
+    );
+    expect(test.parsed.html).toContain('Ready to send');
+
     // the phone width narrows the preview
     await page.getByRole('radio', { name: 'Phone' }).check();
     await expect

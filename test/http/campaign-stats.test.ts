@@ -146,6 +146,42 @@ describe('campaign stats', () => {
     expect(got.body.ab).toBeNull();
   });
 
+  it('show the campaign over time, per minute, and its links clicked by people', async () => {
+    const got = await server.call('GET', `/v1/campaigns/${campaignId}/activity`, { key });
+    expect(got.status, JSON.stringify(got.body)).toBe(200);
+    expect(got.body).toMatchObject({ object: 'campaign_activity', bucket_seconds: 60 });
+    const buckets = got.body.buckets as { start: string; sent: number; delivered: number; bounced: number }[];
+    const sum = (k: 'sent' | 'delivered' | 'bounced') => buckets.reduce((n, b) => n + b[k], 0);
+    expect({ sent: sum('sent'), delivered: sum('delivered'), bounced: sum('bounced') }).toEqual({
+      sent: readers.length + 2,
+      delivered: 2,
+      bounced: 1,
+    });
+    // sent a minute ago (aged above), delivered now: consecutive minutes, oldest first, none missing
+    expect(buckets.length).toBeGreaterThanOrEqual(2);
+    for (let i = 1; i < buckets.length; i++)
+      expect(Date.parse(buckets[i].start) - Date.parse(buckets[i - 1].start)).toBe(60_000);
+    expect(buckets[0].sent).toBe(readers.length + 2);
+    // edsger's click counts; the scanner's on barbara's link does not
+    expect(got.body.top_links).toEqual([{ url: LINK, clicks_unique: 1, clicks_total: 1 }]);
+
+    const draft = await server.call('POST', '/v1/campaigns', {
+      key,
+      body: { name: 'Not yet', from: FROM, subject: 'S', html: '<p>x</p>', list_ids: [list] },
+    });
+    expect((await server.call('GET', `/v1/campaigns/${draft.body.id}/activity`, { key })).body).toEqual({
+      object: 'campaign_activity',
+      bucket_seconds: 60,
+      buckets: [],
+      top_links: [],
+    });
+    const other = await server.signupConfirmed();
+    expect(
+      (await server.call('GET', `/v1/campaigns/${campaignId}/activity`, { key: other.project_key.key }))
+        .status,
+    ).toBe(404);
+  });
+
   it('attributes a purchase after a human click to the campaign, in its stats and the revenue report', async () => {
     const edsger = readers[2];
     const bought = await track(edsger, 30);

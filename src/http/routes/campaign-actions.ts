@@ -7,6 +7,7 @@ import {
   scheduleCampaign,
   sendCampaignTest,
 } from '../../domain/campaigns/actions.ts';
+import { campaignActivity } from '../../domain/campaigns/activity.ts';
 import type { DomainContext } from '../../domain/core/context.ts';
 import { projectFactsOf, projectOf } from '../auth.ts';
 import { errors, IdParams, Nullable, Timestamp, typed } from '../schemas.ts';
@@ -63,13 +64,64 @@ const TestResult = Type.Object(
   { title: 'CampaignTest' },
 );
 
-/** Campaign actions: schedule, pause, resume, cancel and test sends (POST /campaigns/{id}/send is in campaigns.ts). */
+const ActivitySchema = Type.Object(
+  {
+    object: Type.Literal('campaign_activity'),
+    bucket_seconds: Type.Integer({
+      description: 'the width of a bucket: 60 (per minute) unless the campaign spans more than 120 minutes',
+    }),
+    buckets: Type.Array(
+      Type.Object(
+        {
+          start: Timestamp,
+          sent: Type.Integer({ description: 'messages the next hop accepted in this bucket' }),
+          delivered: Type.Integer({
+            description: 'messages that reached delivered (or complained) in this bucket',
+          }),
+          bounced: Type.Integer({ description: 'messages that bounced in this bucket' }),
+        },
+        { title: 'CampaignActivityBucket' },
+      ),
+      { description: 'from the first message sent to the latest change, oldest first, at most 120' },
+    ),
+    top_links: Type.Array(
+      Type.Object(
+        {
+          url: Type.String(),
+          clicks_unique: Type.Integer({
+            description: 'people who clicked it (link scanners are not counted)',
+          }),
+          clicks_total: Type.Integer({ description: 'their clicks' }),
+        },
+        { title: 'CampaignTopLink' },
+      ),
+      { description: 'the 10 links clicked by the most people' },
+    ),
+  },
+  { title: 'CampaignActivity' },
+);
+
+/** Campaign actions: schedule, pause, resume, cancel and test sends (POST /campaigns/{id}/send is in campaigns.ts), and activity. */
 export async function campaignActionRoutes(instance: FastifyInstance, { ctx }: { ctx: DomainContext }) {
   const app = typed(instance);
   const config = { auth: 'project' as const };
   const tags = ['campaigns'];
   const one = (summary: string, operationId: string) => ({ tags, summary, operationId, params: IdParams });
 
+  app.get(
+    '/campaigns/:id/activity',
+    {
+      config,
+      schema: {
+        ...one(
+          'A campaign over time (sent, delivered, bounced per minute) and its most clicked links',
+          'getCampaignActivity',
+        ),
+        response: { 200: ActivitySchema, ...errors(401, 404) },
+      },
+    },
+    async (request) => campaignActivity(ctx, projectOf(request), request.params.id),
+  );
   app.post(
     '/campaigns/:id/schedule',
     {

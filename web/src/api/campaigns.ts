@@ -25,6 +25,14 @@ export interface AbVariantResult {
   clicks_unique: number;
 }
 
+/** An A/B test as the builder sets it: variants of the subject (and sender name), a test share and a winner rule. */
+export interface AbTestInput {
+  variants: { name?: string; subject?: string; from_name?: string }[];
+  test_share: number;
+  winner_by: 'opens' | 'clicks' | 'revenue' | 'manual';
+  wait_minutes?: number;
+}
+
 export interface Campaign {
   id: string;
   name: string;
@@ -37,6 +45,7 @@ export interface Campaign {
   list_ids: string[];
   segment_ids: string[];
   tracking: { opens: boolean; clicks: boolean };
+  ab_test: AbTestInput | null;
   stats?: CampaignStats;
   ab?: { phase: string; winner_variant: number | null; variants: AbVariantResult[] } | null;
   scheduled_at: string | null;
@@ -57,6 +66,7 @@ export interface CampaignInput {
   list_ids?: string[];
   segment_ids?: string[];
   tracking?: { opens: boolean; clicks: boolean };
+  ab_test?: AbTestInput | null;
 }
 
 export const CAMPAIGNS_PER_PAGE = 25;
@@ -96,6 +106,24 @@ export const campaigns = {
     v1<Campaign>('POST', projectId, `/campaigns/${enc(id)}/schedule`, {
       body: { scheduled_at: scheduledAt },
     }),
+  test: (projectId: string, id: string, to: string[]) =>
+    v1<{ sent: { to: string; email_id: string }[] }>('POST', projectId, `/campaigns/${enc(id)}/test`, {
+      body: { to },
+    }),
   action: (projectId: string, id: string, action: 'pause' | 'resume' | 'cancel') =>
     v1<Campaign>('POST', projectId, `/campaigns/${enc(id)}/${action}`),
 };
+
+export interface CampaignActivity {
+  bucket_seconds: number;
+  buckets: { start: string; sent: number; delivered: number; bounced: number }[];
+  top_links: { url: string; clicks_unique: number; clicks_total: number }[];
+}
+
+/** A campaign over time and its most clicked links, refreshed every 5 s while it sends. */
+export const activityQuery = (projectId: string, id: string, sending: boolean) =>
+  queryOptions({
+    queryKey: ['project', projectId, 'campaign', id, 'activity'],
+    queryFn: () => v1<CampaignActivity>('GET', projectId, `/campaigns/${enc(id)}/activity`),
+    refetchInterval: sending ? 5_000 : false,
+  });

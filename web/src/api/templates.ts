@@ -79,8 +79,11 @@ export const templates = {
     v1<TemplateVersion>('POST', projectId, `/templates/${enc(id)}/publish`),
   preview: (projectId: string, id: string, body: { variables?: Record<string, unknown>; contact?: string }) =>
     v1<TemplatePreview>('POST', projectId, `/templates/${enc(id)}/preview`, { body }),
-  test: (projectId: string, id: string, body: { to: string; variables?: Record<string, unknown> }) =>
-    v1<{ id: string }>('POST', projectId, `/templates/${enc(id)}/test`, { body }),
+  test: (
+    projectId: string,
+    id: string,
+    body: { to: string; variables?: Record<string, unknown>; contact?: string },
+  ) => v1<{ id: string }>('POST', projectId, `/templates/${enc(id)}/test`, { body }),
 };
 
 /** Sample values for a preview: every declared variable without a default gets one of its type. */

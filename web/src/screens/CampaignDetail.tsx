@@ -6,6 +6,7 @@ import { formatDateTime, formatNumber } from '../components/format.ts';
 import { PageHeader } from '../components/PageHeader.tsx';
 import { StatusBadge } from '../components/StatusBadge.tsx';
 import { useProject } from '../project.tsx';
+import { CampaignActivityCard } from './campaign-activity.tsx';
 import { CampaignBuilder } from './campaign-builder.tsx';
 import './campaigns.css';
 
@@ -110,6 +111,7 @@ function Progress({ campaign }: { campaign: Campaign }) {
         </p>
         <Actions campaign={campaign} />
       </section>
+      <CampaignActivityCard campaign={campaign} />
       {campaign.ab && (
         <section aria-labelledby="ab-heading" className="campaign-card">
           <h2 id="ab-heading">A/B test: {campaign.ab.phase.replace(/_/g, ' ')}</h2>

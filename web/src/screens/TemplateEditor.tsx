@@ -18,6 +18,7 @@ import { formatDate } from '../components/format.ts';
 import { PageHeader } from '../components/PageHeader.tsx';
 import { useProject } from '../project.tsx';
 import { MjmlCode, type SourceError } from './template-code.tsx';
+import { TestSend } from './test-send.tsx';
 import './templates.css';
 
 const route = getRouteApi('/app/templates/$templateId');
@@ -107,6 +108,16 @@ function PreviewPane({ template, revision }: { template: Template; revision: num
           onChange={(e) => setContact(e.target.value)}
         />
       </details>
+      <TestSend
+        hint="It sends the draft with the sample data above, with [Test] in the subject."
+        send={(to) =>
+          templates.test(project.id, templateId, {
+            to,
+            variables: variables.value,
+            ...(contact.trim() ? { contact: contact.trim() } : {}),
+          })
+        }
+      />
     </section>
   );
 }

@@ -8,6 +8,8 @@ import { Dialog, DialogClose } from '../components/Dialog.tsx';
 import { Field, SelectField } from '../components/Field.tsx';
 import { formatNumber } from '../components/format.ts';
 import { useProject } from '../project.tsx';
+import { AbFields } from './campaign-ab.tsx';
+import { TestSend } from './test-send.tsx';
 
 const timeZone = Intl.DateTimeFormat().resolvedOptions().timeZone;
 
@@ -134,6 +136,7 @@ export function CampaignBuilder({ campaign }: { campaign: Campaign }) {
     list_ids: campaign.list_ids,
     segment_ids: campaign.segment_ids,
     tracking: campaign.tracking,
+    ab_test: campaign.ab_test ?? null,
   });
   const set = (patch: Partial<typeof form>) => setForm((f) => ({ ...f, ...patch }));
   const [savedAt, setSavedAt] = useState(campaign.created_at);
@@ -146,6 +149,11 @@ export function CampaignBuilder({ campaign }: { campaign: Campaign }) {
         preheader: form.preheader || null,
         template_id: form.template_id || null,
         html: form.template_id ? null : form.html || null,
+        ab_test: form.ab_test && {
+          ...form.ab_test,
+          variants: form.ab_test.variants.map((v) => ({ ...v, subject: v.subject?.trim() || undefined })),
+          wait_minutes: form.ab_test.winner_by === 'manual' ? undefined : form.ab_test.wait_minutes,
+        },
       }),
     onSuccess: (updated) => {
       queryClient.setQueryData(['project', project.id, 'campaign', campaign.id], updated);
@@ -224,6 +232,11 @@ export function CampaignBuilder({ campaign }: { campaign: Campaign }) {
             </label>
           ))}
         </fieldset>
+        <AbFields
+          value={form.ab_test}
+          subject={form.subject ?? ''}
+          onChange={(ab_test) => set({ ab_test })}
+        />
         <ErrorMessage error={save.error} />
         <div className="actions">
           <button type="submit" className="btn primary" disabled={save.isPending}>
@@ -243,6 +256,13 @@ export function CampaignBuilder({ campaign }: { campaign: Campaign }) {
           )}
         </section>
         <SendControls campaign={campaign} recipients={audience.data?.recipients} />
+        <section aria-labelledby="test-heading" className="campaign-card">
+          <h2 id="test-heading">Test</h2>
+          <TestSend
+            hint="It sends the campaign as saved, with [Test] in the subject; it is not counted in its stats."
+            send={(to) => campaigns.test(project.id, campaign.id, [to])}
+          />
+        </section>
       </div>
     </div>
   );
