@@ -161,6 +161,10 @@ describe('flows in the dashboard', () => {
       status: 'active',
       steps: [{ subject: 'Welcome aboard!' }],
     });
+    await page.getByRole('link', { name: 'All flows' }).click();
+    const listed = page.getByRole('row', { name: /Welcome/ });
+    await listed.getByText('active').waitFor();
+    await checkScreen(page, 'flows', () => listed.waitFor());
     // before sign-in, GET /api/session answers 401; nothing else may fail
     expect(errors.filter((e) => !/\/api\/session 401 /.test(e))).toEqual([]);
   }, 180_000);
