@@ -10,6 +10,7 @@
 //   (3) during (2), 5 transactional POST /v1/emails a second: from the HTTP answer to the moment the
 //       sink has the message, p50 / p99 / max
 //   (4) during (2), the worker process's RSS every 500 ms, and the CPU each process used
+//   (5) after (2), the campaign page's two reads (stats, activity over time), 10 times each
 // Contacts and list memberships are made set-based in SQL (generate_series); that setup is printed,
 // not measured. Everything talks to 127.0.0.1 only, and every wait is bounded.
 // Run: node bench/campaign.ts   (BENCH_RECIPIENTS, BENCH_AUDIENCE, BENCH_TX_PER_SECOND,
@@ -375,6 +376,17 @@ ${links.map((l, i) => `<p><a href="${l}">Read part ${i + 1}</a></p>`).join('\n')
       .map((r) => `<${r.email_id}@${DOMAIN}>`)
       .filter((id) => sink.arrivals.has(id)),
   ).size;
+  // (5) the campaign page's reads once it is sent: its stats, and its activity over time
+  const reads: Record<string, number[]> = { stats: [], activity: [] };
+  for (let i = 0; i < 10; i++)
+    for (const [name, url] of [
+      ['stats', `/v1/campaigns/${second.id}`],
+      ['activity', `/v1/campaigns/${second.id}/activity`],
+    ] as const) {
+      const t0 = performance.now();
+      await call('GET', url);
+      reads[name].push(performance.now() - t0);
+    }
   const firstAfter = await call('GET', `/v1/campaigns/${first.id}`);
   const firstEmails = Number(
     (await db.query(`select count(*) from emails where campaign_id = $1`, [first.id])).rows[0].count,
@@ -429,6 +441,13 @@ ${links.map((l, i) => `<p><a href="${l}">Read part ${i + 1}</a></p>`).join('\n')
       .join(
         ', ',
       )}; outside the bench ${Math.max(0, busy - [...cpu.values()].reduce((a, b) => a + b, 0)).toFixed(1)}`,
+  );
+  const readFigures = (xs: number[]) => {
+    const sorted = [...xs].sort((a, b) => a - b);
+    return `p50 ${percentile(sorted, 50).toFixed(0)} / max ${(sorted.at(-1) ?? 0).toFixed(0)} ms`;
+  };
+  console.log(
+    `(5) after it is sent, 10 reads each: GET /campaigns/{id} (stats) ${readFigures(reads.stats)}; GET /campaigns/{id}/activity ${readFigures(reads.activity)}`,
   );
   console.log(
     `targets: snapshot < 30 s ${snapSeconds < 30 ? 'met' : 'NOT met'}, delivery >= 1000/s ${rate >= 1000 ? 'met' : 'NOT met'}, transactional p99 < 2 s ${p99 < 2000 ? 'met' : 'NOT met'}, worker RSS < 300 MB ${maxRss < 300 ? 'met' : 'NOT met'}`,

@@ -11,6 +11,8 @@ export interface BenchServer {
   url: string;
   /** The database the server uses (the embedded one's URL when no BENCH_DATABASE_URL). */
   databaseUrl(): string;
+  /** Each role's process id, in the order started. */
+  pids: { role: string; pid: number }[];
   stop(): Promise<void>;
 }
 
@@ -66,6 +68,7 @@ export async function startBenchServer(
   }
   return {
     url,
+    pids: children.map((c, i) => ({ role: roles[i], pid: c.pid as number })),
     databaseUrl() {
       if (process.env.BENCH_DATABASE_URL) return process.env.BENCH_DATABASE_URL;
       const owner = JSON.parse(readFileSync(path.join(dataDir, 'embedded-pg.json'), 'utf8')) as {

@@ -1,0 +1,134 @@
+// A private Postfix for bench/postfix.ts: Debian's package (installed when missing), run as its
+// own instance with its own configuration and queue under a temporary directory, listening on
+// 127.0.0.1 only and relaying everything to one host and port (the bench's sink). Its queue files
+// are synced before it answers 250, as a stock Postfix does. Nothing is delivered locally and no
+// DNS is looked up.
+import { execFileSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+const sudo = process.getuid?.() === 0 ? [] : ['sudo'];
+
+function run(cmd: string, args: string[], env: Record<string, string> = {}) {
+  const [bin, ...rest] = [...sudo, cmd, ...args];
+  return execFileSync(bin, rest, {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  }).toString();
+}
+
+/** Installs Debian's postfix when `postfix` is not on the machine ("No configuration": no system mail). */
+export function ensurePostfix() {
+  if (existsSync('/usr/sbin/postfix')) return 'already installed';
+  run('sh', [
+    '-c',
+    'echo "postfix postfix/main_mailer_type select No configuration" | debconf-set-selections',
+  ]);
+  run('apt-get', ['update', '-qq']);
+  run('apt-get', ['install', '-y', '-qq', 'postfix'], { DEBIAN_FRONTEND: 'noninteractive' });
+  return 'installed now';
+}
+
+// the services a relay-only Postfix needs, none chrooted (the chroot would need copies of /etc files)
+const MASTER = (listen: string) => `
+${listen} inet n - n - - smtpd
+pickup    unix  n       -       n       60      1       pickup
+cleanup   unix  n       -       n       -       0       cleanup
+qmgr      unix  n       -       n       300     1       qmgr
+rewrite   unix  -       -       n       -       -       trivial-rewrite
+bounce    unix  -       -       n       -       0       bounce
+defer     unix  -       -       n       -       0       bounce
+trace     unix  -       -       n       -       0       bounce
+verify    unix  -       -       n       -       1       verify
+flush     unix  n       -       n       1000?   0       flush
+proxymap  unix  -       -       n       -       -       proxymap
+smtp      unix  -       -       n       -       -       smtp
+relay     unix  -       -       n       -       -       smtp
+showq     unix  n       -       n       -       -       showq
+error     unix  -       -       n       -       -       error
+retry     unix  -       -       n       -       -       error
+discard   unix  -       -       n       -       -       discard
+anvil     unix  -       -       n       -       1       anvil
+scache    unix  -       -       n       -       1       scache
+postlog   unix-dgram n  -       n       -       1       postlogd
+`;
+
+export interface PostfixInstance {
+  port: number;
+  /** Holds new mail in the hold queue (accept only) or lets it flow to the relay. */
+  setHeld(held: boolean): void;
+  /** Deletes everything queued. */
+  purge(): void;
+  stop(): void;
+}
+
+/** Starts a private Postfix on 127.0.0.1:`port` relaying to 127.0.0.1:`relayPort`. */
+export function startPostfix(port: number, relayPort: number): PostfixInstance {
+  const dir = mkdtempSync(path.join(tmpdir(), 'posthorn-bench-postfix-'));
+  const etc = path.join(dir, 'etc');
+  const queue = path.join(dir, 'spool');
+  const data = path.join(dir, 'data');
+  for (const d of [etc, queue, data]) mkdirSync(d, { recursive: true });
+  // the postfix user walks to its queue and owns its data directory
+  chmodSync(dir, 0o755);
+  run('chown', ['postfix:postfix', data]);
+  // `postfix -c` wants the default configuration to name the alternate one; Debian's "No
+  // configuration" install has no main.cf, so a minimal one that listens nowhere is written
+  if (!existsSync('/etc/postfix/main.cf'))
+    writeFileSync('/etc/postfix/main.cf', 'compatibility_level = 3.6\nmaster_service_disable = inet\n');
+  const mainCf = (held: boolean) => `
+compatibility_level = 3.6
+queue_directory = ${queue}
+data_directory = ${data}
+mail_owner = postfix
+setgid_group = postdrop
+myhostname = postfix.bench.invalid
+mydomain = bench.invalid
+myorigin = $myhostname
+mydestination =
+local_recipient_maps =
+alias_maps =
+alias_database =
+inet_interfaces = 127.0.0.1
+inet_protocols = ipv4
+mynetworks = 127.0.0.0/8
+smtpd_relay_restrictions = permit_mynetworks, reject
+relayhost = [127.0.0.1]:${relayPort}
+smtp_dns_support_level = disabled
+smtp_host_lookup = native
+default_process_limit = 200
+smtpd_client_connection_count_limit = 0
+smtpd_client_connection_rate_limit = 0
+in_flow_delay = 0
+default_destination_concurrency_limit = 20
+smtputf8_enable = no
+biff = no
+maillog_file_prefixes = ${dir}
+maillog_file = ${path.join(dir, 'maillog')}
+${held ? `header_checks = regexp:${path.join(etc, 'hold')}` : ''}
+`;
+  writeFileSync(path.join(etc, 'main.cf'), mainCf(false));
+  // held: the cleanup daemon files each message straight into the hold queue (synced, then 250)
+  writeFileSync(path.join(etc, 'hold'), '/^Subject:/ HOLD\n');
+  writeFileSync(path.join(etc, 'master.cf'), MASTER(`127.0.0.1:${port}`));
+  run('postconf', ['-e', `alternate_config_directories = ${etc}`]);
+  run('postfix', ['-c', etc, 'start']);
+  return {
+    port,
+    setHeld(held) {
+      writeFileSync(path.join(etc, 'main.cf'), mainCf(held));
+      run('postfix', ['-c', etc, 'reload']);
+    },
+    purge() {
+      run('postsuper', ['-c', etc, '-d', 'ALL']);
+    },
+    stop() {
+      try {
+        run('postfix', ['-c', etc, 'stop']);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  };
+}
