@@ -5,6 +5,7 @@ import type { Config } from './config.ts';
 import { connectDatabase, type DatabaseHandle } from './db/database.ts';
 import type { EmbeddedDatabase } from './db/embedded.ts';
 import { migrate } from './db/migrate.ts';
+import { whileDatabaseUnavailable } from './db/patience.ts';
 import { createTransport } from './delivery/index.ts';
 import type { Transport } from './delivery/transport.ts';
 import { EventTracker } from './domain/audience/events.ts';
@@ -30,6 +31,9 @@ export interface Runtime {
   stop(): Promise<void>;
 }
 
+/** How long a starting process waits for its database before giving up. */
+const STARTUP_PATIENCE_MS = 120_000;
+
 /** The composition root: wires the database, secrets, transport, HTTP and worker roles. */
 export async function startRuntime(
   config: Config,
@@ -50,7 +54,12 @@ export async function startRuntime(
     databaseUrl = databaseUrlFor(databaseUrl, 'posthorn');
   }
   const database = connectDatabase(databaseUrl, config.poolSize);
-  await migrate(database.pool);
+  // a database still starting (or restarting) is waited for, not a reason to exit
+  await whileDatabaseUnavailable(() => migrate(database.pool), {
+    patienceMs: STARTUP_PATIENCE_MS,
+    onWait: (err) => log.warn({ err }, 'the database is not reachable yet: waiting for it'),
+    onBack: () => log.info('the database is reachable'),
+  });
   const ctx: DomainContext = {
     db: database.db,
     pool: database.pool,

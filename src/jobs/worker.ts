@@ -22,6 +22,7 @@ import { flowAdvanceTask } from './flows.ts';
 import { importContactsTask } from './import-contacts.ts';
 import { watchWorkerLiveness } from './liveness.ts';
 import { maintenanceTask } from './maintenance.ts';
+import { patientPool } from './patient-pool.ts';
 import { sendSystemEmailTask } from './send-system-email.ts';
 
 const OUTBOX_BATCH = 5_000;
@@ -74,7 +75,7 @@ export async function startWorker(deps: WorkerDeps): Promise<Runner> {
   events.on('pool:create', ({ workerPool }) => workerIds.add(workerPool.id));
   events.on('worker:create', ({ worker }) => workerIds.add(worker.workerId));
   const runner = await run({
-    pgPool: deps.ctx.pool,
+    pgPool: patientPool(deps.ctx.pool, deps.log),
     taskList: taskList(deps),
     concurrency: deps.concurrency,
     noHandleSignals: true,

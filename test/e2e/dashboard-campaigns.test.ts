@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setWorkspacePlan } from '../../src/domain/accounts/workspaces.ts';
 import { launchBrowser, type TestBrowser } from '../helpers/browser.ts';
 import { checkScreen, signInWithCode } from '../helpers/dashboard.ts';
-import { FROM } from '../helpers/emails.ts';
+import { FROM, insertVerifiedDomain } from '../helpers/emails.ts';
 import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
 
 /**
@@ -220,16 +220,7 @@ describe('campaigns in the dashboard', () => {
     const db = server.runtime.ctx.db;
     // its own verified domain (the shared one allows 10,000 a day); checked just now, so the hourly
     // re-check leaves it alone
-    await db
-      .insertInto('domains')
-      .values({
-        project_id: account.project.id,
-        name: 'big.example',
-        status: 'verified',
-        verified_at: new Date(),
-        last_checked_at: new Date(),
-      })
-      .execute();
+    await insertVerifiedDomain(server, account.project.id, 'big.example');
     await sql`insert into contacts (project_id, email) select ${account.project.id}, 'bulk' || g || '@example.org'
               from generate_series(1, 10000) g`.execute(db);
     await sql`insert into list_members (list_id, contact_id) select ${list.body.id}, id from contacts

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setWorkspacePlan } from '../../src/domain/accounts/workspaces.ts';
+import { insertVerifiedDomain } from '../helpers/emails.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { type HeaderRecord, type HeaderSink, startHeaderSink } from '../helpers/header-sink.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
@@ -58,16 +59,7 @@ describe(`a worker killed with SIGKILL while ${CONTACTS} enrollments pass throug
     const key = account.project_key.key;
     const db = server.runtime.ctx.db;
     await setWorkspacePlan(server.runtime.ctx, account.workspace.id, 'unlimited');
-    await db
-      .insertInto('domains')
-      .values({
-        project_id: account.project.id,
-        name: DOMAIN,
-        status: 'verified',
-        verified_at: new Date(),
-        last_checked_at: new Date(),
-      })
-      .execute();
+    await insertVerifiedDomain(server, account.project.id, DOMAIN);
     const footer = await server.call('PATCH', '/v1/me/footer', {
       key,
       body: { address: 'Crash Tests Ltd, 4 Quay Street, Bristol BS1 4DB' },

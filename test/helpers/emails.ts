@@ -7,6 +7,23 @@ export { expectError } from './assertions.ts';
 
 export const FROM = 'Posthorn Tests <onboarding@posthorn.localhost>';
 
+/**
+ * A sending domain of the project, verified without DNS (the verification itself has its own
+ * tests), and checked just now, so that the hourly re-check leaves it alone.
+ */
+export async function insertVerifiedDomain(server: TestServer, projectId: string, name: string) {
+  await server.runtime.ctx.db
+    .insertInto('domains')
+    .values({
+      project_id: projectId,
+      name,
+      status: 'verified',
+      verified_at: new Date(),
+      last_checked_at: new Date(),
+    })
+    .execute();
+}
+
 /** Polls GET /v1/emails/{id} until the status is reached (or fails with the last state seen). */
 export async function waitForStatus(
   server: TestServer,

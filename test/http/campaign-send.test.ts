@@ -4,7 +4,7 @@ import { setWorkspacePlan } from '../../src/domain/accounts/workspaces.ts';
 import { sendCampaignBatch } from '../../src/domain/campaigns/send-batch.ts';
 import { suppress } from '../../src/domain/emails/suppressions.ts';
 import { expectError } from '../helpers/assertions.ts';
-import { FROM, sharedDkimResolver, waitForStatus } from '../helpers/emails.ts';
+import { FROM, insertVerifiedDomain, sharedDkimResolver, waitForStatus } from '../helpers/emails.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
 import type { SinkMessage } from '../helpers/smtp-sink.ts';
@@ -191,17 +191,7 @@ describe('sending a campaign', () => {
   });
 
   it('sends a campaign larger than one batch: every recipient exactly once, from a verified domain', async () => {
-    await server.runtime.ctx.db
-      .insertInto('domains')
-      .values({
-        project_id: account.project.id,
-        name: 'letters.example',
-        status: 'verified',
-        verified_at: new Date(),
-        // checked just now: the hourly re-check leaves it alone
-        last_checked_at: new Date(),
-      })
-      .execute();
+    await insertVerifiedDomain(server, account.project.id, 'letters.example');
     const big = (await server.call('POST', '/v1/lists', { key, body: { name: 'Big' } })).body.id;
     const addresses = Array.from({ length: 1_100 }, (_, i) => `reader${i}@many.example`);
     for (const emails of [addresses.slice(0, 1_000), addresses.slice(1_000)]) {
