@@ -12,7 +12,7 @@ export const FROM = 'Posthorn Tests <onboarding@posthorn.localhost>';
  * tests), and checked just now, so that the hourly re-check leaves it alone.
  */
 export async function insertVerifiedDomain(server: TestServer, projectId: string, name: string) {
-  await server.runtime.ctx.db
+  return server.runtime.ctx.db
     .insertInto('domains')
     .values({
       project_id: projectId,
@@ -21,7 +21,8 @@ export async function insertVerifiedDomain(server: TestServer, projectId: string
       verified_at: new Date(),
       last_checked_at: new Date(),
     })
-    .execute();
+    .returning('id')
+    .executeTakeFirstOrThrow();
 }
 
 /** Polls GET /v1/emails/{id} until the status is reached (or fails with the last state seen). */

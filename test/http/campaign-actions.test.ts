@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setWorkspacePlan } from '../../src/domain/accounts/workspaces.ts';
 import { CAMPAIGN_BATCH } from '../../src/domain/campaigns/send-batch.ts';
 import { expectError } from '../helpers/assertions.ts';
+import { insertVerifiedDomain } from '../helpers/emails.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
 import type { SinkMessage } from '../helpers/smtp-sink.ts';
@@ -119,17 +120,7 @@ beforeAll(async () => {
   key = account.project_key.key;
   await setWorkspacePlan(server.runtime.ctx, account.workspace.id, 'unlimited');
   expect((await server.call('PATCH', '/v1/me/footer', { key, body: { address: ADDRESS } })).status).toBe(200);
-  await server.runtime.ctx.db
-    .insertInto('domains')
-    .values({
-      project_id: account.project.id,
-      name: 'letters.example',
-      status: 'verified',
-      verified_at: new Date(),
-      // checked just now: the hourly DNS re-check leaves it alone for a day
-      last_checked_at: new Date(),
-    })
-    .execute();
+  await insertVerifiedDomain(server, account.project.id, 'letters.example');
   few = (await server.call('POST', '/v1/lists', { key, body: { name: 'Few' } })).body.id;
   readers = ['ada', 'grace', 'edsger'].map((n) => `${n}@readers.example`);
   for (const email of readers) {

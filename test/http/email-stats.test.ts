@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import { simpleParser } from 'mailparser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setWorkspacePlan } from '../../src/domain/accounts/workspaces.ts';
-import { expectError, FROM, waitForStatus } from '../helpers/emails.ts';
+import { expectError, FROM, insertVerifiedDomain, waitForStatus } from '../helpers/emails.ts';
 import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
 
 let server: TestServer;
@@ -234,16 +234,7 @@ describe('GET /v1/emails/{id}/raw', () => {
       body: { address: 'Raw Tests Ltd, 2 High Street, Leeds LS1 1AA' },
     });
     expect(footer.status).toBe(200);
-    await server.runtime.ctx.db
-      .insertInto('domains')
-      .values({
-        project_id: account.project.id,
-        name: 'letters.example',
-        status: 'verified',
-        verified_at: new Date(),
-        last_checked_at: new Date(),
-      })
-      .execute();
+    await insertVerifiedDomain(server, account.project.id, 'letters.example');
     const list = (await server.call('POST', '/v1/lists', { key, body: { name: 'Raw' } })).body.id;
     const campaign = await server.call('POST', '/v1/campaigns', {
       key,

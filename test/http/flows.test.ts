@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setWorkspacePlan } from '../../src/domain/accounts/workspaces.ts';
 import { expectError } from '../helpers/assertions.ts';
+import { insertVerifiedDomain } from '../helpers/emails.ts';
 import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
 
 let server: TestServer;
@@ -42,16 +43,7 @@ beforeAll(async () => {
   other = await server.signup();
   key = account.project_key.key;
   otherKey = other.project_key.key;
-  await server.runtime.ctx.db
-    .insertInto('domains')
-    .values({
-      project_id: account.project.id,
-      name: 'letters.example',
-      status: 'verified',
-      verified_at: new Date(),
-      last_checked_at: new Date(),
-    })
-    .execute();
+  await insertVerifiedDomain(server, account.project.id, 'letters.example');
   list = (await server.call('POST', '/v1/lists', { key, body: { name: 'News' } })).body.id;
   otherList = (await server.call('POST', '/v1/lists', { key: otherKey, body: { name: 'Theirs' } })).body.id;
   segment = (

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setWorkspacePlan } from '../../src/domain/accounts/workspaces.ts';
 import { expectError } from '../helpers/assertions.ts';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.ts';
+import { insertVerifiedDomain } from '../helpers/emails.ts';
 import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
 import { deliverToMx } from '../helpers/smtp-clients.ts';
 
@@ -354,16 +355,7 @@ describe('hard cases are stored or refused cleanly', () => {
 
 describe('receiving at a verified domain of the project', () => {
   it('is refused until inbound is enabled on the domain, then stored', async () => {
-    const row = await server.runtime.ctx.db
-      .insertInto('domains')
-      .values({
-        project_id: account.project.id,
-        name: 'support.example',
-        status: 'verified',
-        verified_at: new Date(),
-      })
-      .returning('id')
-      .executeTakeFirstOrThrow();
+    const row = await insertVerifiedDomain(server, account.project.id, 'support.example');
     const to = 'help@support.example';
     const refused = await deliverToMx(server, { from: 'alice@sender.example', to: [to] }, mime({ to }));
     expect(refused.code).toBe(550);
@@ -408,16 +400,7 @@ describe('receiving at a verified domain of the project', () => {
 
   it('enabling inbound needs a plan with inbound (402)', async () => {
     const free = await server.signupConfirmed();
-    const row = await server.runtime.ctx.db
-      .insertInto('domains')
-      .values({
-        project_id: free.project.id,
-        name: 'free.example',
-        status: 'verified',
-        verified_at: new Date(),
-      })
-      .returning('id')
-      .executeTakeFirstOrThrow();
+    const row = await insertVerifiedDomain(server, free.project.id, 'free.example');
     const res = await server.call('PATCH', `/v1/domains/${row.id}`, {
       key: free.project_key.key,
       body: { inbound_enabled: true },
