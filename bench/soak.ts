@@ -61,15 +61,21 @@ const server = await startBenchServer(
   ['api', 'worker', 'smtp'],
 );
 
-/** Resident memory of a process and of all its descendants (the embedded PostgreSQL is the api's). */
+/**
+ * Resident memory of a process, and of all its descendants (the embedded PostgreSQL is the api's) as
+ * their proportional share (PSS): each PostgreSQL backend maps the same shared buffers, which a sum
+ * of RSS would count once per backend.
+ */
 function rssMb(pid: number): { own: number; children: number } {
-  const read = (p: number) => {
+  const kb = (file: string, field: string) => {
     try {
-      return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+      return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(file, 'utf8'))?.[1] ?? 0) / 1024;
     } catch {
       return 0;
     }
   };
+  const read = (p: number) => kb(`/proc/${p}/status`, 'VmRSS');
+  const share = (p: number) => kb(`/proc/${p}/smaps_rollup`, 'Pss');
   const parentOf = new Map<number, number>();
   for (const d of readdirSync('/proc')) {
     if (!/^\d+$/.test(d)) continue;
@@ -80,7 +86,7 @@ function rssMb(pid: number): { own: number; children: number } {
   }
   const descendants = (p: number): number[] =>
     [...parentOf].filter(([, pp]) => pp === p).flatMap(([c]) => [c, ...descendants(c)]);
-  return { own: read(pid), children: descendants(pid).reduce((n, c) => n + read(c), 0) };
+  return { own: read(pid), children: descendants(pid).reduce((n, c) => n + share(c), 0) };
 }
 const memory = () =>
   Object.fromEntries(
@@ -316,7 +322,7 @@ try {
     );
   }
   console.log(
-    `| RSS embedded PostgreSQL (all its processes), after warm-up → end | ${growth(warm.api.postgres, atEnd.api.postgres)} |`,
+    `| PSS embedded PostgreSQL (all its processes), after warm-up → end | ${growth(warm.api.postgres, atEnd.api.postgres)} |`,
   );
   console.log(`| largest tables | ${tables.map((t) => `${t.relname} ${t.size}`).join(', ')} |`);
   console.log(
