@@ -57,7 +57,11 @@ export async function startRuntime(
   // a database still starting (or restarting) is waited for, not a reason to exit
   await whileDatabaseUnavailable(() => migrate(database.pool), {
     patienceMs: STARTUP_PATIENCE_MS,
-    onWait: (err) => log.warn({ err }, 'the database is not reachable yet: waiting for it'),
+    onWait: (err) =>
+      log.warn(
+        { err: (err as Error).message },
+        `the database is not reachable yet: waiting up to ${STARTUP_PATIENCE_MS / 1000} s for it (is DATABASE_URL right?)`,
+      ),
     onBack: () => log.info('the database is reachable'),
   });
   const ctx: DomainContext = {

@@ -195,6 +195,13 @@ const flowCompleted = (id: string, n: number) =>
     intervalMs: 250,
     message: `flow ${id}: not every enrollment completed`,
   });
+/** Waits until `n` messages of the campaign (by subject) have reached the sink. */
+const campaignUnderWay = (subject: RegExp, n: number) =>
+  eventually(() => server.sink.messages.filter((m) => subject.test(m.parsed.subject ?? '')).length >= n, {
+    timeoutMs: 60_000,
+    intervalMs: 50,
+    message: 'the campaign did not start',
+  });
 const pauseFlow = async (id: string) =>
   expect((await api(server.url)('POST', `/v1/flows/${id}/pause`)).status).toBe(200);
 
@@ -214,14 +221,7 @@ describe('campaigns and flows through faults', () => {
     const flow = await welcomeFlow('sigterm', 2);
     const sent = await campaign('sigterm', 2_000);
     const joiners = await createContacts('sigterm', 40);
-    await eventually(
-      () => server.sink.messages.filter((m) => /^sigterm for /.test(m.parsed.subject ?? '')).length >= 200,
-      {
-        timeoutMs: 60_000,
-        intervalMs: 50,
-        message: 'the campaign did not start',
-      },
-    );
+    await campaignUnderWay(/^sigterm for /, 200);
     const stopped = running.shift() as ChildProcess;
     const exit = new Promise<number | null>((resolve) => stopped.once('exit', (code) => resolve(code)));
     stopped.kill('SIGTERM');
@@ -239,14 +239,7 @@ describe('campaigns and flows through faults', () => {
     const flow = await welcomeFlow('outage', 3);
     const sent = await campaign('outage', 1_000);
     const joiners = await createContacts('outage', 30);
-    await eventually(
-      () => server.sink.messages.filter((m) => /^outage for /.test(m.parsed.subject ?? '')).length >= 100,
-      {
-        timeoutMs: 60_000,
-        intervalMs: 50,
-        message: 'the campaign did not start',
-      },
-    );
+    await campaignUnderWay(/^outage for /, 100);
     await database?.stop();
     database = null;
     await new Promise((r) => setTimeout(r, 5_000));

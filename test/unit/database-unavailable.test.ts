@@ -59,26 +59,18 @@ describe('whileDatabaseUnavailable', () => {
     ).rejects.toBe(bad);
     expect(calls).toBe(1);
     calls = 0;
-    await expect(
-      whileDatabaseUnavailable(
-        async () => {
-          calls++;
-          throw refused();
-        },
-        { patienceMs: 600 },
-      ),
-    ).rejects.toThrow(/ECONNREFUSED/);
+    const alwaysRefused = async () => {
+      calls++;
+      throw refused();
+    };
+    await expect(whileDatabaseUnavailable(alwaysRefused, { patienceMs: 600 })).rejects.toThrow(
+      /ECONNREFUSED/,
+    );
     expect(calls).toBeGreaterThanOrEqual(2);
     expect(calls).toBeLessThan(5);
     calls = 0;
     await expect(
-      whileDatabaseUnavailable(
-        async () => {
-          calls++;
-          throw refused();
-        },
-        { patienceMs: 10_000, stopped: () => calls >= 2 },
-      ),
+      whileDatabaseUnavailable(alwaysRefused, { patienceMs: 10_000, stopped: () => calls >= 2 }),
     ).rejects.toThrow(/ECONNREFUSED/);
     expect(calls).toBe(2);
   });
