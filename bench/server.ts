@@ -148,3 +148,37 @@ export async function readyBenchAccount(server: BenchServer, opts: { domain?: st
   }
   return { ...account, db };
 }
+
+/** The share of the machine's CPU time that was idle over `ms` (from /proc/stat; 1 where there is none). */
+async function idleShare(ms: number): Promise<number> {
+  const read = () => {
+    try {
+      const fields = readFileSync('/proc/stat', 'utf8')
+        .split('\n')[0]
+        .trim()
+        .split(/\s+/)
+        .slice(1)
+        .map(Number);
+      return { idle: fields[3] + fields[4], total: fields.reduce((a, b) => a + b, 0) };
+    } catch {
+      return null;
+    }
+  };
+  const before = read();
+  await new Promise((r) => setTimeout(r, ms));
+  const after = read();
+  if (!before || !after || after.total === before.total) return 1;
+  return (after.idle - before.idle) / (after.total - before.total);
+}
+
+/**
+ * Waits until the machine is quiet (at least 90 % idle over a second, for at most `maxMs`), so a
+ * figure does not pay for the work the one before it left behind (a queue being purged, autovacuum,
+ * a checkpoint). Returns the idle share it last saw.
+ */
+export async function quietMachine(maxMs = 30_000): Promise<number> {
+  const deadline = Date.now() + maxMs;
+  let idle = await idleShare(1000);
+  while (idle < 0.9 && Date.now() < deadline) idle = await idleShare(1000);
+  return idle;
+}

