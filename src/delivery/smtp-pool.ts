@@ -30,8 +30,8 @@ interface Resource {
  * A pool of SMTP connections to one relay, each carrying one message at a time, for messages that
  * are already MIME (composed and DKIM-signed): the bytes go straight to `SMTPConnection.send`, with
  * none of nodemailer's mail composition (its `Mail`/`SMTPPool` parse the raw message again, make a
- * Message-ID for it and run their plugins: about a tenth of a worker's CPU at a thousand messages a
- * second). Like nodemailer's pool: a connection the server closed while it was idle is dropped; a
+ * Message-ID for it and run their plugins: a sixth of the worker's CPU in `bench:postfix`). Like
+ * nodemailer's pool: a connection the server closed while it was idle is dropped; a
  * message refused by the server leaves its connection usable (RSET); a reused connection that
  * fails before a byte of the message was read sends it again over a new one.
  */
