@@ -52,6 +52,7 @@ export function withSimulator(inner: Transport): Transport {
         const e = deliveryErrorOf(err);
         throw new DeliveryError(e.message, {
           permanent: e.permanent,
+          recipientsAtFault: e.recipientsAtFault,
           responseCode: e.responseCode,
           response: e.response,
           answered: answers,

@@ -5,8 +5,16 @@ import SMTPConnection, {
   type SMTPConnectionSendInfo,
 } from 'nodemailer/lib/smtp-connection';
 
-/** An SMTP error as nodemailer's connection reports it: `code` (EENVELOPE, EMESSAGE, ESOCKET…) and the reply. */
-export type SmtpSendError = Error & { code?: string; responseCode?: number; response?: string };
+/**
+ * An SMTP error as nodemailer's connection reports it: `code` (EENVELOPE, EMESSAGE, EAUTH, ESOCKET…),
+ * the command it answered (`MAIL FROM`, `RCPT TO`, `DATA`, `AUTH PLAIN`, `CONN`…) and the reply.
+ */
+export type SmtpSendError = Error & {
+  code?: string;
+  command?: string;
+  responseCode?: number;
+  response?: string;
+};
 
 /**
  * The connection was gone or going (a 421, a reset or closed socket) rather than the message refused.

@@ -1,6 +1,37 @@
 import { SmtpConnectionPool, type SmtpSendError } from './smtp-pool.ts';
 import { DeliveryError, type DeliveryResult, type OutboundMessage, type Transport } from './transport.ts';
 
+/**
+ * What a failed hand-over to the relay means for the message. Only a 5xx to RCPT TO (every
+ * recipient refused) or to the message itself bounces it, and suppresses its recipients; a 5xx to
+ * MAIL FROM fails the message without blaming them. Anything before the message (the login, the
+ * greeting, TLS, a lost connection) is the relay's or its configuration's: deferred and retried,
+ * so a wrong password in POSTHORN_SMTP_RELAY never bounces and suppresses a whole audience.
+ */
+export function relayFailure(e: SmtpSendError): DeliveryError {
+  const code = e.responseCode;
+  const response = e.response ?? e.message;
+  const permanent = code !== undefined && code >= 500;
+  if (permanent && (e.command === 'RCPT TO' || e.command === 'DATA'))
+    return new DeliveryError(e.message, { permanent: true, responseCode: code, response });
+  if (permanent && e.command === 'MAIL FROM')
+    return new DeliveryError(e.message, {
+      permanent: true,
+      recipientsAtFault: false,
+      responseCode: code,
+      response,
+    });
+  const before =
+    code !== undefined && e.command !== 'MAIL FROM' && e.command !== 'RCPT TO' && e.command !== 'DATA';
+  return new DeliveryError(e.message, {
+    permanent: false,
+    responseCode: code,
+    response: before
+      ? `the relay refused Posthorn at ${e.command ?? e.code}: ${response} (check POSTHORN_SMTP_RELAY)`
+      : response,
+  });
+}
+
 /** Hands messages to an SMTP relay over a pool of reused connections. */
 export function createSmtpRelayTransport(
   relayUrl: string,
@@ -60,13 +91,7 @@ export function createSmtpRelayTransport(
           ],
         };
       } catch (err) {
-        const e = err as SmtpSendError;
-        const code = e.responseCode;
-        throw new DeliveryError(e.message, {
-          permanent: code !== undefined && code >= 500,
-          responseCode: code,
-          response: e.response ?? e.message,
-        });
+        throw relayFailure(err as SmtpSendError);
       }
     },
     async close() {

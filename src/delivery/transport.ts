@@ -37,12 +37,25 @@ export class DeliveryError extends Error {
   readonly response: string;
   /** Recipients answered on this machine (the simulator's) before the hand-over of the others failed. */
   readonly answered: RecipientResult[];
+  /**
+   * A permanent refusal of the recipients or of the message (RCPT TO, DATA): they bounce and are
+   * suppressed. False when the hop refused the sender (MAIL FROM): the message fails, and its
+   * recipients are not to blame.
+   */
+  readonly recipientsAtFault: boolean;
   constructor(
     message: string,
-    opts: { permanent: boolean; responseCode?: number; response?: string; answered?: RecipientResult[] },
+    opts: {
+      permanent: boolean;
+      responseCode?: number;
+      response?: string;
+      answered?: RecipientResult[];
+      recipientsAtFault?: boolean;
+    },
   ) {
     super(message);
     this.permanent = opts.permanent;
+    this.recipientsAtFault = opts.recipientsAtFault ?? true;
     this.responseCode = opts.responseCode;
     this.response = opts.response ?? message;
     this.answered = opts.answered ?? [];

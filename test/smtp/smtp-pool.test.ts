@@ -81,6 +81,42 @@ describe('SmtpConnectionPool (the relay transport under the worker)', () => {
     expect(seven?.raw).toContain('\r\n.line starting with a dot 7');
   });
 
+  it('upgrades with STARTTLS when the relay offers it and logs in when it asks for AUTH', async () => {
+    const logins: string[] = [];
+    const r = await relay({
+      disabledCommands: [], // STARTTLS offered, with smtp-server's own self-signed certificate
+      authOptional: false,
+      onAuth(auth, session, callback) {
+        logins.push(`${auth.username}:${auth.password}:${session.secure ? 'tls' : 'plain'}`);
+        if (auth.password !== 'right') return callback(new Error('Invalid username or password'));
+        callback(null, { user: auth.username });
+      },
+    });
+    cleanup.push(r.close);
+    const pool = (pass: string) => {
+      const p = new SmtpConnectionPool(
+        {
+          host: '127.0.0.1',
+          port: r.port,
+          secure: false,
+          tls: { rejectUnauthorized: false },
+          auth: { user: 'relay', pass },
+        },
+        2,
+      );
+      cleanup.push(() => p.close());
+      return p;
+    };
+    const info = await pool('right').send({ from: 'a@example.com', to: ['b1@example.org'] }, message(1));
+    expect(info.accepted).toEqual(['b1@example.org']);
+    const refused = (await pool('wrong')
+      .send({ from: 'a@example.com', to: ['b2@example.org'] }, message(2))
+      .catch((e) => e)) as SmtpSendError;
+    expect(refused.responseCode).toBe(535);
+    expect(logins).toEqual(['relay:right:tls', 'relay:wrong:tls']);
+    expect(r.state.received.map((m) => m.to[0])).toEqual(['b1@example.org']);
+  });
+
   it('a refused message rejects with the reply, and its connection carries the next message', async () => {
     const r = await relay({
       onRcptTo(address, _session, callback) {

@@ -124,6 +124,26 @@ describe('what a delivery attempt makes of a message', () => {
     expect(outcome.suppress.map((s) => s.email)).toEqual(['a@example.org']);
   });
 
+  it('fails the message without bouncing or suppressing anyone when the hop refused the sender', () => {
+    const outcome = newOutcome('e1');
+    const refusal = new DeliveryError('no', {
+      permanent: true,
+      recipientsAtFault: false,
+      responseCode: 553,
+      response: '553 5.7.1 Sender not allowed',
+    });
+    applyFailure(outcome, refusal, ['a@example.org', 'b@example.org']);
+    expect(outcome.status).toBe('failed');
+    expect(outcome.events).toEqual([
+      {
+        type: 'failed',
+        recipient: null,
+        detail: { reason: 'the next hop refused the sender', response: '553 5.7.1 Sender not allowed' },
+      },
+    ]);
+    expect(outcome.suppress).toEqual([]);
+  });
+
   it('defers the message on a temporary failure with one event for it as a whole', () => {
     const outcome = newOutcome('e1');
     applyFailure(outcome, new DeliveryError('later', { permanent: false, response: '421 busy' }), [

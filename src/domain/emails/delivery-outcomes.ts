@@ -92,13 +92,22 @@ export function applyResult(outcome: Outcome, result: DeliveryResult) {
 }
 
 /**
- * Applies a failed hand-over: a permanent failure bounces (and suppresses) every recipient that
- * was handed over; a temporary one defers the message. What the simulator answered is kept.
+ * Applies a failed hand-over: a permanent refusal of the recipients or the message bounces (and
+ * suppresses) every recipient that was handed over; a permanent refusal of the sender fails the
+ * message alone; a temporary failure defers it. What the simulator answered is kept.
  */
 export function applyFailure(outcome: Outcome, e: DeliveryError, recipients: string[]) {
   outcome.response = e.response;
   const answered = new Set(e.answered.map((a) => a.recipient));
-  if (e.permanent) {
+  if (e.permanent && !e.recipientsAtFault) {
+    // the hop refused the sender for good: the message fails; its recipients bounced nothing
+    outcome.status = 'failed';
+    outcome.events.push({
+      type: 'failed',
+      recipient: null,
+      detail: { reason: 'the next hop refused the sender', response: e.response },
+    });
+  } else if (e.permanent) {
     outcome.status = 'bounced';
     for (const r of recipients.filter((x) => !answered.has(x))) {
       outcome.events.push({
