@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/db/embedded.ts';
 import { setWorkspacePlan } from '../../src/domain/accounts/workspaces.ts';
 import { eventually } from '../helpers/eventually.ts';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { signupConfirmedInDatabase, startTestServer, type TestServer } from '../helpers/server.ts';
 import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.ts';
 
 /**
@@ -27,12 +27,7 @@ beforeAll(async () => {
     POSTHORN_SMTP_RELAY_TIMEOUT: '2',
   });
   // the relay is down from the start: the account is confirmed directly, not by its emailed code
-  const account = await server.signup();
-  await server.runtime.ctx.db
-    .updateTable('accounts')
-    .set({ email_confirmed_at: new Date() })
-    .where('id', '=', account.account.id)
-    .execute();
+  const account = await signupConfirmedInDatabase(server);
   await setWorkspacePlan(server.runtime.ctx, account.workspace.id, 'unlimited');
   key = account.project_key.key;
 }, 60_000);

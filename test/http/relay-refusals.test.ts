@@ -3,7 +3,7 @@ import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setWorkspacePlan } from '../../src/domain/accounts/workspaces.ts';
 import { FROM, waitForStatus } from '../helpers/emails.ts';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { signupConfirmedInDatabase, startTestServer, type TestServer } from '../helpers/server.ts';
 
 // A relay that asks for AUTH and, when told to, refuses every sender: what it says about Posthorn
 // (a wrong password) or about the sender must never bounce the recipients or suppress them.
@@ -47,12 +47,7 @@ async function serverWithRelay(password: string): Promise<{ server: TestServer; 
     POSTHORN_RETRY_SCHEDULE: '3600',
   });
   // confirmed in the database: the confirmation code would have to pass this relay
-  const account = await server.signup();
-  await server.runtime.ctx.db
-    .updateTable('accounts')
-    .set({ email_confirmed_at: new Date() })
-    .where('id', '=', account.account.id)
-    .execute();
+  const account = await signupConfirmedInDatabase(server);
   await setWorkspacePlan(server.runtime.ctx, account.workspace.id, 'unlimited');
   return { server, key: account.project_key.key };
 }
