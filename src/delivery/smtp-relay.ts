@@ -1,6 +1,9 @@
 import { SmtpConnectionPool, type SmtpSendError } from './smtp-pool.ts';
 import { DeliveryError, type DeliveryResult, type OutboundMessage, type Transport } from './transport.ts';
 
+/** The commands of one message's transaction: a refusal of any of them is about this message. */
+const MESSAGE_COMMANDS = new Set(['MAIL FROM', 'RCPT TO', 'DATA']);
+
 /**
  * What a failed hand-over to the relay means for the message. Only a 5xx to RCPT TO (every
  * recipient refused) or to the message itself bounces it, and suppresses its recipients; a 5xx to
@@ -11,22 +14,17 @@ import { DeliveryError, type DeliveryResult, type OutboundMessage, type Transpor
 export function relayFailure(e: SmtpSendError): DeliveryError {
   const code = e.responseCode;
   const response = e.response ?? e.message;
-  const permanent = code !== undefined && code >= 500;
-  if (permanent && (e.command === 'RCPT TO' || e.command === 'DATA'))
-    return new DeliveryError(e.message, { permanent: true, responseCode: code, response });
-  if (permanent && e.command === 'MAIL FROM')
-    return new DeliveryError(e.message, {
-      permanent: true,
-      recipientsAtFault: false,
-      responseCode: code,
-      response,
-    });
-  const before =
-    code !== undefined && e.command !== 'MAIL FROM' && e.command !== 'RCPT TO' && e.command !== 'DATA';
+  const aboutTheMessage = e.command !== undefined && MESSAGE_COMMANDS.has(e.command);
+  if (code !== undefined && code >= 500 && aboutTheMessage) {
+    const recipientsAtFault = e.command !== 'MAIL FROM';
+    return new DeliveryError(e.message, { permanent: true, recipientsAtFault, responseCode: code, response });
+  }
+  // a reply before the message began (AUTH, the greeting, EHLO, STARTTLS) is about Posthorn's setup
+  const aboutTheSetup = code !== undefined && !aboutTheMessage;
   return new DeliveryError(e.message, {
     permanent: false,
     responseCode: code,
-    response: before
+    response: aboutTheSetup
       ? `the relay refused Posthorn at ${e.command ?? e.code}: ${response} (check POSTHORN_SMTP_RELAY)`
       : response,
   });
@@ -61,17 +59,6 @@ export function createSmtpRelayTransport(
     async send(message: OutboundMessage): Promise<DeliveryResult> {
       try {
         const info = await pool.send({ from: message.from, to: message.to }, message.raw);
-        // each refused recipient with its RCPT TO reply
-        const refusals = (
-          info as {
-            rejectedErrors?: {
-              recipient: string;
-              responseCode?: number;
-              response?: string;
-              message: string;
-            }[];
-          }
-        ).rejectedErrors;
         return {
           response: info.response,
           recipients: [
@@ -81,8 +68,9 @@ export function createSmtpRelayTransport(
               final: false, // the relay sends it on
               response: info.response,
             })),
-            ...(refusals ?? []).map((e) => ({
-              recipient: e.recipient,
+            // each refused recipient with its RCPT TO reply
+            ...(info.rejectedErrors ?? []).map((e) => ({
+              recipient: String(e.recipient),
               accepted: false,
               final: false,
               responseCode: e.responseCode,
