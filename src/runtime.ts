@@ -72,7 +72,10 @@ export async function startRuntime(
     emailWriter: new EmailWriter(database.db),
     eventTracker: new EventTracker(database.db),
   };
-  const transport = createTransport(config, database.db, (line) => log.info(line));
+  const transport = createTransport(config, database.db, {
+    info: (line) => log.info(line),
+    warn: (line) => log.warn(line),
+  });
   const requestLog = new RequestLogWriter(database.pool);
   const rateLimiter = new RateLimiter(database.pool, config.rateLimitPerSecond);
 

@@ -11,7 +11,7 @@ const MESSAGE_COMMANDS = new Set(['MAIL FROM', 'RCPT TO', 'DATA']);
  * greeting, TLS, a lost connection) is the relay's or its configuration's: deferred and retried,
  * so a wrong password in POSTHORN_SMTP_RELAY never bounces and suppresses a whole audience.
  */
-export function relayFailure(e: SmtpSendError): DeliveryError {
+export function relayFailure(e: SmtpSendError): DeliveryError & { aboutTheSetup?: boolean } {
   const code = e.responseCode;
   const response = e.response ?? e.message;
   const aboutTheMessage = e.command !== undefined && MESSAGE_COMMANDS.has(e.command);
@@ -21,21 +21,28 @@ export function relayFailure(e: SmtpSendError): DeliveryError {
   }
   // a reply before the message began (AUTH, the greeting, EHLO, STARTTLS) is about Posthorn's setup
   const aboutTheSetup = code !== undefined && !aboutTheMessage;
-  return new DeliveryError(e.message, {
+  const failure = new DeliveryError(e.message, {
     permanent: false,
     responseCode: code,
     response: aboutTheSetup
       ? `the relay refused Posthorn at ${e.command ?? e.code}: ${response} (check POSTHORN_SMTP_RELAY)`
       : response,
   });
+  return Object.assign(failure, { aboutTheSetup });
 }
 
 /** Hands messages to an SMTP relay over a pool of reused connections. */
 export function createSmtpRelayTransport(
   relayUrl: string,
-  opts: { maxConnections?: number; timeoutSeconds?: number } = {},
+  opts: {
+    maxConnections?: number;
+    timeoutSeconds?: number;
+    /** Told when the relay refuses Posthorn itself (at most once a minute): the operator's to fix. */
+    warn?: (line: string) => void;
+  } = {},
 ): Transport {
   const url = new URL(relayUrl);
+  let warnedAt = 0;
   // a relay that accepts the connection and then says nothing ends the attempt (deferred, retried)
   const timeoutMs = (opts.timeoutSeconds ?? 60) * 1000;
   const pool = new SmtpConnectionPool(
@@ -79,7 +86,12 @@ export function createSmtpRelayTransport(
           ],
         };
       } catch (err) {
-        throw relayFailure(err as SmtpSendError);
+        const failure = relayFailure(err as SmtpSendError);
+        if (failure.aboutTheSetup && opts.warn && Date.now() - warnedAt > 60_000) {
+          warnedAt = Date.now();
+          opts.warn(`messages are deferred: ${failure.response}`);
+        }
+        throw failure;
       }
     },
     async close() {

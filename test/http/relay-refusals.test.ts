@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSmtpRelayTransport } from '../../src/delivery/smtp-relay.ts';
 import { setWorkspacePlan } from '../../src/domain/accounts/workspaces.ts';
 import { FROM, waitForStatus } from '../helpers/emails.ts';
 import { signupConfirmedInDatabase, startTestServer, type TestServer } from '../helpers/server.ts';
@@ -91,6 +92,33 @@ describe('what the relay refuses that is not the recipients', () => {
     } finally {
       refuseSenders = false;
       await server.close();
+    }
+  });
+
+  it('the worker log says why, once a minute however many messages are deferred', async () => {
+    const warnings: string[] = [];
+    const transport = createSmtpRelayTransport(`smtp://posthorn:wrong@127.0.0.1:${relayPort}`, {
+      warn: (line) => warnings.push(line),
+    });
+    try {
+      for (const n of [1, 2, 3]) {
+        const failed = await transport
+          .send({
+            from: 'a@example.com',
+            to: [`r${n}@example.org`],
+            raw: Buffer.from('Subject: x\r\n\r\nx\r\n'),
+            messageId: `<${n}@x>`,
+            attempt: 1,
+          })
+          .catch((e) => e);
+        expect(failed.permanent).toBe(false);
+      }
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toMatch(
+        /^messages are deferred: the relay refused Posthorn at AUTH .*535.*check POSTHORN_SMTP_RELAY/,
+      );
+    } finally {
+      await transport.close();
     }
   });
 });
