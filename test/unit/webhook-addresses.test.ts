@@ -34,7 +34,7 @@ describe('classifyAddress (pure: no lookups, no connections)', () => {
     ['::ffff:8.8.8.8', 'public'],
     ['ff02::1', 'multicast'],
     ['2001:db8::1', 'reserved'],
-    ['64:ff9b::a00:1', 'reserved'],
+    ['64:ff9b::a00:1', 'private'], // NAT64 of 10.0.0.1: judged by the address inside
     ['2606:4700:4700::1111', 'public'],
   ];
   for (const [ip, kind] of cases) {

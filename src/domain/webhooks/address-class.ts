@@ -44,21 +44,52 @@ function ipv6Groups(ip: string): number[] {
   return [...h, ...new Array(Math.max(0, 8 - h.length - r.length)).fill(0), ...r];
 }
 
+/** The IPv4 address held in two 16-bit groups, as text. */
+function v4Of(high: number, low: number): string {
+  return `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
+}
+
+const zero = (groups: number[]) => groups.every((x) => x === 0);
+
+/**
+ * The IPv4 address an IPv6 address carries and leads to, for every form that embeds one: mapped
+ * (::ffff:0:0/96), translated (::ffff:0:0:0/96), compatible (::/96), NAT64 (64:ff9b::/96), 6to4
+ * (2002::/16, the address in bits 16-47) and Teredo (2001::/32, the client's address inverted in
+ * the last 32 bits); null for any other address.
+ */
+function embeddedV4(g: number[]): string | null {
+  const tail = v4Of(g[6], g[7]);
+  if (zero(g.slice(0, 5)) && (g[5] === 0xffff || g[5] === 0)) return tail; // mapped, compatible
+  if (zero(g.slice(0, 4)) && g[4] === 0xffff && g[5] === 0) return tail; // translated
+  if (g[0] === 0x64 && g[1] === 0xff9b && zero(g.slice(2, 6))) return tail; // NAT64 well-known
+  if (g[0] === 0x2002) return v4Of(g[1], g[2]); // 6to4
+  if (g[0] === 0x2001 && g[1] === 0) return v4Of(g[6] ^ 0xffff, g[7] ^ 0xffff); // Teredo client
+  return null;
+}
+
 function classifyV6(ip: string): AddressClass {
   const g = ipv6Groups(ip);
   if (g.every((x) => x === 0)) return 'unspecified';
   if (g.slice(0, 7).every((x) => x === 0) && g[7] === 1) return 'loopback';
-  // IPv4-mapped (::ffff:a.b.c.d) and IPv4-compatible: judge the IPv4 address inside
-  if (g.slice(0, 5).every((x) => x === 0) && (g[5] === 0xffff || g[5] === 0)) {
-    return classifyV4(`${g[6] >> 8}.${g[6] & 255}.${g[7] >> 8}.${g[7] & 255}`);
+  // an address that leads to an IPv4 one is judged by that IPv4 address: ::ffff:7f00:1 is loopback
+  const v4 = embeddedV4(g);
+  if (v4 !== null) {
+    const inner = classifyV4(v4);
+    if (inner !== 'public') return inner;
+    // a NAT64 prefix reaches IPv4 space through the network's translator
+    if (g[0] === 0x64 && g[1] === 0xff9b) return 'reserved';
+    return 'public';
   }
   if (g[0] === 0xfd00 && g[1] === 0xec2 && g.slice(2, 7).every((x) => x === 0) && g[7] === 0x254)
     return 'metadata';
   if ((g[0] & 0xfe00) === 0xfc00) return 'private'; // fc00::/7 unique local
   if ((g[0] & 0xffc0) === 0xfe80) return 'link_local'; // fe80::/10
+  if ((g[0] & 0xffc0) === 0xfec0) return 'private'; // fec0::/10 site-local (deprecated, still routed inside sites)
   if ((g[0] & 0xff00) === 0xff00) return 'multicast';
   if (g[0] === 0x2001 && g[1] === 0x0db8) return 'reserved'; // documentation
-  if (g[0] === 0x64 && g[1] === 0xff9b) return 'reserved'; // NAT64: would reach IPv4 space
+  // 64:ff9b:1::/48 is local-use NAT64 (RFC 8215): a translator of the local network, never public
+  if (g[0] === 0x64 && g[1] === 0xff9b && g[2] === 1) return 'private';
+  if (g[0] === 0x64 && g[1] === 0xff9b) return 'reserved'; // the rest of 64:ff9b::/32: IPv4 space
   return 'public';
 }
 
