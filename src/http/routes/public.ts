@@ -8,7 +8,7 @@ import {
   type UnsubscribeScope,
   unsubscribe,
 } from '../../domain/marketing/engagement.ts';
-import { esc, sendPage } from '../html.ts';
+import { esc, sendPage, sendPageSecurityHeaders } from '../html.ts';
 import { acceptFormBodies } from '../request-checks.ts';
 import { Nullable, typed } from '../schemas.ts';
 
@@ -61,6 +61,10 @@ export async function publicRoutes(instance: FastifyInstance, { ctx }: { ctx: Do
   const app = typed(instance);
   acceptFormBodies(app);
   acceptMultipartForms(app);
+  // every answer of this door, pages, errors and redirects alike: none may be framed by another site
+  app.addHook('onSend', async (_request, reply) => {
+    sendPageSecurityHeaders(reply);
+  });
 
   // a campaign test to a member who is no contact links here (marketing-layer.ts): nothing to change
   const testPage = (reply: FastifyReply) =>
