@@ -22,7 +22,7 @@ if (!newsletter) throw new Error('the newsletter starter is missing');
 
 // (1) renders per second, in this process (one core)
 const compileStart = performance.now();
-const content = await checkContent(newsletter);
+const content = await checkContent(newsletter, 'bench');
 const compileMs = performance.now() - compileStart;
 const source = { cacheKey: 'bench@1', ...content };
 const samples = sampleVariables(content.variables);

@@ -59,7 +59,7 @@ function parseStatus(output: string): { score: string; rules: string } {
 
 async function scoreStarter(starter: Starter): Promise<Scored> {
   const { subject, mjml, preheader, variables } = starter;
-  const content = await checkContent({ subject, mjml, preheader, variables });
+  const content = await checkContent({ subject, mjml, preheader, variables }, 'starters');
   const rendered = renderTemplate({ cacheKey: '', ...content }, starterValues(starter), SAMPLE_CONTACT);
   const composer = new MailComposer({
     from: 'Posthorn <hello@example.com>',

@@ -2,9 +2,9 @@ import type { Selectable } from 'kysely';
 import type { TemplateVariable, TemplateVersionsTable } from '../../db/schema.ts';
 import { parseMailbox } from '../core/addresses.ts';
 import { ValidationError } from '../core/errors.ts';
-import { htmlLiquid, namesRead, parseLiquid, textLiquid } from './liquid.ts';
 import { compileMjml } from './mjml.ts';
-import { PREHEADER_END, PREHEADER_START, renderTemplate, sampleVariables } from './render.ts';
+import { PREHEADER_END, PREHEADER_START, sampleVariables } from './render.ts';
+import { type LiquidField, namesReadInPool, renderInPool } from './render-pool.ts';
 
 /** A template's content as the API takes it (create, or the merged result of an edit). */
 export interface TemplateContentInput {
@@ -82,9 +82,10 @@ function checkNamesRead(field: string, names: string[], declared: Set<string>) {
 /**
  * Checks a template's content at save time, so nothing about it can fail at send time: MJML compiles
  * strictly, Liquid parses (no unknown tag or filter), every name read is declared, and a trial render
- * with sample values stays within the limits. Returns the columns to store, MJML compiled once.
+ * with sample values stays within the limits. Returns the columns to store, MJML compiled once. The
+ * heavy steps run in pool threads, queued behind `owner`'s (the project's) other template work.
  */
-export async function checkContent(input: TemplateContentInput): Promise<CheckedContent> {
+export async function checkContent(input: TemplateContentInput, owner: string): Promise<CheckedContent> {
   const subject = input.subject;
   if (subject.trim() === '' || subject.length > 998)
     throw new ValidationError('`subject` must be 1 to 998 characters');
@@ -105,17 +106,18 @@ export async function checkContent(input: TemplateContentInput): Promise<Checked
   const variables = checkVariables(input.variables ?? []);
   const declared = new Set(variables.map((v) => v.name));
 
-  const fields: [string, string | null | undefined, typeof htmlLiquid][] = [
-    ['subject', subject, textLiquid],
-    [sourceField, source, htmlLiquid],
-    ['text', input.text, textLiquid],
-    ['preheader', input.preheader, htmlLiquid],
+  const fields: LiquidField[] = [
+    { field: 'subject', value: subject, html: false },
+    { field: sourceField, value: source, html: true },
+    ...(input.text == null ? [] : [{ field: 'text', value: input.text, html: false }]),
+    ...(input.preheader == null ? [] : [{ field: 'preheader', value: input.preheader, html: true }]),
   ];
-  for (const [field, value, liquid] of fields) {
-    if (value === null || value === undefined) continue;
-    checkNamesRead(field, namesRead(liquid, parseLiquid(liquid, value, field)), declared);
-  }
-  const compiled = withPreheader(hasMjml ? await compileMjml(source) : source, input.preheader ?? null);
+  const names = await namesReadInPool(owner, fields);
+  for (const [i, { field }] of fields.entries()) checkNamesRead(field, names[i], declared);
+  const compiled = withPreheader(
+    hasMjml ? await compileMjml(source, owner) : source,
+    input.preheader ?? null,
+  );
   const content: CheckedContent = {
     subject,
     mjml: hasMjml ? source : null,
@@ -128,6 +130,10 @@ export async function checkContent(input: TemplateContentInput): Promise<Checked
     compiled_html: compiled,
   };
   // a hostile template (a huge loop, a multi-megabyte output) is refused here, not at send time
-  renderTemplate({ cacheKey: '', ...content }, sampleVariables(variables), SAMPLE_CONTACT);
+  await renderInPool(owner, {
+    source: { cacheKey: '', ...content },
+    given: sampleVariables(variables),
+    contact: SAMPLE_CONTACT,
+  });
   return content;
 }

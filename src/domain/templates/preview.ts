@@ -4,7 +4,8 @@ import type { DomainContext } from '../core/context.ts';
 import { NotFoundError, ValidationError } from '../core/errors.ts';
 import { type AcceptedEmail, acceptEmails, type Sender } from '../emails/accept.ts';
 import { sharedDefaultFrom } from '../plans/project-facts.ts';
-import { renderTemplate, type TemplateContact } from './render.ts';
+import type { TemplateContact } from './render.ts';
+import { renderInPool } from './render-pool.ts';
 import { draftSource, resolveVersions } from './send.ts';
 
 export interface PreviewInput {
@@ -34,12 +35,15 @@ async function renderFor(ctx: DomainContext, projectId: string, id: string, inpu
   const contact = await contactFor(ctx, projectId, input.contact);
   if (input.version !== undefined) {
     const [version] = await resolveVersions(ctx, projectId, [{ id, version: input.version }]);
-    return { version, rendered: renderTemplate(version, input.variables, contact) };
+    return {
+      version,
+      rendered: await renderInPool(projectId, { source: version, given: input.variables, contact }),
+    };
   }
   const { row, source } = await draftSource(ctx, projectId, id);
   return {
     version: { from: row.from_address, replyTo: row.reply_to, version: null },
-    rendered: renderTemplate(source, input.variables, contact),
+    rendered: await renderInPool(projectId, { source, given: input.variables, contact }),
   };
 }
 

@@ -102,9 +102,9 @@ export interface RenderBudget {
   deadline: number;
 }
 
-/** A new budget of LIQUID_LIMITS.renderMs, for one request's renders. */
-export function renderBudget(): RenderBudget {
-  return { deadline: performance.now() + LIQUID_LIMITS.renderMs };
+/** A new budget of LIQUID_LIMITS.renderMs (or `ms`), for one request's renders. */
+export function renderBudget(ms = LIQUID_LIMITS.renderMs): RenderBudget {
+  return { deadline: performance.now() + ms };
 }
 
 function renderOne(

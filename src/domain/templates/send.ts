@@ -4,13 +4,10 @@ import type { DomainContext } from '../core/context.ts';
 import { NotFoundError, ValidationError } from '../core/errors.ts';
 import { isUuid } from '../core/ids.ts';
 import { lookupForSends } from './lookups.ts';
-import {
-  type Rendered,
-  type RenderSource,
-  renderBudget,
-  renderTemplate,
-  resolveVariables,
-} from './render.ts';
+import { storedSource } from './message-checks.ts';
+import type { Rendered, RenderSource } from './render.ts';
+import { resolveVariables } from './render.ts';
+import { renderEach } from './render-pool.ts';
 import { findTemplate } from './templates.ts';
 
 type VersionRow = Selectable<TemplateVersionsTable>;
@@ -159,22 +156,31 @@ export async function expandTemplates<T extends TemplateSend>(
 
   const out = [...inputs];
   const used: (TemplateUse | null)[] = inputs.map(() => null);
-  const budget = renderBudget();
-  withTemplate.forEach(({ input, i }, n) => {
-    const version = versionsUsed[n];
-    let rendered: Rendered;
-    let data: TemplateData;
+  const data: TemplateData[] = withTemplate.map(({ input, i }, n) => {
     try {
-      data = {
-        variables: resolveVariables(version.variables, input.template?.variables),
+      return {
+        variables: resolveVariables(versionsUsed[n].variables, input.template?.variables),
         contact: contacts.get(firstRecipient(input).trim().toLowerCase()) ?? null,
       };
-      // checked (and its subject kept) now; HTML and text are rendered again when it leaves
-      rendered = renderTemplate(version, data.variables, data.contact, budget, { deriveText: false });
     } catch (err) {
       if (err instanceof ValidationError) throw new ValidationError(`${label(i)}${err.message}`);
       throw err;
     }
+  });
+  // checked (and its subject kept) now, in the pool; HTML and text are rendered again when it leaves
+  const outcomes = await renderEach(
+    projectId,
+    withTemplate.map((_, n) => ({
+      source: versionsUsed[n],
+      given: data[n].variables,
+      contact: data[n].contact,
+      deriveText: false,
+    })),
+  );
+  withTemplate.forEach(({ input, i }, n) => {
+    const version = versionsUsed[n];
+    const rendered = outcomes[n];
+    if ('error' in rendered) throw new ValidationError(`${label(i)}${rendered.error}`);
     out[i] = {
       ...input,
       from: input.from ?? version.from ?? undefined,
@@ -183,7 +189,7 @@ export async function expandTemplates<T extends TemplateSend>(
       html: rendered.html,
       text: rendered.text || undefined,
     };
-    used[i] = { templateId: version.templateId, version: version.version, data };
+    used[i] = { templateId: version.templateId, version: version.version, data: data[n] };
   });
   return { inputs: out, used };
 }
@@ -222,17 +228,16 @@ export async function renderStored(
       mine.map((r) => ({ id: r.template_id as string, version: r.template_version as number })),
       { stored: true },
     );
-    mine.forEach((row, i) => {
-      const data = row.template_data as TemplateData;
-      try {
-        out.set(row.id, renderTemplate(versions[i], data.variables, data.contact));
-      } catch (err) {
-        // it rendered when accepted; a failure now (a render limit on a busy machine) fails this
-        // message alone, with the reason, instead of the whole delivery job
-        if (!(err instanceof ValidationError)) throw err;
-        out.set(row.id, { error: err.message });
-      }
-    });
+    // it rendered when accepted; a failure now (a render limit on a busy machine) fails that message
+    // alone, with the reason, instead of the whole delivery job
+    const outcomes = await renderEach(
+      projectId,
+      mine.map((row, i) => {
+        const data = row.template_data as TemplateData;
+        return { source: storedSource(versions[i], data), given: data.variables, contact: data.contact };
+      }),
+    );
+    for (const [i, row] of mine.entries()) out.set(row.id, outcomes[i]);
   }
   return out;
 }

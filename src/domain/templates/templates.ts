@@ -105,7 +105,7 @@ export async function createTemplate(ctx: DomainContext, projectId: string, inpu
   }
   const merged = { ...base, ...definedOf(input) };
   if (merged.subject === undefined) throw new ValidationError('Field `subject` is required');
-  const content = await checkContent(merged as TemplateContentInput);
+  const content = await checkContent(merged as TemplateContentInput, projectId);
   const row = await ctx.db
     .insertInto('templates')
     .values({
@@ -142,7 +142,10 @@ export async function updateTemplate(
   const gaveHtml = typeof changes.html === 'string';
   if (gaveMjml && !gaveHtml) changes.html = null;
   if (gaveHtml && !gaveMjml) changes.mjml = null;
-  const content = await checkContent({ ...presentContent(current), ...changes } as TemplateContentInput);
+  const content = await checkContent(
+    { ...presentContent(current), ...changes } as TemplateContentInput,
+    current.project_id,
+  );
   const row = await ctx.db
     .updateTable('templates')
     .set({ name, ...content, variables: JSON.stringify(content.variables), updated_at: new Date() })

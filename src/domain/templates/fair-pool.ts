@@ -1,0 +1,211 @@
+import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
+import { ValidationError } from '../core/errors.ts';
+import type { PoolReply } from './pool-worker.ts';
+
+/** What one job may spend: CPU time in its thread, and a wall-clock backstop for a starved thread. */
+export interface JobBudget {
+  cpuMs: number;
+  wallMs: number;
+  /** Ends the sentence "… could not be …": what the user sees when the budget runs out. */
+  overBudget: string;
+}
+
+export interface FairPoolOptions {
+  /** The worker script: it calls `answerJobs` (pool-worker.ts). */
+  script: URL;
+  threads: number;
+  memoryMb: number;
+  /** The message when a job's thread runs out of memory. */
+  outOfMemory: string;
+}
+
+interface Job<Req, Res> {
+  owner: string;
+  request: Req;
+  budget: JobBudget;
+  resolve: (value: Res) => void;
+  reject: (err: Error) => void;
+}
+
+interface Thread<Req, Res> {
+  worker: Worker;
+  ready: boolean;
+  /** The thread's CPU time (µs) when its current job started: the job's spending is measured from it. */
+  cpuBase: number;
+  job: Job<Req, Res> | null;
+  startedAt: number;
+  nextId: number;
+}
+
+// how often a busy thread's CPU time is read; a job shorter than this is never measured
+const WATCH_MS = 25;
+
+/**
+ * Work that user input can make expensive (MJML compiles, Liquid renders), off the event loop: a few
+ * worker threads, each job within a CPU-time budget (past it the thread is stopped and the job
+ * refused), and queues per owner (a project) served in turn, so one owner's backlog delays another's
+ * job by at most the jobs already running.
+ */
+export class FairWorkerPool<Req, Res> {
+  private readonly threads: Thread<Req, Res>[] = [];
+  private readonly queues = new Map<string, Job<Req, Res>[]>();
+  /**
+   * When each owner's last job started (a count of jobs started): the owner with queued jobs that was
+   * served longest ago goes next, and one never served goes first, so a newcomer waits only for the
+   * jobs already running, and owners with backlogs take turns.
+   */
+  private readonly lastServed = new Map<string, number>();
+  private started = 0;
+  private watch: NodeJS.Timeout | null = null;
+
+  private readonly options: FairPoolOptions;
+
+  constructor(options: FairPoolOptions) {
+    this.options = options;
+  }
+
+  /** Runs `request` in a thread when `owner`'s turn comes; rejects with a ValidationError past `budget`. */
+  run(owner: string, request: Req, budget: JobBudget): Promise<Res> {
+    return new Promise<Res>((resolve, reject) => {
+      const job = { owner, request, budget, resolve, reject };
+      const queue = this.queues.get(owner);
+      if (queue) queue.push(job);
+      else this.queues.set(owner, [job]);
+      this.dispatch();
+    });
+  }
+
+  /** Jobs waiting for a thread (all owners). */
+  get waiting(): number {
+    let n = 0;
+    for (const queue of this.queues.values()) n += queue.length;
+    return n;
+  }
+
+  private dispatch() {
+    while (this.queues.size > 0) {
+      const thread = this.idleThread();
+      if (!thread) return;
+      const owner = this.nextOwner();
+      const queue = this.queues.get(owner) as Job<Req, Res>[];
+      const job = queue.shift() as Job<Req, Res>;
+      if (queue.length === 0) this.queues.delete(owner);
+      this.lastServed.set(owner, ++this.started);
+      this.start(thread, job);
+    }
+  }
+
+  /** The owner with queued jobs served longest ago (the first queued among those never served). */
+  private nextOwner(): string {
+    let next = '';
+    let nextServed = Number.POSITIVE_INFINITY;
+    for (const owner of this.queues.keys()) {
+      const served = this.lastServed.get(owner) ?? 0;
+      if (served < nextServed) {
+        next = owner;
+        nextServed = served;
+      }
+    }
+    // owners long idle are forgotten (an owner never served counts as served longest ago anyway)
+    if (this.lastServed.size > 10_000)
+      for (const [owner, served] of this.lastServed)
+        if (served < this.started - 1_000 && !this.queues.has(owner)) this.lastServed.delete(owner);
+    return next;
+  }
+
+  private idleThread(): Thread<Req, Res> | undefined {
+    const idle = this.threads.find((t) => t.ready && t.job === null);
+    if (idle) return idle;
+    // a starting thread takes the next job as soon as it is ready
+    if (this.threads.some((t) => !t.ready)) return undefined;
+    if (this.threads.length < this.options.threads) this.spawn();
+    return undefined;
+  }
+
+  private spawn() {
+    const worker = new Worker(this.options.script, {
+      resourceLimits: { maxOldGenerationSizeMb: this.options.memoryMb },
+    });
+    // an idle thread must not keep the process alive
+    worker.unref();
+    const thread: Thread<Req, Res> = { worker, ready: false, cpuBase: 0, job: null, startedAt: 0, nextId: 0 };
+    this.threads.push(thread);
+    worker.on('message', (reply: PoolReply<Res>) => this.onReply(thread, reply));
+    worker.on('error', (err: Error & { code?: string }) =>
+      this.retire(
+        thread,
+        err.code === 'ERR_WORKER_OUT_OF_MEMORY' ? new ValidationError(this.options.outOfMemory) : err,
+      ),
+    );
+    worker.on('exit', () => this.retire(thread, new Error('the template worker thread stopped')));
+  }
+
+  private start(thread: Thread<Req, Res>, job: Job<Req, Res>) {
+    thread.job = job;
+    thread.startedAt = performance.now();
+    thread.worker.ref();
+    thread.worker.postMessage({ id: ++thread.nextId, request: job.request });
+    this.watch ??= setInterval(() => this.watchBudgets(), WATCH_MS).unref();
+  }
+
+  private onReply(thread: Thread<Req, Res>, reply: PoolReply<Res>) {
+    thread.cpuBase = reply.cpu;
+    if (reply.kind === 'ready') {
+      thread.ready = true;
+      this.dispatch();
+      return;
+    }
+    const job = thread.job;
+    if (!job || reply.id !== thread.nextId) return;
+    thread.job = null;
+    thread.worker.unref();
+    if (reply.kind === 'done') job.resolve(reply.value);
+    else job.reject(reply.validation ? new ValidationError(reply.message) : new Error(reply.message));
+    this.stopWatchingWhenIdle();
+    this.dispatch();
+  }
+
+  /** Stops a thread; its job (if any) is rejected with `err`, and the next job gets a new thread. */
+  private retire(thread: Thread<Req, Res>, err: Error) {
+    const at = this.threads.indexOf(thread);
+    if (at < 0) return;
+    this.threads.splice(at, 1);
+    const job = thread.job;
+    thread.job = null;
+    void thread.worker.terminate();
+    job?.reject(err);
+    this.stopWatchingWhenIdle();
+    this.dispatch();
+  }
+
+  private stopWatchingWhenIdle() {
+    if (this.watch && this.threads.every((t) => t.job === null)) {
+      clearInterval(this.watch);
+      this.watch = null;
+    }
+  }
+
+  private watchBudgets() {
+    const now = performance.now();
+    for (const thread of this.threads) {
+      const job = thread.job;
+      if (!job || now - thread.startedAt < WATCH_MS) continue;
+      const over = () => this.retire(thread, new ValidationError(`${job.budget.overBudget}`));
+      if (now - thread.startedAt > job.budget.wallMs) {
+        over();
+        continue;
+      }
+      thread.worker.cpuUsage().then(
+        ({ user, system }) => {
+          if (thread.job === job && (user + system - thread.cpuBase) / 1000 > job.budget.cpuMs) over();
+        },
+        // the thread stopped meanwhile: its exit handler settles the job
+        () => {},
+      );
+    }
+  }
+}
+
+/** Threads for template work: one fewer than the cores (the event loop and PostgreSQL need one), 1 to 4. */
+export const TEMPLATE_THREADS = Math.max(1, Math.min(4, availableParallelism() - 1));

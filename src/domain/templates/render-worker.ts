@@ -1,0 +1,38 @@
+import { ValidationError } from '../core/errors.ts';
+import { htmlLiquid, LIQUID_LIMITS, namesRead, parseLiquid, textLiquid } from './liquid.ts';
+import { answerJobs } from './pool-worker.ts';
+import { renderBudget, renderTemplate } from './render.ts';
+import type { RenderJob, RenderJobResult } from './render-pool.ts';
+
+// Runs in the render pool's threads (render-pool.ts): Liquid parsing, the analysis of the names a
+// template reads, and renders, so a heavy template stalls one of these threads and never the API.
+answerJobs<RenderJob, RenderJobResult>((job) => {
+  if (job.kind === 'names')
+    return {
+      names: job.fields.map(({ field, value, html }) => {
+        const liquid = html ? htmlLiquid : textLiquid;
+        return namesRead(liquid, parseLiquid(liquid, value, field));
+      }),
+    };
+  // the renders of one job share one budget, as the renders of one request always did: the pool
+  // stops the thread past the job's CPU time, so the wall-clock limit here only ends a thread that
+  // somehow escaped that (a busy machine stretches wall-clock time, not CPU time)
+  const budget = renderBudget(LIQUID_LIMITS.jobCpuMs * 2);
+  let chars = 0;
+  return {
+    rendered: job.items.map(({ source, given, contact, deriveText }) => {
+      try {
+        const rendered = renderTemplate(source, given, contact, budget, { deriveText });
+        chars += rendered.subject.length + rendered.html.length + rendered.text.length;
+        if (chars > LIQUID_LIMITS.jobOutputChars)
+          throw new ValidationError(
+            `The messages could not be rendered: together they would be over ${LIQUID_LIMITS.jobOutputChars} characters`,
+          );
+        return rendered;
+      } catch (err) {
+        if (!job.each || !(err instanceof ValidationError)) throw err;
+        return { error: err.message };
+      }
+    }),
+  };
+});

@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import { ValidationError } from '../../src/domain/core/errors.ts';
+import { FairWorkerPool } from '../../src/domain/templates/fair-pool.ts';
+import type { FixtureJob } from '../fixtures/pool-worker.ts';
+
+const script = new URL('../fixtures/pool-worker.ts', import.meta.url);
+const newPool = (threads = 1) =>
+  new FairWorkerPool<FixtureJob, string>({ script, threads, memoryMb: 256, outOfMemory: 'too much memory' });
+const budget = (cpuMs: number) => ({ cpuMs, wallMs: 60_000, overBudget: 'over its CPU budget' });
+
+describe('FairWorkerPool', () => {
+  it("serves a newcomer's job after the job running, ahead of another owner's backlog", async () => {
+    const pool = newPool(1);
+    const finished: string[] = [];
+    const run = (owner: string, label: string) =>
+      pool.run(owner, { spinMs: 40, label }, budget(5_000)).then((l) => finished.push(l));
+    const backlog = Array.from({ length: 6 }, (_, i) => run('a', `a${i}`));
+    // a's first job is running (or starting) when b's only job arrives
+    const newcomer = run('b', 'b0');
+    await Promise.all([...backlog, newcomer]);
+    expect(finished.indexOf('b0')).toBe(1);
+    // a's own jobs keep their order
+    expect(finished.filter((l) => l.startsWith('a'))).toEqual(['a0', 'a1', 'a2', 'a3', 'a4', 'a5']);
+  });
+
+  it('takes two backlogged owners in turns', async () => {
+    const pool = newPool(1);
+    const finished: string[] = [];
+    const run = (owner: string, label: string) =>
+      pool.run(owner, { spinMs: 20, label }, budget(5_000)).then((l) => finished.push(l));
+    await Promise.all([
+      ...['a0', 'a1', 'a2'].map((l) => run('a', l)),
+      ...['b0', 'b1', 'b2'].map((l) => run('b', l)),
+    ]);
+    expect(finished).toEqual(['a0', 'b0', 'a1', 'b1', 'a2', 'b2']);
+  });
+
+  it('stops a job past its CPU budget with a ValidationError, and the next job runs on a new thread', async () => {
+    const pool = newPool(1);
+    const over = pool.run('a', { spinMs: 20_000, label: 'endless' }, budget(300));
+    await expect(over).rejects.toBeInstanceOf(ValidationError);
+    await expect(over).rejects.toThrow('over its CPU budget');
+    await expect(pool.run('a', { spinMs: 1, label: 'next' }, budget(5_000))).resolves.toBe('next');
+  });
+
+  it("gives a thread's ValidationError back as one, and any other error as a plain Error", async () => {
+    const pool = newPool(1);
+    const refused = pool.run('a', { fail: 'validation' }, budget(5_000));
+    await expect(refused).rejects.toBeInstanceOf(ValidationError);
+    await expect(refused).rejects.toThrow('`field` is wrong');
+    const broken = pool.run('a', { fail: 'other' }, budget(5_000));
+    await expect(broken).rejects.toThrow('something broke');
+    await expect(broken).rejects.not.toBeInstanceOf(ValidationError);
+  });
+});
