@@ -33,6 +33,10 @@ import { sendRateLimitHeaders } from './errors.ts';
  * no forgery to fear). A session acts as the person, with the person's role in the project: the route
  * declares the least role it needs in `config.role` (default member). Keys are not affected by roles:
  * a project key acts in its project, an all-access key only where its user is Owner or Admin.
+ *
+ * 401 is for a missing, malformed, unknown, expired or revoked credential; a valid key where keys of
+ * its kind do not reach (a project key on the account API, any key on a session route) is 403, and
+ * the message says what the key can do.
  */
 export type AuthMode = 'none' | 'project' | 'key' | 'account' | 'session';
 
@@ -231,11 +235,22 @@ async function byKey(ctx: DomainContext, request: FastifyRequest, mode: AuthMode
     role: null,
     mode,
   };
+  // a valid key on the wrong half of the API is 403 saying what the key can do (401 is for a
+  // missing or invalid key); the refused call is still logged, as part of the key's history
   if (mode === 'account' && key.scope !== 'all_access') {
-    // still logged: a refused call is part of the key's history
     request.auth = { ...auth, projectId: key.projectId, project: null };
-    throw new AuthenticationError(
-      'This account-API endpoint needs an all-access key; a project key only reaches its own project',
+    throw new ForbiddenError(
+      `This is a project key: it acts only in its own project (${key.projectId}), through the project API (/v1/emails, /v1/contacts, /v1/domains and the rest); this account-API endpoint (workspaces, projects, members, API keys) needs an all-access key`,
+    );
+  }
+  if (mode === 'session') {
+    request.auth = { ...auth, projectId: key.projectId, project: null };
+    throw new ForbiddenError(
+      `This dashboard endpoint takes a dashboard session (sign in with POST /api/auth/login), not an API key; ${
+        key.scope === 'all_access'
+          ? 'this all-access key works on /v1: the account API, and the project API in projects where its user is Owner or Admin'
+          : `this project key works on the project API (/v1) of its own project (${key.projectId})`
+      }`,
     );
   }
   request.auth = auth;
@@ -259,8 +274,6 @@ export const authPlugin = fp(
       const credential = credentialOf(request);
       if (credential.kind === 'session') {
         await bySession(ctx, request, mode, credential.token, credential.cookie);
-      } else if (mode === 'session') {
-        throw new AuthenticationError('A dashboard session token is required (log in at /api/auth/login)');
       } else {
         await byKey(ctx, request, mode, credential.token);
       }

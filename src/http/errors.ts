@@ -39,7 +39,10 @@ export function sendRateLimitHeaders(
   reply.header('RateLimit-Policy', `${state.limit};w=1`);
 }
 
-/** Every error leaves as `{"error": "..."}` (402 adds code, feature, upgrade_to); never a stack trace. */
+/**
+ * Every error leaves as `{"error": "..."}` (402 adds code, feature, upgrade_to; 429 adds code,
+ * `rate_limited` or `daily_limit`); never a stack trace.
+ */
 export function installErrorHandling(app: FastifyInstance) {
   app.setErrorHandler((error: FastifyError | DomainError, request, reply) => {
     if (error instanceof DomainError) {
@@ -50,6 +53,10 @@ export function installErrorHandling(app: FastifyInstance) {
           error as RateLimitError & { state?: { limit: number; remaining: number; resetSeconds: number } }
         ).state;
         if (state) sendRateLimitHeaders(reply, state);
+      }
+      if (error instanceof RateLimitError) {
+        // one status, two limits: `code` tells the request rate from the shared domain's daily cap
+        return reply.code(status).send({ error: error.message, code: error.code });
       }
       if (error instanceof PlanFeatureError) {
         return reply.code(status).send({

@@ -33,6 +33,21 @@ export const PlanErrorBody = Type.Object(
   },
 );
 
+export const RateLimitErrorBody = Type.Object(
+  {
+    error: Type.String({ description: 'what limit was reached, and when to try again' }),
+    code: Type.String({
+      enum: ['rate_limited', 'daily_limit'],
+      description:
+        "`rate_limited`: too many requests (or sign-in attempts) for now, retry after `Retry-After` seconds; `daily_limit`: the shared domain's daily sending cap for the project, reset at midnight UTC (send from a verified domain of your own to go past it)",
+    }),
+  },
+  {
+    title: 'RateLimitError',
+    description: 'A 429: `code` says which limit, the `Retry-After` header when to try again',
+  },
+);
+
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 export const Timestamp = Type.String({ format: 'date-time' });
 export const Uuid = Type.String({ format: 'uuid' });
@@ -62,7 +77,9 @@ export const list = <T extends TSchema>(item: T) => Type.Object({ data: Type.Arr
 
 /** Error responses to document per route, by status. */
 export const errors = (...statuses: number[]) =>
-  Object.fromEntries(statuses.map((s) => [s, s === 402 ? PlanErrorBody : ErrorBody]));
+  Object.fromEntries(
+    statuses.map((s) => [s, s === 402 ? PlanErrorBody : s === 429 ? RateLimitErrorBody : ErrorBody]),
+  );
 
 export const ProjectSchema = Type.Object(
   {

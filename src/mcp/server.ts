@@ -196,7 +196,10 @@ export async function runMcpServer(opts: { profile: string; apiUrl?: string }) {
         event: z.string().describe('the action, like "purchase"'),
         properties: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
         value: z.number().optional(),
-        currency: z.string().optional().describe('ISO 4217, required with value'),
+        currency: z
+          .string()
+          .optional()
+          .describe('ISO 4217; optional: a value without it is revenue without a currency'),
       },
     },
     async (args) => tool(() => client().trackEvent(args))(),

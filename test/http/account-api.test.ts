@@ -188,7 +188,7 @@ describe('project API keys', () => {
     });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(res.body).toMatchObject({ scope: 'project', project_id: ann.project.id });
-    expectError(await server.call('GET', '/v1/workspaces', { key: res.body.key }), 401, /all-access/);
+    expectError(await server.call('GET', '/v1/workspaces', { key: res.body.key }), 403, /all-access/);
   });
 
   it.each([
@@ -253,7 +253,7 @@ describe('request history', () => {
     expect(k.last_used_at).toBeNull();
     await server.call('GET', '/v1/me', { key: k.key });
     await server.call('GET', '/v1/limits', { key: k.key });
-    await server.call('GET', '/v1/workspaces', { key: k.key }); // refused (401) but still part of its history
+    await server.call('GET', '/v1/workspaces', { key: k.key }); // refused (403) but still part of its history
     const res = await poll(
       () => as(ann).get(`/v1/api-keys/${k.id}/requests`),
       (r) => r.body?.total >= 3,
@@ -268,7 +268,7 @@ describe('request history', () => {
       project_id: ann.project.id,
     });
     expect(byPath['/v1/limits']).toMatchObject({ method: 'GET', status: 200 });
-    expect(byPath['/v1/workspaces']).toMatchObject({ method: 'GET', status: 401 });
+    expect(byPath['/v1/workspaces']).toMatchObject({ method: 'GET', status: 403 });
     for (const e of res.body.data) expect(e.latency_ms).toEqual(expect.any(Number));
 
     const page = await as(ann).get(`/v1/api-keys/${k.id}/requests?limit=1&offset=1`);
@@ -410,11 +410,14 @@ describe('dashboard API (/api)', () => {
     expect(me.body.project.id).toBe(dan.project.id);
   });
 
-  it('team key creation refuses expires_in_days 7 (400), an API key as session (401), no auth (401), another team (404)', async () => {
+  it('team key creation refuses expires_in_days 7 (400), an API key as session (403), no auth (401), another team (404)', async () => {
     const id = dan.project.id;
     expectError(await team(id, token, { name: 'x', expires_in_days: 7 }), 400, /expires_in_days/);
     expectError(await team(id, token, {}), 400, /name/);
-    for (const key of [dan.account_key.key, dan.project_key.key, undefined, `phs_${'x'.repeat(40)}`]) {
+    for (const key of [dan.account_key.key, dan.project_key.key]) {
+      expectError(await team(id, key, { name: 'x' }), 403, /dashboard session/);
+    }
+    for (const key of [undefined, `phs_${'x'.repeat(40)}`]) {
       expectError(await team(id, key, { name: 'x' }), 401);
     }
     expectError(await team(eve.project.id, token, { name: 'x' }), 404);

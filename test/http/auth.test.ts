@@ -158,26 +158,26 @@ describe('API key authentication', () => {
   it.each([
     '/v1/workspaces',
     '/v1/projects',
-  ])('a project key on GET %s is 401 {error} naming the all-access scope', async (path) => {
-    expectError(await server.call('GET', path, { key: owner.project_key.key }), 401, /all-access/);
+  ])('a project key on GET %s is 403 {error} naming the all-access scope', async (path) => {
+    expectError(await server.call('GET', path, { key: owner.project_key.key }), 403, /all-access/);
     expect((await server.call('GET', path, { key: owner.account_key.key })).status).toBe(200);
   });
 
-  it('a project key cannot create, rotate or revoke keys (401 {error} naming the all-access scope)', async () => {
+  it('a project key cannot create, rotate or revoke keys (403 {error} naming the all-access scope)', async () => {
     const key = owner.project_key.key;
     const create = await server.call('POST', `/v1/projects/${owner.project.id}/api-keys`, {
       key,
       body: { name: 'x' },
     });
-    expectError(create, 401, /all-access/);
+    expectError(create, 403, /all-access/);
     expectError(
       await server.call('POST', `/v1/api-keys/${owner.project_key.id}/rotate`, { key }),
-      401,
+      403,
       /all-access/,
     );
     expectError(
       await server.call('DELETE', `/v1/api-keys/${owner.project_key.id}`, { key }),
-      401,
+      403,
       /all-access/,
     );
     expect((await me(key)).status).toBe(200);

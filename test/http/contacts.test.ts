@@ -270,7 +270,7 @@ describe('lists', () => {
       key,
       body: { emails: ['new.member@example.com'] },
     });
-    expect(removed.body.removed).toBe(1);
+    expect(removed.status).toBe(204);
     expect((await server.call('GET', `/v1/lists/${news.body.id}`, { key })).body.member_count).toBe(1);
 
     expectError(await post(`/v1/lists/${news.body.id}/contacts`, { emails: ['bad'] }), 400, /emails\[0\]/);
@@ -392,7 +392,6 @@ describe('events', () => {
     const cases: [unknown, RegExp][] = [
       [{ event: 'x' }, /`email` is required/],
       [{ email: 'x@example.com' }, /`event` is required/],
-      [{ email: 'x@example.com', event: 'x', value: 10 }, /`currency` is required/],
       [{ email: 'x@example.com', event: 'x', value: 10, currency: 'EURO' }, /ISO 4217/],
       [{ email: 'x@example.com', event: 'x', value: '10', currency: 'EUR' }, /`value` must be a number/],
       [{ email: 'x@example.com', event: 'x', properties: [] }, /`properties` must be an object/],

@@ -468,8 +468,9 @@ describe('enrollments', () => {
       (await enrollments(f.id, '?status=active&limit=2&offset=2')).data.map((e: any) => e.contact.email),
     ).toEqual([emails[0]]);
     const target = waiting.data[0];
-    const cancelled = await server.call('DELETE', `/v1/flows/${f.id}/enrollments/${target.id}`, { key });
-    expect(cancelled.status, JSON.stringify(cancelled.body)).toBe(200);
+    const cancel = await server.call('DELETE', `/v1/flows/${f.id}/enrollments/${target.id}`, { key });
+    expect(cancel.status, JSON.stringify(cancel.body)).toBe(204);
+    const cancelled = await server.call('GET', `/v1/flows/${f.id}/enrollments/${target.id}`, { key });
     expect(cancelled.body).toMatchObject({
       id: target.id,
       status: 'cancelled',

@@ -47,7 +47,11 @@ export interface EventInput {
   quantity?: number | null;
 }
 
-/** Checks one tracked event: `email` and `event` required; `value` needs an ISO 4217 `currency`. */
+/**
+ * Checks one tracked event: `email` and `event` required, the rest optional. A `currency` must be an
+ * ISO 4217 code; a `value` without one is revenue without a currency (projects have no currency of
+ * their own), reported apart from every currency.
+ */
 function checkEvent(projectId: string, b: EventInput, at = ''): TrackedEvent {
   const email = contactEmail(b.email, `${at}email`);
   if (b.event.trim() === '')
@@ -61,8 +65,6 @@ function checkEvent(projectId: string, b: EventInput, at = ''): TrackedEvent {
       throw new ValidationError(`\`${at}currency\` must be an ISO 4217 currency code such as EUR or USD`);
     currency = b.currency.toUpperCase();
   }
-  if (value !== null && currency === null)
-    throw new ValidationError(`\`${at}currency\` is required with \`value\` (an ISO 4217 code such as EUR)`);
   return {
     projectId,
     email,
@@ -322,7 +324,10 @@ const GROUPS = {
   flow: sql<string>`e.flow_id::text`,
 };
 
-/** GET /reports/revenue: the sum of `value` per currency, by day, event, campaign or flow. */
+/**
+ * GET /reports/revenue: the sum of `value` per currency, by day, event, campaign or flow. Values
+ * tracked without a currency are summed in rows of their own (`currency: null`), never added to one.
+ */
 export async function revenueReport(
   ctx: DomainContext,
   projectId: string,
@@ -335,8 +340,7 @@ export async function revenueReport(
   let query = ctx.db
     .selectFrom('events as e')
     .where('e.project_id', '=', projectId)
-    .where('e.value', 'is not', null)
-    .where('e.currency', 'is not', null);
+    .where('e.value', 'is not', null);
   if (from) query = query.where('e.created_at', '>=', from);
   if (to) query = query.where('e.created_at', '<', to);
   if (q.currency) query = query.where('e.currency', '=', q.currency.toUpperCase());
@@ -351,14 +355,14 @@ export async function revenueReport(
     ])
     .groupBy([key, 'e.currency'])
     .orderBy(key)
-    .orderBy('e.currency')
+    .orderBy('e.currency', (o) => o.nullsLast())
     .execute();
   return {
     object: 'revenue_report' as const,
     group_by: groupBy,
     data: rows.map((r) => ({
       [groupBy]: r.key,
-      currency: r.currency as string,
+      currency: r.currency,
       revenue: Number(r.revenue),
       events: Number(r.events),
       quantity: Number(r.quantity),

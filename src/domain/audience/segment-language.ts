@@ -61,6 +61,15 @@ const TEXT_FIELDS = ['email', 'first_name', 'last_name'];
 const DATE_FIELDS = ['created_at', 'updated_at'];
 const MAX_DEPTH = 5;
 const MAX_CONDITIONS = 50;
+/**
+ * The largest event count a condition may name: compared with SQL's `count(*)`, a bigint, and the
+ * largest whole number a JSON number holds exactly (1e20 would overflow the bigint: a 500, not a 400).
+ */
+const MAX_COUNT = Number.MAX_SAFE_INTEGER;
+
+/** A JSON number that parsed to Infinity (1e400) would compare as null: refused, like NaN. */
+const finiteScalar = (v: unknown) =>
+  typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v));
 
 type Scalar = string | number | boolean;
 export type Condition =
@@ -95,11 +104,8 @@ function checkOpValue(op: unknown, value: unknown, at: string, kind: 'text' | 'd
   if (o === 'exists' || o === 'not_exists') return o;
   if (o === 'in' || o === 'not_in') {
     need(
-      Array.isArray(value) &&
-        value.length > 0 &&
-        value.length <= 1000 &&
-        value.every((v) => ['string', 'number', 'boolean'].includes(typeof v)),
-      'a `value` that is a non-empty list (at most 1,000) of strings, numbers or booleans',
+      Array.isArray(value) && value.length > 0 && value.length <= 1000 && value.every(finiteScalar),
+      'a `value` that is a non-empty list (at most 1,000) of strings, finite numbers or booleans',
     );
     return o;
   }
@@ -118,7 +124,7 @@ function checkOpValue(op: unknown, value: unknown, at: string, kind: 'text' | 'd
       typeof value === 'string' && value !== '' && kind !== 'bool' && kind !== 'date',
       'a non-empty string `value`',
     );
-  else need(['string', 'number', 'boolean'].includes(typeof value), 'a string, number or boolean `value`');
+  else need(finiteScalar(value), 'a string, finite number or boolean `value`');
   if (kind === 'bool' && o !== 'equals' && o !== 'not_equals')
     need(false, 'equals or not_equals on `subscribed`');
   if (kind === 'date' && o !== 'before' && o !== 'after') need(false, 'before or after on a date field');
@@ -209,6 +215,8 @@ export function validateDefinition(definition: unknown): { definition: Group; li
     for (const v of Object.values(r)) {
       if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || (whole && !Number.isInteger(v)))
         throw new ValidationError(`${at}: gte and lte must be ${whole ? 'whole ' : ''}numbers of 0 or more`);
+      if (whole && v > MAX_COUNT)
+        throw new ValidationError(`${at}: gte and lte must be whole numbers from 0 to ${MAX_COUNT}`);
     }
   };
   const days = (d: unknown, at: string) => {

@@ -51,12 +51,21 @@ export class PlanFeatureError extends DomainError {
   }
 }
 
-/** Too many requests or sends for now; trying later can succeed (429). */
+/**
+ * Which limit a 429 is: `rate_limited`, too many requests (or attempts) for now, retry after
+ * Retry-After seconds; `daily_limit`, the shared domain's daily sending cap, reset at midnight UTC
+ * (or lifted by sending from a verified domain of one's own).
+ */
+export type RateLimitCode = 'rate_limited' | 'daily_limit';
+
+/** Too many requests or sends for now; trying later can succeed (429, its `code` saying which limit). */
 export class RateLimitError extends DomainError {
   override readonly permanent = false;
+  override readonly code: RateLimitCode;
   readonly retryAfterSeconds: number;
-  constructor(message: string, retryAfterSeconds: number) {
-    super('rate_limited', message);
+  constructor(message: string, retryAfterSeconds: number, code: RateLimitCode = 'rate_limited') {
+    super(code, message);
+    this.code = code;
     this.retryAfterSeconds = retryAfterSeconds;
   }
 }

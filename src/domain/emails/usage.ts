@@ -49,6 +49,7 @@ export async function checkSendingLimits(
     throw new RateLimitError(
       `The shared domain allows ${plan.sharedDomainDailyCap} messages a day per project on the ${plan.name} plan and ${sharedToday} were sent today; verify your own domain (POST /v1/domains) to send more`,
       Math.ceil((tomorrow.getTime() - Date.now()) / 1000),
+      'daily_limit',
     );
   }
 }

@@ -50,9 +50,16 @@ const TrackEventRequest = Type.Object(
         description: `free-form properties: ${PROPERTIES_HELP}`,
       }),
     ),
-    value: Amount('revenue, in `currency` (which it requires)'),
+    value: Amount(
+      'revenue, in `currency`; without a currency it is revenue without one (reported in rows of `currency: null`)',
+    ),
     currency: Type.Optional(
-      Nullable(Type.String({ description: 'an ISO 4217 code such as EUR, in any case' })),
+      Nullable(
+        Type.String({
+          description:
+            'an ISO 4217 code such as EUR, in any case; optional (projects have no default currency, so a `value` without one stays without)',
+        }),
+      ),
     ),
     quantity: Amount('how many items'),
   },
@@ -92,7 +99,7 @@ export async function eventRoutes(instance: FastifyInstance, { ctx }: { ctx: Dom
         summary: 'Track an event (or up to 100 in an array)',
         operationId: 'trackEvents',
         description:
-          'Connects a named action to an email address: `email` and `event` are required; `properties` is free-form; `value` with an ISO 4217 `currency` (and `quantity`) counts as revenue. An address that is not a contact yet becomes one (subscribed); on a plan with a contact limit, an event that would create a contact past it is refused with 402. Answered once the event is committed. An array of events is validated whole (a bad one refuses all, naming its index) and answered as {data: [...]}.',
+          'Connects a named action to an email address: `email` and `event` are required; `properties` is free-form; `value` (with an optional ISO 4217 `currency`, and `quantity`) counts as revenue; a value without a currency is kept without one and reported apart (`currency: null`), never converted or added to a currency. An address that is not a contact yet becomes one (subscribed); on a plan with a contact limit, an event that would create a contact past it is refused with 402. Answered once the event is committed. An array of events is validated whole (a bad one refuses all, naming its index) and answered as {data: [...]}.',
         body: TrackEventsBody,
         response: {
           200: Type.Union([Tracked, Type.Object({ data: Type.Array(Tracked) })]),
@@ -126,6 +133,8 @@ export async function eventRoutes(instance: FastifyInstance, { ctx }: { ctx: Dom
       schema: {
         tags,
         summary: 'Revenue: the sum of event values per currency, by day, event, campaign or flow',
+        description:
+          'One row per group and currency; values tracked without a currency have rows of their own with `currency: null`.',
         operationId: 'getRevenueReport',
         querystring: Type.Object({
           group_by: Type.Optional(
@@ -143,7 +152,7 @@ export async function eventRoutes(instance: FastifyInstance, { ctx }: { ctx: Dom
               data: Type.Array(
                 Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Null()]), {
                   description:
-                    'the group (`day`, `event`, `campaign` or `flow`), `currency`, `revenue`, `events`, `quantity`',
+                    'the group (`day`, `event`, `campaign` or `flow`), `currency` (null for values tracked without one), `revenue`, `events`, `quantity`',
                 }),
               ),
             },

@@ -136,13 +136,17 @@ export async function flowEnrollmentRoutes(instance: FastifyInstance, { ctx }: {
       config,
       schema: {
         tags,
-        summary: 'Cancel an active enrollment: it stops where it is (409 once finished)',
+        summary: 'Cancel an active enrollment: it stops where it is (204; 409 once finished)',
         operationId: 'cancelFlowEnrollment',
+        description:
+          'The enrollment stays, `cancelled`, with where it stopped in its history: GET /v1/flows/{id}/enrollments/{enrollment_id}.',
         params: EnrollmentParams,
-        response: { 200: EnrollmentSchema, ...errors(401, 404, 409) },
+        response: { 204: Type.Null(), ...errors(401, 404, 409) },
       },
     },
-    async (request) =>
-      cancelEnrollment(ctx, projectOf(request), request.params.id, request.params.enrollment_id),
+    async (request, reply) => {
+      await cancelEnrollment(ctx, projectOf(request), request.params.id, request.params.enrollment_id);
+      return reply.code(204).send();
+    },
   );
 }

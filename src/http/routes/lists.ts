@@ -177,14 +177,19 @@ export async function listRoutes(instance: FastifyInstance, { ctx }: { ctx: Doma
       config,
       schema: {
         tags,
-        summary: 'Take contacts off the list',
+        summary: 'Take contacts off the list (204, like every delete)',
         operationId: 'removeContactsFromList',
+        description:
+          'The contacts stay (in the project and on their other lists). Addresses that are not on the list are ignored; GET /v1/lists/{id} gives the new `member_count`.',
         params: Params,
         body: Targets,
-        response: { 200: Change, ...errors(400, 401, 404) },
+        response: { 204: Type.Null(), ...errors(400, 401, 404) },
       },
     },
-    async (request) => removeFromList(ctx, projectOf(request), request.params.id, request.body),
+    async (request, reply) => {
+      await removeFromList(ctx, projectOf(request), request.params.id, request.body);
+      return reply.code(204).send();
+    },
   );
   app.post(
     '/lists/:id/unsubscribe',

@@ -178,5 +178,5 @@ export const flows = {
   action: (projectId: string, id: string, action: 'activate' | 'pause' | 'archive') =>
     v1<Flow>('POST', projectId, `/flows/${enc(id)}/${action}`),
   cancelEnrollment: (projectId: string, flowId: string, id: string) =>
-    v1<Enrollment>('DELETE', projectId, `/flows/${enc(flowId)}/enrollments/${enc(id)}`),
+    v1<null>('DELETE', projectId, `/flows/${enc(flowId)}/enrollments/${enc(id)}`),
 };

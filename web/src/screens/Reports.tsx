@@ -12,7 +12,8 @@ import type { RevenueGroup } from '../routes/reports.tsx';
 const route = getRouteApi('/app/reports');
 
 interface RevenueRow {
-  currency: string;
+  /** null: values tracked without a currency. */
+  currency: string | null;
   revenue: number;
   events: number;
   [group: string]: string | number | null;
@@ -25,7 +26,8 @@ const LABELS: Record<RevenueGroup, string> = {
   flow: 'Flow',
 };
 
-function money(amount: number, currency: string): string {
+function money(amount: number, currency: string | null): string {
+  if (currency === null) return `${formatNumber(amount)} (no currency)`;
   try {
     return new Intl.NumberFormat(undefined, { style: 'currency', currency }).format(amount);
   } catch {
@@ -67,15 +69,15 @@ export default function Reports() {
   const camps = useQuery({ ...campaignsQuery(project.id, 1), enabled: by === 'campaign' });
   const names = new Map((camps.data?.data ?? []).map((c) => [c.id, c.name]));
   const rows = report.data?.data ?? [];
-  const totals = new Map<string, number>();
+  const totals = new Map<string | null, number>();
   for (const r of rows) totals.set(r.currency, (totals.get(r.currency) ?? 0) + Number(r.revenue));
   return (
     <>
       <PageHeader title="Reports" />
       <p className="muted">
         Revenue is the value of tracked events (<code>POST /v1/events</code> with <code>value</code> and{' '}
-        <code>currency</code>); a campaign or flow is credited when a person clicked its email within 7 days
-        before.
+        <code>currency</code>; a value sent without a currency is shown apart); a campaign or flow is credited
+        when a person clicked its email within 7 days before.
       </p>
       <div className="filters">
         <SelectField
@@ -114,7 +116,7 @@ export default function Reports() {
                   <th scope="row" data-label={LABELS[by]}>
                     <GroupCell by={by} value={r[by] === null ? null : String(r[by])} names={names} />
                   </th>
-                  <td data-label="Currency">{r.currency}</td>
+                  <td data-label="Currency">{r.currency ?? <span className="muted">none</span>}</td>
                   <td data-label="Revenue">{money(Number(r.revenue), r.currency)}</td>
                   <td data-label="Events">{formatNumber(Number(r.events))}</td>
                 </tr>
