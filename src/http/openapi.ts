@@ -1,5 +1,5 @@
 import swagger from '@fastify/swagger';
-import type { FastifyInstance, RouteOptions } from 'fastify';
+import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
 import type { AuthMode } from './auth.ts';
 
 export const SECURITY_SCHEMES = {
@@ -34,6 +34,43 @@ export function documentRoute(route: RouteOptions): void {
 }
 
 type Json = { [key: string]: unknown };
+
+/** The header that chooses the project of a project-API call (README, "Auth"). */
+const PROJECT_HEADER = {
+  type: 'string',
+  format: 'uuid',
+  description:
+    'The project to act in, for an all-access key or a dashboard session that reaches several projects (GET /v1/projects lists them); without it, the only one is chosen, and with several the 400 lists them. A project key acts in its own project and needs none.',
+};
+
+/**
+ * The document's view of a route (the route itself and its validation are left as they are): a
+ * project-API operation declares the optional `X-Project-Id` header, so a client generated from the
+ * document can choose the project with an all-access key.
+ */
+export function documentProjectHeader({
+  schema,
+  url,
+  route,
+}: {
+  schema: FastifySchema;
+  url: string;
+  route: RouteOptions;
+}): { schema: FastifySchema; url: string } {
+  if (!schema || route.config?.auth !== 'project') return { schema, url };
+  const headers = (schema.headers ?? {}) as Json;
+  return {
+    url,
+    schema: {
+      ...schema,
+      headers: {
+        ...headers,
+        type: 'object',
+        properties: { ...((headers.properties as Json) ?? {}), 'X-Project-Id': PROJECT_HEADER },
+      },
+    },
+  };
+}
 
 /**
  * Turns every schema with a `title` into a named component (`#/components/schemas/<title>`) and
@@ -82,6 +119,7 @@ export async function registerOpenApi(app: FastifyInstance, version: string) {
       servers: [{ url: '/' }],
       components: { securitySchemes: SECURITY_SCHEMES },
     },
+    transform: documentProjectHeader,
     transformObject: (documents) =>
       hoistNamedSchemas((documents as { openapiObject: Record<string, unknown> }).openapiObject),
   });
