@@ -515,6 +515,8 @@ export interface TemplateData {
     last_name: string | null;
     properties: Record<string, unknown>;
   } | null;
+  /** A campaign's own preheader (Liquid), replacing the version's (templates/message-checks.ts). */
+  preheader?: string;
 }
 
 export interface TemplateVariable {
@@ -587,6 +589,8 @@ export interface CampaignsTable {
   winner_variant: number | null;
   /** When the A/B winner is (or, picked by hand, may be) chosen: set once the test is written. */
   ab_winner_due_at: NullableTimestamp;
+  /** Values for the template's variables (`variables` beside `template_id`). */
+  template_variables: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
 }
 
 /** A campaign's A/B test as stored (checked by domain/campaigns/ab.ts). */
@@ -597,6 +601,8 @@ export interface AbTestColumn {
     html?: string;
     template_id?: string;
     template_version?: number | null;
+    /** Values for the variant's template's variables (with its `template_id`). */
+    variables?: Record<string, unknown>;
     from_name?: string;
   }[];
   test_share: number;
@@ -614,6 +620,8 @@ export interface CampaignRecipientsTable {
   email_id: string | null;
   /** The A/B variant a test recipient gets (an index of ab_test.variants); null: the winner's. */
   variant: number | null;
+  /** Why a `failed` recipient got no message. */
+  reason: Generated<string | null>;
 }
 
 /** A throttle bucket (GCRA): the earliest moment its next message may leave. */
@@ -635,6 +643,10 @@ export interface FlowsTable {
   version: Generated<number>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
+  /** The account that last created, changed or activated the flow's webhook steps (null: none). */
+  webhook_owner_id: string | null;
+  /** Why the flow is in its status when the service put it there (paused for lost rights). */
+  status_reason: string | null;
 }
 
 export interface FlowVersionsTable {

@@ -298,12 +298,17 @@ describe('A/B sending', () => {
         },
         { name: 'Split' },
       );
-    // a variant that could not be sent (its template needs data a campaign does not give) refuses the start
-    const needy = await create(split(await publish({ name: 'News', starter: 'newsletter' })));
+    // a variant that could not be sent (its template needs data the variant does not give) is refused when saved
+    const needy = await publish({
+      name: 'Order',
+      subject: 'Order {{ order_id }}',
+      html: '<p>Order {{ order_id }}</p>',
+      variables: [{ name: 'order_id', type: 'string' }],
+    });
     expectError(
-      await server.call('POST', `/v1/campaigns/${needy}/send`, { key }),
+      await server.call('POST', '/v1/campaigns', { key, body: split(needy) }),
       400,
-      /A\/B variant 1 \(templated\): .*issue_date/,
+      /`ab_test\.variants\[1\]\.variables`: .*`order_id`/,
     );
     const template = {
       body: { id: await publish({ name: 'Plain', subject: 'Templated', html: '<p>From the template</p>' }) },

@@ -13,7 +13,7 @@ import { applyWrite, type EmailRowInput, queuedWrite } from '../emails/write.ts'
 import { type ProjectFacts, projectFacts, sharedDefaultFrom } from '../plans/project-facts.ts';
 import { renderBudget, renderTemplate, type TemplateContact } from '../templates/render.ts';
 import { type CampaignRow, campaignView, findCampaign } from './campaigns.ts';
-import type { CampaignContent } from './content.ts';
+import { type CampaignContent, templateData } from './content.ts';
 import {
   campaignJob,
   checkCampaignStart,
@@ -343,7 +343,7 @@ function testEmail(
     size_bytes: rendered.html.length,
     template_id: content.template?.id ?? null,
     template_version: content.template?.version ?? null,
-    template_data: content.template ? { variables: content.template.variables, contact: person } : null,
+    template_data: templateData(content, person),
     contact_id: contact?.id ?? null,
     campaign_id: null,
     track_opens: campaign.track_opens,

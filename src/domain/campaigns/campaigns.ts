@@ -44,6 +44,7 @@ export function presentCampaign(row: CampaignRow) {
     preheader: row.preheader,
     template_id: row.template_id,
     template_version: row.template_version,
+    variables: row.template_variables,
     html: row.html,
     list_ids: row.list_ids,
     segment_ids: row.segment_ids,

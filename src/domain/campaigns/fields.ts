@@ -9,8 +9,9 @@ import { applyRate, type RateInput } from '../emails/sending-rates.ts';
 import { checkTags } from '../emails/validate.ts';
 import { requireFeature } from '../plans/plans.ts';
 import type { ProjectFacts } from '../plans/project-facts.ts';
+import { templateValues } from '../templates/message-checks.ts';
 import { findTemplate } from '../templates/templates.ts';
-import { withVariant } from './content.ts';
+import { checkCampaignMessage, withVariant } from './content.ts';
 
 /** A campaign as the API receives it (POST takes it whole, PATCH any part; other fields are ignored). */
 export interface CampaignInput {
@@ -22,6 +23,8 @@ export interface CampaignInput {
   preheader?: string | null;
   template_id?: string | null;
   template_version?: number | null;
+  /** Values for the template's variables. */
+  variables?: Record<string, unknown> | null;
   html?: string | null;
   list_ids?: string[];
   segment_ids?: string[];
@@ -41,6 +44,7 @@ export interface AbTestInput {
     html?: string;
     template_id?: string;
     template_version?: number | null;
+    variables?: Record<string, unknown>;
     from_name?: string;
   }[];
   test_share: number;
@@ -59,6 +63,7 @@ export interface CampaignFields {
   preheader: string | null;
   template_id: string | null;
   template_version: number | null;
+  template_variables: Record<string, unknown> | null;
   html: string | null;
   list_ids: string[];
   segment_ids: string[];
@@ -82,6 +87,7 @@ export const EMPTY_CAMPAIGN: CampaignFields = {
   preheader: null,
   template_id: null,
   template_version: null,
+  template_variables: null,
   html: null,
   list_ids: [],
   segment_ids: [],
@@ -119,6 +125,8 @@ function checkVariant(v: AbTestInput['variants'][number], i: number): AbTestColu
     throw new ValidationError(`\`${at}\`: give \`template_id\` or \`html\`, not both`);
   if (v.template_version !== undefined && v.template_version !== null && v.template_id === undefined)
     throw new ValidationError(`\`${at}.template_version\` needs the variant's \`template_id\``);
+  if (v.variables !== undefined && v.template_id === undefined)
+    throw new ValidationError(`\`${at}.variables\` go with the variant's \`template_id\``);
   const out: AbTestColumn['variants'][number] = { name };
   for (const key of ['subject', 'html', 'template_id', 'from_name'] as const) {
     const value = v[key];
@@ -131,6 +139,7 @@ function checkVariant(v: AbTestInput['variants'][number], i: number): AbTestColu
       v.template_version == null
         ? null
         : wholeNumber(v.template_version, `${at}.template_version`, 1, 1_000_000);
+  if (v.variables !== undefined) out.variables = templateValues(v.variables, `${at}.variables`);
   return out;
 }
 
@@ -203,11 +212,15 @@ export function applyInput(current: CampaignFields, input: CampaignInput): Campa
   if (input.preheader !== undefined) next.preheader = input.preheader;
   if (input.template_id !== undefined) next.template_id = input.template_id;
   if (input.template_version !== undefined) next.template_version = input.template_version;
+  if (input.variables !== undefined)
+    next.template_variables = input.variables === null ? null : templateValues(input.variables, 'variables');
   if (input.html !== undefined) next.html = input.html;
   if (hasTemplate) next.html = null;
   if (hasHtml) {
     next.template_id = null;
     next.template_version = null;
+    // values for a template no longer used would be refused by the content checks
+    if (input.variables === undefined) next.template_variables = null;
   }
   if (next.template_id === null) next.template_version = null;
   for (const field of AUDIENCE_FIELDS) {
@@ -281,7 +294,8 @@ async function checkAudience(ctx: DomainContext, projectId: string, fields: Camp
 
 /**
  * The sender and content a campaign (or one A/B variant of it, `at` naming it in errors) sends:
- * content given, subject given (or the template's), `from` on a verified domain.
+ * content given, subject given (or the template's), `from` on a verified domain, and the message
+ * itself checked as a template is (Liquid, names read, the template's variables, a trial render).
  */
 async function checkContent(ctx: DomainContext, facts: ProjectFacts, fields: CampaignFields, at = '') {
   checkText(fields.from_name, `${at}from_name`, 200, true);
@@ -299,6 +313,7 @@ async function checkContent(ctx: DomainContext, facts: ProjectFacts, fields: Cam
   if (from === null)
     throw new ValidationError('Field `from` is required (or a template with a default `from`)');
   checkFromAddress(ctx, facts, from);
+  await checkCampaignMessage(ctx, { ...fields, project_id: facts.id }, at);
 }
 
 /**
@@ -319,10 +334,11 @@ export async function checkCampaign(ctx: DomainContext, facts: ProjectFacts, fie
   for (const [i, variant] of (abTest?.variants ?? []).entries())
     await checkContent(ctx, facts, withVariant(fields, variant), `ab_test.variants[${i}].`);
   await checkAudience(ctx, facts.id, fields);
-  const { tags, ab_test: _ab, ...rest } = fields;
+  const { tags, ab_test: _ab, template_variables, ...rest } = fields;
   return {
     ...rest,
     name: fields.name.trim(),
+    template_variables: template_variables === null ? null : JSON.stringify(template_variables),
     tags: JSON.stringify(tags),
     ab_test: abTest === null ? null : JSON.stringify(abTest),
   } satisfies Partial<Record<keyof CampaignsTable, unknown>>;

@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Tx } from '../../db/database.ts';
 import { addJobs, BULK_PRIORITY, type JobSpec } from '../../db/enqueue.ts';
-import type { TemplateData } from '../../db/schema.ts';
 import { formatMailbox } from '../../mail/address.ts';
 import type { DomainContext } from '../core/context.ts';
 import { ValidationError } from '../core/errors.ts';
@@ -12,7 +11,7 @@ import { sharedDefaultFrom } from '../plans/project-facts.ts';
 import { renderBudget, renderTemplate, type TemplateContact } from '../templates/render.ts';
 import { emailTags, recipientContents, startWinnerWait, testPhaseOf } from './ab.ts';
 import type { CampaignRow } from './campaigns.ts';
-import { type CampaignContent, campaignContent } from './content.ts';
+import { type CampaignContent, campaignContent, templateData } from './content.ts';
 import { campaignJob } from './send.ts';
 
 /** Recipients written per transaction. */
@@ -163,9 +162,7 @@ function emailsOf(ctx: DomainContext, campaign: CampaignRow, contentOf: ContentO
     outcomes.push({ contact_id: r.contact_id, status: 'queued', email_id: id, reason: null });
     const sender = senderOf(content);
     if (sender.shared) onShared++;
-    const data: TemplateData | null = content.template
-      ? { variables: content.template.variables, contact }
-      : null;
+    const data = templateData(content, contact);
     emails.push({
       id,
       project_id: campaign.project_id,
@@ -222,25 +219,41 @@ async function writeBatch(
     }),
   );
   await sql`
-    update campaign_recipients r set status = o.status, email_id = o.email_id
+    update campaign_recipients r set status = o.status, email_id = o.email_id, reason = o.reason
       from json_populate_recordset(null::campaign_recipients, ${JSON.stringify(outcomes)}::json) o
      where r.campaign_id = ${campaign.id} and r.contact_id = o.contact_id`.execute(tx);
 }
 
+/** Email statuses that mean the message was handed over to the recipient's side. */
+const HANDED_OVER = ['sent', 'delivered', 'bounced', 'complained'];
+
 /**
  * The finish check: a campaign is `sent` (with finished_at) once no recipient is pending and
- * every written email is final; until then it looks again shortly. Recipients left pending (a
- * batch job lost to a crash) get their job back. The rest of an A/B campaign stays pending until
- * its winner is picked, so such a campaign is never sent before its winner phase is done (the
- * writer, woken here, only starts the wait again, which changes nothing).
+ * every written email is final; until then it looks again shortly. A campaign none of whose
+ * messages was handed over because every one failed (its render, or its delivery) is `failed`
+ * instead, with the first reason in `failure_reason`. Recipients left pending (a batch job lost to
+ * a crash) get their job back. The rest of an A/B campaign stays pending until its winner is
+ * picked, so such a campaign is never sent before its winner phase is done (the writer, woken
+ * here, only starts the wait again, which changes nothing).
  */
 export async function finishCampaign(ctx: DomainContext, campaignId: string): Promise<boolean> {
-  const { rows } = await sql<{ pending: number; open: number }>`
+  const { rows } = await sql<{
+    pending: number;
+    open: number;
+    handed: number;
+    failed: number;
+    total: number;
+    reason: string | null;
+  }>`
     select count(*) filter (where r.status = 'pending')::int as pending,
-           count(*) filter (where r.status = 'queued' and (e.status is null or e.status <> all(${FINAL}::text[])))::int as open
+           count(*) filter (where r.status = 'queued' and (e.status is null or e.status <> all(${FINAL}::text[])))::int as open,
+           count(*) filter (where e.status = any(${HANDED_OVER}::text[]))::int as handed,
+           count(*) filter (where r.status = 'failed' or e.status = 'failed')::int as failed,
+           count(*)::int as total,
+           min(coalesce(r.reason, e.last_response)) filter (where r.status = 'failed' or e.status = 'failed') as reason
       from campaign_recipients r left join emails e on e.id = r.email_id
      where r.campaign_id = ${campaignId}`.execute(ctx.db);
-  const { pending, open } = rows[0];
+  const { pending, open, handed, failed, total, reason } = rows[0];
   return ctx.db.transaction().execute(async (tx) => {
     const campaign = await tx
       .selectFrom('campaigns')
@@ -253,9 +266,20 @@ export async function finishCampaign(ctx: DomainContext, campaignId: string): Pr
       await addJobs([pending > 0 ? campaignJob(campaignId) : finishJob(campaignId)]).execute(tx);
       return false;
     }
+    const everyOneFailed = handed === 0 && failed > 0;
     await tx
       .updateTable('campaigns')
-      .set({ status: 'sent', finished_at: new Date(), updated_at: new Date() })
+      .set({
+        status: everyOneFailed ? 'failed' : 'sent',
+        failure_reason: everyOneFailed
+          ? `No message went out: ${failed} of ${total} recipients failed, for example: ${reason ?? 'none recorded'}`.slice(
+              0,
+              2000,
+            )
+          : null,
+        finished_at: new Date(),
+        updated_at: new Date(),
+      })
       .where('id', '=', campaignId)
       .execute();
     return true;

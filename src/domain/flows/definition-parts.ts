@@ -3,6 +3,7 @@ import { type Group, validateDefinition } from '../audience/segment-language.ts'
 import { parseMailbox } from '../core/addresses.ts';
 import { ValidationError } from '../core/errors.ts';
 import { isUuid } from '../core/ids.ts';
+import { templateValues } from '../templates/message-checks.ts';
 import type { EventWhere, Reentry, Trigger, WaitWindow } from './definition.ts';
 
 /**
@@ -169,6 +170,7 @@ function parseSend(s: Obj, at: string, d: Defaults) {
     'html',
     'template_id',
     'template_version',
+    'variables',
     'from',
     'from_name',
     'next',
@@ -189,6 +191,12 @@ function parseSend(s: Obj, at: string, d: Defaults) {
       fail(`\`${at}.template_version\` must be a whole number from 1 to 1000000`);
     version = n as number;
   }
+  let variables: Record<string, unknown> | null = null;
+  if (s.variables != null) {
+    if (templateId === null)
+      fail(`\`${at}.variables\` go with \`template_id\`: inline \`html\` reads only \`contact\``);
+    variables = templateValues(s.variables, `${at}.variables`);
+  }
   let from = d.from;
   let fromName = text(s.from_name, `${at}.from_name`, 200, { oneLine: true });
   if (s.from != null) {
@@ -203,6 +211,7 @@ function parseSend(s: Obj, at: string, d: Defaults) {
     html,
     template_id: templateId,
     template_version: version,
+    ...(variables === null ? {} : { variables }),
     from,
     from_name: fromName ?? d.from_name,
   };

@@ -59,6 +59,8 @@ export type SendStep = {
   html: string | null;
   template_id: string | null;
   template_version: number | null;
+  /** Values for the template's variables (only with `template_id`; absent when none are given). */
+  variables?: Record<string, unknown>;
   /** The sender address; `checkReferences` (references.ts) settles it (step's, else the flow's, else the template's, else the shared default). */
   from: string | null;
   from_name: string | null;

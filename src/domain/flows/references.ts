@@ -5,15 +5,20 @@ import type { DomainContext } from '../core/context.ts';
 import { DomainError, SendRefusedError, ValidationError } from '../core/errors.ts';
 import { checkFromAddress } from '../emails/accept.ts';
 import { type ProjectFacts, sharedDefaultFrom } from '../plans/project-facts.ts';
+import { checkMessageContent } from '../templates/message-checks.ts';
+import { type ResolvedVersion, resolveVersions } from '../templates/send.ts';
 import { findTemplate } from '../templates/templates.ts';
 import { targetPolicy } from '../webhooks/endpoints.ts';
 import { checkWebhookUrl, resolveTarget } from '../webhooks/target.ts';
 import type { FlowDefinition, SendStep, Step } from './definition.ts';
+import { flowMessage } from './sends.ts';
 
 /**
  * What a flow definition names must exist in its project and be usable there: lists, segments,
- * published templates, a sender on a verified domain (or the shared default), webhook targets the
- * configuration allows. Checked on create, on every edit and again on activation.
+ * published templates (with values for their variables), a sender on a verified domain (or the
+ * shared default), webhook targets the configuration allows; and each send step's message checked
+ * as a template is (templates/message-checks.ts). Checked on create, on every edit and again on
+ * activation.
  */
 
 /** A ValidationError or send refusal about a bare field (`url`, `from`), renamed to the step's field. */
@@ -31,8 +36,13 @@ function located<T>(at: string, field: string, run: () => T): T {
   }
 }
 
-/** The template a send step names: the project's, with the version asked for published; its sender. */
-async function templateSender(ctx: DomainContext, projectId: string, step: SendStep, at: string) {
+/** The template version a send step names: the project's template, the version asked for published. */
+async function templateVersion(
+  ctx: DomainContext,
+  projectId: string,
+  step: SendStep,
+  at: string,
+): Promise<ResolvedVersion> {
   const id = step.template_id as string;
   const template = await findTemplate(ctx, projectId, id).catch((err) => {
     if (err instanceof DomainError && err.code === 'not_found')
@@ -46,12 +56,13 @@ async function templateSender(ctx: DomainContext, projectId: string, step: SendS
     );
   const row = await ctx.db
     .selectFrom('template_versions')
-    .select('from_address')
+    .select('version')
     .where('template_id', '=', template.id)
     .where('version', '=', version)
     .executeTakeFirst();
   if (!row) throw new ValidationError(`\`${at}.template_version\`: template ${id} has no version ${version}`);
-  return row.from_address === null ? null : parseMailbox(row.from_address, `${at}.template_id`);
+  const [resolved] = await resolveVersions(ctx, projectId, [{ id: template.id, version }]);
+  return resolved;
 }
 
 /** Every id of `ids` names a row of `table` in this project (else 400 naming it). */
@@ -107,7 +118,10 @@ export async function checkReferences(
       });
       steps.push(step);
     } else if (step.type === 'send') {
-      const fromTemplate = step.template_id === null ? null : await templateSender(ctx, facts.id, step, at);
+      const version = step.template_id === null ? null : await templateVersion(ctx, facts.id, step, at);
+      // the message as the engine will make it, checked as a template is when saved
+      await checkMessageContent(flowMessage(step, version), { at: `${at}.`, owner: facts.id });
+      const fromTemplate = version?.from ? parseMailbox(version.from, `${at}.template_id`) : null;
       const from = step.from ?? fromTemplate?.address ?? sharedDefaultFrom(ctx);
       located(at, 'from', () => checkFromAddress(ctx, facts, from));
       steps.push({ ...step, from, from_name: step.from_name ?? (fromTemplate?.name || null) });

@@ -7,14 +7,14 @@ import { checkFromAddress } from '../emails/accept.ts';
 import { checkSendingLimits } from '../emails/usage.ts';
 import type { EmailRowInput } from '../emails/write.ts';
 import { type ProjectFacts, projectFacts, sendBlockers, sharedDefaultFrom } from '../plans/project-facts.ts';
+import { type MessageInput, messageSource, messageVariables } from '../templates/message-checks.ts';
 import {
   type RenderSource,
   renderBudget,
   renderTemplate,
-  resolveVariables,
   type TemplateContact,
 } from '../templates/render.ts';
-import { resolveVersions } from '../templates/send.ts';
+import { type ResolvedVersion, resolveVersions } from '../templates/send.ts';
 import type { SendStep } from './definition.ts';
 import { finish, record, retryLater, type Walker } from './steps.ts';
 
@@ -184,6 +184,16 @@ export class SendPlan {
   }
 }
 
+/** A send step's message: its subject and inline HTML, or its subject over the template's version. */
+export function flowMessage(step: SendStep, version: ResolvedVersion | null): MessageInput {
+  return {
+    subject: step.subject,
+    html: version ? null : step.html,
+    template: version,
+    variables: step.variables ?? null,
+  };
+}
+
 async function resolveContent(
   ctx: DomainContext,
   w: Walker,
@@ -192,38 +202,25 @@ async function resolveContent(
 ): Promise<SendContent> {
   // flows.ts settles every send step's sender when the flow is saved; the shared default otherwise
   const from = step.from ?? sharedDefaultFrom(ctx);
-  if (step.template_id === null) {
-    return {
-      source: {
-        cacheKey: `flow:${cacheKey}`,
-        subject: step.subject as string,
-        compiled_html: step.html as string,
-        text_body: null,
-        variables: [],
-      },
-      template: null,
-      fromAddress: from,
-      fromHeader: formatMailbox({ name: step.from_name ?? '', address: from }),
-      replyTo: null,
-    };
-  }
-  const [version] = await resolveVersions(ctx, w.row.project_id, [
-    { id: step.template_id, version: step.template_version ?? undefined },
-  ]);
+  const version =
+    step.template_id === null
+      ? null
+      : (
+          await resolveVersions(ctx, w.row.project_id, [
+            { id: step.template_id, version: step.template_version ?? undefined },
+          ])
+        )[0];
+  const message = flowMessage(step, version);
   return {
-    source: {
-      ...version,
-      cacheKey: `${version.cacheKey}#flow:${cacheKey}`,
-      subject: step.subject ?? version.subject,
-    },
-    template: {
+    source: messageSource(message, `flow:${cacheKey}`),
+    template: version && {
       id: version.templateId,
       version: version.version,
-      variables: resolveVariables(version.variables, {}),
+      variables: messageVariables(message),
     },
     fromAddress: from,
     fromHeader: formatMailbox({ name: step.from_name ?? '', address: from }),
-    replyTo: version.replyTo ? addressOf(version.replyTo) : null,
+    replyTo: version?.replyTo ? addressOf(version.replyTo) : null,
   };
 }
 

@@ -1,6 +1,9 @@
 import type { TemplateVariable } from '../../db/schema.ts';
 
-/** A built-in template a project can copy: MJML with Liquid inside text and attribute values. */
+/**
+ * A built-in template a project can copy: MJML with Liquid inside text and attribute values. Every
+ * variable has a default, so a starter goes to a campaign or a flow message without an edit.
+ */
 export interface Starter {
   key: string;
   name: string;
@@ -77,7 +80,7 @@ const welcome: Starter = {
   preheader: 'Your account is ready. Here are three first steps to get going.',
   variables: [
     ...BRAND_VARIABLES,
-    { name: 'account_url', type: 'string' },
+    { name: 'account_url', type: 'string', default: 'https://example.com/account' },
     { name: 'guide_url', type: 'string', default: 'https://example.com/docs/getting-started' },
   ],
   mjml: document(
@@ -107,15 +110,16 @@ const receipt: Starter = {
   preheader: 'Thank you for your order. We received your payment of {{ total }}.',
   variables: [
     ...BRAND_VARIABLES,
-    { name: 'order_number', type: 'string' },
-    { name: 'order_date', type: 'date' },
-    { name: 'payment_method', type: 'string' },
-    { name: 'item_name', type: 'string' },
+    { name: 'order_number', type: 'string', default: '1001' },
+    // an ISO date, or empty to leave the row out
+    { name: 'order_date', type: 'string', default: '' },
+    { name: 'payment_method', type: 'string', default: 'Card' },
+    { name: 'item_name', type: 'string', default: 'Team plan, monthly' },
     { name: 'item_quantity', type: 'number', default: 1 },
-    { name: 'item_amount', type: 'string' },
+    { name: 'item_amount', type: 'string', default: '$40.00' },
     { name: 'tax_amount', type: 'string', default: '' },
-    { name: 'total', type: 'string' },
-    { name: 'receipt_url', type: 'string' },
+    { name: 'total', type: 'string', default: '$40.00' },
+    { name: 'receipt_url', type: 'string', default: 'https://example.com/account/receipts' },
   ],
   mjml: document(
     `<mj-section>
@@ -124,7 +128,7 @@ const receipt: Starter = {
         <mj-text>Hi ${FIRST_NAME}, we received your payment. Here is your receipt for order {{ order_number }}.</mj-text>
         <mj-table>
           <tr><td style="padding:4px 0;color:#4b5563;">Order number</td> <td style="padding:4px 0;text-align:right;">{{ order_number }}</td></tr>
-          <tr><td style="padding:4px 0;color:#4b5563;">Date</td> <td style="padding:4px 0;text-align:right;">{{ order_date | date: "%B %-d, %Y" }}</td></tr>
+          {% if order_date != "" %}<tr><td style="padding:4px 0;color:#4b5563;">Date</td> <td style="padding:4px 0;text-align:right;">{{ order_date | date: "%B %-d, %Y" }}</td></tr>{% endif %}
           <tr><td style="padding:4px 0;color:#4b5563;">Paid with</td> <td style="padding:4px 0;text-align:right;">{{ payment_method }}</td></tr>
         </mj-table>
         <mj-divider />
@@ -151,7 +155,7 @@ const passwordReset: Starter = {
   preheader: 'Use the link inside within {{ expires_in_minutes }} minutes to choose a new password.',
   variables: [
     ...BRAND_VARIABLES,
-    { name: 'reset_url', type: 'string' },
+    { name: 'reset_url', type: 'string', default: 'https://example.com/reset-password' },
     { name: 'expires_in_minutes', type: 'number', default: 60 },
   ],
   mjml: document(
@@ -195,7 +199,8 @@ const newsletter: Starter = {
   variables: [
     ...BRAND_VARIABLES,
     { name: 'issue_title', type: 'string', default: 'The monthly update' },
-    { name: 'issue_date', type: 'date' },
+    // an ISO date, or empty to show the title alone
+    { name: 'issue_date', type: 'string', default: '' },
     {
       name: 'intro',
       type: 'string',
@@ -223,7 +228,7 @@ const newsletter: Starter = {
   mjml: document(
     `<mj-section>
       <mj-column>
-        <mj-text mj-class="muted" padding="0 0 8px 0">{{ issue_title }} · {{ issue_date | date: "%B %Y" }}</mj-text>
+        <mj-text mj-class="muted" padding="0 0 8px 0">{{ issue_title }}{% if issue_date != "" %} · {{ issue_date | date: "%B %Y" }}{% endif %}</mj-text>
         <mj-text>Hi ${FIRST_NAME},</mj-text>
         <mj-text>{{ intro }}</mj-text>
         <mj-divider />

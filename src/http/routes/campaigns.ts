@@ -14,6 +14,12 @@ import type { DomainContext } from '../../domain/core/context.ts';
 import { projectFactsOf, projectOf } from '../auth.ts';
 import { errors, IdParams, Nullable, PageQuery, page, pageOf, Timestamp, typed } from '../schemas.ts';
 
+/** Values for a template's variables, given beside `template_id`. */
+const TemplateValues = (description: string) =>
+  Type.Record(Type.String({ maxLength: 64 }), Type.Union([Type.String(), Type.Number(), Type.Boolean()]), {
+    maxProperties: 100,
+    description,
+  });
 const Ids = (description: string) =>
   Type.Array(Type.String({ maxLength: 100 }), { maxItems: 100, description });
 const Tag = Type.Object(
@@ -72,6 +78,11 @@ const AbVariant = Type.Object(
           maximum: 1_000_000,
           description: 'the latest when sending starts if absent',
         }),
+      ),
+    ),
+    variables: Type.Optional(
+      TemplateValues(
+        "values for the variant's template's variables (with its `template_id`; the campaign's `variables` do not apply to it)",
       ),
     ),
     from_name: Type.Optional(Type.String({ maxLength: 200 })),
@@ -202,7 +213,12 @@ const editable = {
   from_name: Nullable(Type.String({ maxLength: 200 })),
   reply_to: Nullable(Type.String()),
   subject: Nullable(Type.String({ maxLength: 998, description: 'required unless `template_id` gives one' })),
-  preheader: Nullable(Type.String({ maxLength: 500 })),
+  preheader: Nullable(
+    Type.String({
+      maxLength: 500,
+      description: "the line a mail client shows after the subject; replaces a template's own",
+    }),
+  ),
   template_id: Nullable(
     Type.String({ description: 'a published template of the project (give this or `html`)' }),
   ),
@@ -212,6 +228,11 @@ const editable = {
       maximum: 1_000_000,
       description: 'a published version; the latest when absent',
     }),
+  ),
+  variables: Nullable(
+    TemplateValues(
+      "values for the template's variables (defaults fill the rest; a required variable without one is refused when the campaign is saved)",
+    ),
   ),
   html: Nullable(Type.String({ description: 'inline HTML content (give this or `template_id`)' })),
   list_ids: Ids('send to the subscribed members of these lists'),
@@ -251,7 +272,10 @@ const CampaignSchema = Type.Object(
     ab: Type.Optional(Nullable(AbResults)),
     scheduled_at: Nullable(Timestamp),
     failure_reason: Nullable(
-      Type.String({ description: 'why a scheduled campaign could not start (status `failed`)' }),
+      Type.String({
+        description:
+          'status `failed`: why a scheduled campaign could not start, or why none of its messages went out',
+      }),
     ),
     recipient_count: Nullable(
       Type.Integer({ description: 'set when sending starts (the audience snapshot)' }),
