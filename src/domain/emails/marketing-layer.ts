@@ -1,3 +1,4 @@
+import { htmlToText } from '../../mail/html-to-text.ts';
 import { addFooter, listUnsubscribeHeaders, trackLinks } from '../../mail/marketing.ts';
 import type { DomainContext } from '../core/context.ts';
 import { publicUrls } from '../marketing/tokens.ts';
@@ -50,6 +51,9 @@ export async function applyMarketingLayer(
     }
     const urls = publicUrls(ctx, { emailId: row.id, contactId: row.contact_id });
     let html = row.html;
+    // the text part shows links as written, in every stream: a message without one gets it derived
+    // from its HTML before the links are tracked (a template's is rendered the same way)
+    const text = row.text_body ?? (html === null ? null : htmlToText(html));
     if (html !== null && (row.track_clicks || row.track_opens)) {
       html = trackLinks(html, {
         clickUrl: (url, index) => (row.track_clicks ? clickUrlOr(url, () => urls.click(index, url)) : url),
@@ -58,7 +62,7 @@ export async function applyMarketingLayer(
     }
     const unsubscribeUrl = urls.unsubscribe ?? testUnsubscribeUrl(ctx);
     const parts = addFooter(
-      { html, text: row.text_body },
+      { html, text },
       { postalAddress: addressOf.get(row.project_id) ?? PLACEHOLDER_ADDRESS, unsubscribeUrl },
     );
     row.html = parts.html;

@@ -85,11 +85,16 @@ class NoIncludes extends Tag {
   *render() {}
 }
 
+// Output is escaped once: text captured with `{% capture %}` was escaped when it was captured, and
+// printing it again must not turn `O&#39;Neil &amp; Sons` into `O&amp;#39;Neil &amp;amp; Sons`
+// (liquidjs's own escape_once: `&`, `<`, `>`, quotes escaped, its five entities left as they are)
+const escapeOnce = new Liquid().filters.escape_once as (this: unknown, value: unknown) => string;
+
 function engine(escapeHtml: boolean): Liquid {
   const liquid = new Liquid({
     strictFilters: true,
     ownPropertyOnly: true,
-    outputEscape: escapeHtml ? 'escape' : undefined,
+    outputEscape: escapeHtml ? escapeOnce : undefined,
     parseLimit: LIQUID_LIMITS.parseChars,
     renderLimit: LIQUID_LIMITS.renderMs,
     memoryLimit: LIQUID_LIMITS.memoryChars,

@@ -153,15 +153,16 @@ export function renderTemplate(
   opts: { deriveText?: boolean } = {},
 ): Rendered {
   const parsed = parsedOf(source);
-  const scope = { ...resolveVariables(source.variables, given), contact: contact ?? {} };
-  const subject = renderOne(textLiquid, parsed.subject, scope, 'subject', budget)
+  const values = { ...resolveVariables(source.variables, given), contact: contact ?? {} };
+  // each part in a scope of its own: `{% increment %}` counters and `{% assign %}` start afresh
+  const subject = renderOne(textLiquid, parsed.subject, { ...values }, 'subject', budget)
     .replace(/\s*[\r\n]+\s*/g, ' ')
     .trim();
-  const html = renderOne(htmlLiquid, parsed.html, scope, 'html', budget);
+  const html = renderOne(htmlLiquid, parsed.html, { ...values }, 'html', budget);
   // deriving the text part is half the cost of a render: skipped when only checking (at acceptance,
   // where the text is not kept)
   const text = parsed.text
-    ? renderOne(textLiquid, parsed.text, scope, 'text', budget)
+    ? renderOne(textLiquid, parsed.text, { ...values }, 'text', budget)
     : opts.deriveText === false
       ? ''
       : htmlToText(withoutPreheader(html));
