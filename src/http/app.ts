@@ -1,5 +1,6 @@
 import scalar from '@scalar/fastify-api-reference';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import type { TrustProxy } from '../config.ts';
 import type { DomainContext } from '../domain/core/context.ts';
 import type { RateLimiter } from '../domain/keys/rate-limit.ts';
 import type { RequestLogWriter } from '../domain/keys/request-log.ts';
@@ -47,12 +48,22 @@ export interface AppDeps {
 
 const VERSION = '0.1.0';
 
+/**
+ * POSTHORN_TRUST_PROXY as Fastify takes it. A hop count trusts that many addresses from the socket
+ * inwards (Fastify itself trusts no one for a bare number, as it cannot check the peer).
+ */
+function trustedProxies(trust: TrustProxy): false | string[] | ((address: string, hop: number) => boolean) {
+  if (typeof trust !== 'number') return trust;
+  return (_address, hop) => hop < trust;
+}
+
 /** Builds the HTTP door: every route, the auth hook, error mapping, OpenAPI and the docs page. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
     bodyLimit: 1024 * 1024,
-    trustProxy: true,
+    // X-Forwarded-For only from the configured proxies: otherwise any client picks its own address
+    trustProxy: trustedProxies(deps.ctx.config.trustProxy),
     routerOptions: { ignoreTrailingSlash: true },
     ajv: { customOptions: { coerceTypes: false } },
     // one line per request is the request log's job, not pino's

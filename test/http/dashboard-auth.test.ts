@@ -13,7 +13,8 @@ let server: TestServer;
 let ann: SignupResult;
 let eve: SignupResult; // another account: nothing of hers is reachable with Ann's session
 beforeAll(async () => {
-  server = await startTestServer();
+  // the tests are the proxy in front (loopback): each sign-in comes from the address it forwards
+  server = await startTestServer({ POSTHORN_TRUST_PROXY: 'loopback' });
   [ann, eve] = await Promise.all([server.signupConfirmed(), server.signupConfirmed()]);
 });
 afterAll(() => server?.close());
