@@ -88,7 +88,14 @@ class NoIncludes extends Tag {
 // Output is escaped once: text captured with `{% capture %}` was escaped when it was captured, and
 // printing it again must not turn `O&#39;Neil &amp; Sons` into `O&amp;#39;Neil &amp;amp; Sons`
 // (liquidjs's own escape_once: `&`, `<`, `>`, quotes escaped, its five entities left as they are)
-const escapeOnce = new Liquid().filters.escape_once as (this: unknown, value: unknown) => string;
+type OutputFilter = (this: unknown, value: unknown) => string;
+const builtin = new Liquid().filters as Record<string, OutputFilter>;
+// without an `&` there is nothing to unescape first: one pass instead of two
+function escapeOnce(this: unknown, value: unknown): string {
+  return typeof value === 'string' && !value.includes('&')
+    ? builtin.escape.call(this, value)
+    : builtin.escape_once.call(this, value);
+}
 
 function engine(escapeHtml: boolean): Liquid {
   const liquid = new Liquid({
