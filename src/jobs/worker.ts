@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import { type JobHelpers, Logger, type Runner, run, type WorkerEvents } from 'graphile-worker';
 import type { Logger as PinoLogger } from 'pino';
 import type { Transport } from '../delivery/transport.ts';
+import { LOGIN_CODE_TASK, sendLoginCode } from '../domain/accounts/sessions.ts';
 import { drainAudienceOutbox, enqueueDrain } from '../domain/audience/triggers.ts';
 import type { DomainContext } from '../domain/core/context.ts';
 import { flowAudienceSubscriber } from '../domain/flows/reactions.ts';
@@ -38,6 +39,8 @@ export interface WorkerDeps {
 export function taskList(deps: WorkerDeps) {
   return {
     send_system_email: sendSystemEmailTask(deps),
+    [LOGIN_CODE_TASK]: async (payload: unknown) =>
+      sendLoginCode(deps.ctx, (payload as { email: string }).email),
     deliver_email: deliverEmailTask(deps),
     import_contacts: importContactsTask(deps.ctx),
     campaign_send: campaignSendTask(deps.ctx),

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Tx } from '../../db/database.ts';
+import { addJobs } from '../../db/enqueue.ts';
 import { normalizeEmail } from '../core/addresses.ts';
 import type { DomainContext } from '../core/context.ts';
 import { AuthenticationError, NotFoundError, ValidationError } from '../core/errors.ts';
@@ -61,28 +62,42 @@ export async function openSession(tx: Tx, ctx: DomainContext, accountId: string,
 }
 export type OpenedSession = Awaited<ReturnType<typeof openSession>>;
 
+/** The job that emails a login code (`sendLoginCode`), queued by every login request. */
+export const LOGIN_CODE_TASK = 'send_login_code';
+
 /**
- * Dashboard login, step 1: emails a login code. Answers the same whether or not the email has an
- * account, so the endpoint cannot be used to discover accounts.
+ * Dashboard login, step 1: asks for a login code to be emailed. The request does the same work for
+ * every address (it queues one job naming the address, in one statement) and gives the same answer,
+ * so neither the answer nor its time tells which addresses have accounts; whether there is an
+ * account to send to is the job's business (`sendLoginCode`).
  */
 export async function startLogin(ctx: DomainContext, input: { email: unknown }) {
   const email = normalizeEmail(input.email);
-  const account = await ctx.db
-    .selectFrom('accounts')
-    .select(['id', 'name', 'email'])
-    .where(sql<string>`lower(email)`, '=', email.toLowerCase())
-    .executeTakeFirst();
-  if (account) {
-    await ctx.db.transaction().execute(async (tx) => {
-      const code = await issueCode(tx, ctx, account.id, 'login');
-      await queueSystemEmail(tx, ctx, {
-        to: account.email,
-        subject: `Your Posthorn login code: ${code}`,
-        text: `Hello ${account.name},\n\nYour Posthorn login code is: ${code}\n\nIt expires in ${CODE_TTL_MINUTES} minutes. If you did not try to log in, ignore this message.\n`,
-      });
-    });
-  }
+  await addJobs([{ task: LOGIN_CODE_TASK, payload: { email }, maxAttempts: 5 }]).execute(ctx.db);
   return { sent: true, email, expires_in_minutes: CODE_TTL_MINUTES };
+}
+
+/**
+ * Emails a fresh login code to the account with this address, if there is one (earlier codes stop
+ * working); an address without an account gets nothing. The account row is locked, so two requests
+ * at once leave one valid code, the one queued last.
+ */
+export async function sendLoginCode(ctx: DomainContext, email: string): Promise<void> {
+  await ctx.db.transaction().execute(async (tx) => {
+    const account = await tx
+      .selectFrom('accounts')
+      .select(['id', 'name', 'email'])
+      .where(sql<string>`lower(email)`, '=', email.toLowerCase())
+      .forUpdate()
+      .executeTakeFirst();
+    if (!account) return;
+    const code = await issueCode(tx, ctx, account.id, 'login');
+    await queueSystemEmail(tx, ctx, {
+      to: account.email,
+      subject: `Your Posthorn login code: ${code}`,
+      text: `Hello ${account.name},\n\nYour Posthorn login code is: ${code}\n\nIt expires in ${CODE_TTL_MINUTES} minutes. If you did not try to log in, ignore this message.\n`,
+    });
+  });
 }
 
 /**
