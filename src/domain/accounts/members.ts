@@ -2,6 +2,7 @@ import type { Role } from '../../db/schema.ts';
 import type { DomainContext } from '../core/context.ts';
 import { NotFoundError, ValidationError } from '../core/errors.ts';
 import { isUuid } from '../core/ids.ts';
+import { pauseFlowsBeyondRights } from '../flows/webhook-rights.ts';
 import { applyMemberChange, membersOf, ROLES, requireMember } from './membership.ts';
 import type { Caller } from './projects.ts';
 
@@ -27,14 +28,16 @@ export async function changeMemberRole(
   if (!isUuid(accountId)) throw new NotFoundError('Member');
   const [existing] = await membersOf(ctx.db, projectId, accountId);
   if (!existing) throw new NotFoundError('Member');
-  await ctx.db.transaction().execute((tx) =>
-    applyMemberChange(tx, {
+  await ctx.db.transaction().execute(async (tx) => {
+    await applyMemberChange(tx, {
       projectId,
       actor: { accountId: caller.accountId, role: actorRole },
       accountId,
       role,
-    }),
-  );
+    });
+    // what only the old role allowed stops (flows/webhook-rights.ts)
+    await pauseFlowsBeyondRights(tx, projectId, accountId);
+  });
   const [member] = await membersOf(ctx.db, projectId, accountId);
   return member;
 }
@@ -43,12 +46,14 @@ export async function changeMemberRole(
 export async function removeMember(ctx: DomainContext, caller: Caller, projectId: string, accountId: string) {
   const actorRole = await requireMember(ctx.db, caller.accountId, projectId);
   if (!isUuid(accountId)) throw new NotFoundError('Member');
-  await ctx.db.transaction().execute((tx) =>
-    applyMemberChange(tx, {
+  await ctx.db.transaction().execute(async (tx) => {
+    await applyMemberChange(tx, {
       projectId,
       actor: { accountId: caller.accountId, role: actorRole },
       accountId,
       role: null,
-    }),
-  );
+    });
+    // what only their rights allowed stops: flows whose webhook steps they set up (flows/webhook-rights.ts)
+    await pauseFlowsBeyondRights(tx, projectId, accountId);
+  });
 }

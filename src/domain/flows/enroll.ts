@@ -8,7 +8,7 @@ import { ConflictError } from '../core/errors.ts';
 import { eventGroup, withEvents } from './conditions.ts';
 import type { FlowDefinition, Reentry } from './definition.ts';
 import { nudgeAdvance } from './engine.ts';
-import { findFlow } from './flows.ts';
+import { activationHint, findFlow } from './flows.ts';
 
 /**
  * Enrolling: a trigger that matches a contact creates an enrollment at the flow's current version,
@@ -176,7 +176,7 @@ export async function enrollManually(
   const [flow] = (await activeFlows(ctx.db, projectId)).filter((f) => f.id === flowRow.id);
   if (!flow)
     throw new ConflictError(
-      `Flow "${flowRow.name}" is ${flowRow.status}: only an active flow enrols contacts`,
+      `Flow "${flowRow.name}" is ${flowRow.status}: only an active flow enrols contacts${activationHint(flowRow)}`,
     );
   if (!contact.subscribed)
     throw new ConflictError(

@@ -13,12 +13,17 @@ import { type FlowDefinition, parseDefinition } from './definition.ts';
 import { nudgeAdvance } from './engine.ts';
 import { checkReferences } from './references.ts';
 import { emptyCounts, enrollmentCounts, flowStats } from './stats.ts';
+import { type FlowActor, requireWebhookRights, webhookOwner } from './webhook-rights.ts';
+
+export type { FlowActor } from './webhook-rights.ts';
 
 export type FlowRow = Selectable<FlowsTable>;
 
 /** A flow as the API receives it: POST gives `name`, `trigger` and `steps`; PATCH any part. */
 export interface FlowInput {
   name?: string;
+  /** On create only: `draft` (the default) or `active` (activated at once, with every activation check). */
+  status?: string;
   trigger?: unknown;
   steps?: unknown[];
   from?: string | null;
@@ -36,6 +41,7 @@ function presentFlow(row: FlowRow, def: FlowDefinition) {
     object: 'flow' as const,
     name: row.name,
     status: row.status,
+    status_reason: row.status_reason,
     version: row.version,
     trigger: def.trigger,
     steps: def.steps,
@@ -130,16 +136,60 @@ export async function getFlow(ctx: DomainContext, projectId: string, id: string)
   return flowView(ctx, await findFlow(ctx, projectId, id));
 }
 
-/** POST /flows: a draft at version 1, checked as a whole (definition, then what it names in the project). */
-export async function createFlow(ctx: DomainContext, facts: ProjectFacts, input: FlowInput) {
+/** What activating a flow needs besides its definition: the plan's `automations` (402), a sendable account (400). */
+function checkActivation(facts: ProjectFacts, name: string) {
+  requireFeature(facts.plan, 'automations');
+  const blockers = sendBlockers(facts, 'automation');
+  if (blockers.length > 0)
+    throw new SendRefusedError(
+      blockers[0].code,
+      `Flow "${name}" cannot be activated: ${blockers.map((b) => b.message).join('; ')}`,
+    );
+}
+
+/** How a draft or paused flow is activated, for the errors of what needs an active flow ('' otherwise). */
+export function activationHint(flow: Pick<FlowRow, 'id' | 'status'>): string {
+  if (flow.status !== 'draft' && flow.status !== 'paused') return '';
+  const how = `; activate it with POST /v1/flows/${flow.id}/activate`;
+  // a draft made by POST /v1/flows could have been active from the start
+  return flow.status === 'draft' ? `${how} (or create flows with "status": "active")` : how;
+}
+
+/**
+ * POST /flows: a flow at version 1, checked as a whole (definition, the role its webhook steps need,
+ * then what it names in the project): a draft, or with `"status": "active"` running at once, after
+ * every check activation makes (nothing is created when one fails).
+ */
+export async function createFlow(
+  ctx: DomainContext,
+  facts: ProjectFacts,
+  input: FlowInput,
+  actor: FlowActor,
+) {
   const name = checkName(input.name);
+  const status = input.status ?? 'draft';
+  if (status !== 'draft' && status !== 'active')
+    throw new ValidationError(
+      '`status` must be "draft" (the default) or "active" (the flow runs at once); a flow is paused or archived afterwards with POST /v1/flows/{id}/pause or /archive',
+    );
   const sender = flowSender(input, { from: null, from_name: null });
-  const def = await checkReferences(ctx, facts, parseDefinition({ ...input, ...sender }));
+  const parsed = parseDefinition({ ...input, ...sender });
+  requireWebhookRights(parsed, actor);
+  const def = await checkReferences(ctx, facts, parsed);
+  if (status === 'active') checkActivation(facts, name);
   const id = randomUUID();
   const row = await ctx.db.transaction().execute(async (tx) => {
     const flow = await tx
       .insertInto('flows')
-      .values({ id, project_id: facts.id, name, from_address: sender.from, from_name: sender.from_name })
+      .values({
+        id,
+        project_id: facts.id,
+        name,
+        status,
+        from_address: sender.from,
+        from_name: sender.from_name,
+        webhook_owner_id: webhookOwner(def, actor),
+      })
       .returningAll()
       .executeTakeFirstOrThrow();
     await tx
@@ -184,19 +234,24 @@ function patchedInput(input: FlowInput, current: FlowDefinition, old: FlowRow, c
 /**
  * PATCH /flows/{id}. A draft or paused flow that no enrollment has used at its current version is
  * rewritten in place; an active flow, or one with enrollments on its current version, gets version
- * N+1 (new enrollments start on it, running ones finish on theirs). Archived flows: 409.
+ * N+1 (new enrollments start on it, running ones finish on theirs). Archived flows: 409. A flow
+ * with webhook steps is edited only with the role they need (and its editor answers for them).
  */
-export async function updateFlow(ctx: DomainContext, facts: ProjectFacts, id: string, input: FlowInput) {
+export async function updateFlow(
+  ctx: DomainContext,
+  facts: ProjectFacts,
+  id: string,
+  input: FlowInput,
+  actor: FlowActor,
+) {
   const current = await findFlow(ctx, facts.id, id);
   if (current.status === 'archived') throw readOnly(current);
   const name = input.name === undefined ? current.name : checkName(input.name);
   const sender = flowSender(input, { from: current.from_address, from_name: current.from_name });
   const currentDef = await loadDefinition(ctx.db, current.id, current.version);
-  const def = await checkReferences(
-    ctx,
-    facts,
-    parseDefinition({ ...patchedInput(input, currentDef, current, ctx), ...sender }),
-  );
+  const parsed = parseDefinition({ ...patchedInput(input, currentDef, current, ctx), ...sender });
+  requireWebhookRights(parsed, actor);
+  const def = await checkReferences(ctx, facts, parsed);
   // jsonb keeps its own key order: compare as values
   const changed = !isDeepStrictEqual(JSON.parse(JSON.stringify(def)), currentDef);
   const row = await ctx.db.transaction().execute(async (tx) => {
@@ -214,7 +269,14 @@ export async function updateFlow(ctx: DomainContext, facts: ProjectFacts, id: st
     if (changed) version = await writeVersion(tx, locked, def);
     return tx
       .updateTable('flows')
-      .set({ name, from_address: sender.from, from_name: sender.from_name, version, updated_at: new Date() })
+      .set({
+        name,
+        from_address: sender.from,
+        from_name: sender.from_name,
+        version,
+        webhook_owner_id: webhookOwner(def, actor),
+        updated_at: new Date(),
+      })
       .where('id', '=', locked.id)
       .returningAll()
       .executeTakeFirstOrThrow();
@@ -270,11 +332,13 @@ async function transition(
   from: FlowStatus[],
   to: FlowStatus,
   refusal: (row: FlowRow) => string,
+  also: Partial<Pick<FlowRow, 'webhook_owner_id'>> = {},
 ): Promise<FlowRow> {
   const current = await findFlow(ctx, projectId, id);
   const row = await ctx.db
     .updateTable('flows')
-    .set({ status: to, updated_at: new Date() })
+    // a status the user chose needs no reason
+    .set({ status: to, status_reason: null, ...also, updated_at: new Date() })
     .where('id', '=', current.id)
     .where('status', 'in', from)
     .returningAll()
@@ -286,22 +350,26 @@ async function transition(
 /**
  * POST /flows/{id}/activate: a draft or paused flow starts enrolling (a paused one's enrollments go
  * on where they were). Needs the plan's `automations` (402), a sendable account and a real footer
- * (400), and its definition still valid in the project (templates, senders, lists: 400).
+ * (400), the role its webhook steps need (403; whoever activates answers for them from then on),
+ * and its definition still valid in the project (templates, senders, lists, messages: 400).
  */
-export async function activateFlow(ctx: DomainContext, facts: ProjectFacts, id: string) {
+export async function activateFlow(ctx: DomainContext, facts: ProjectFacts, id: string, actor: FlowActor) {
   const current = await findFlow(ctx, facts.id, id);
-  requireFeature(facts.plan, 'automations');
-  const blockers = sendBlockers(facts, 'automation');
-  if (blockers.length > 0)
-    throw new SendRefusedError(
-      blockers[0].code,
-      `Flow "${current.name}" cannot be activated: ${blockers.map((b) => b.message).join('; ')}`,
-    );
-  await checkReferences(ctx, facts, await loadDefinition(ctx.db, current.id, current.version));
-  const row = await transition(ctx, facts.id, id, ['draft', 'paused'], 'active', (r) =>
-    r.status === 'active'
-      ? `Flow "${r.name}" is already active`
-      : `Flow "${r.name}" is archived: it cannot be activated`,
+  checkActivation(facts, current.name);
+  const def = await loadDefinition(ctx.db, current.id, current.version);
+  requireWebhookRights(def, actor);
+  await checkReferences(ctx, facts, def);
+  const row = await transition(
+    ctx,
+    facts.id,
+    id,
+    ['draft', 'paused'],
+    'active',
+    (r) =>
+      r.status === 'active'
+        ? `Flow "${r.name}" is already active`
+        : `Flow "${r.name}" is archived: it cannot be activated`,
+    { webhook_owner_id: webhookOwner(def, actor) },
   );
   // a resumed flow's enrollments that fell due while it was paused go on now
   await nudgeAdvance(ctx.db);

@@ -48,6 +48,8 @@ export interface PlannedWebhook {
   walker: Walker;
   url: string;
   step_id: string;
+  /** The history entry that names the call, kept so a call not made can say why. */
+  entry: EnrollmentHistoryEntry;
 }
 
 export interface Walker {
@@ -179,8 +181,13 @@ export function walkLocal(w: Walker, now: Date, webhooks: PlannedWebhook[]): Bat
         });
         break;
       case 'webhook':
-        webhooks.push({ walker: w, url: step.url, step_id: step.id });
         record(w, step, now, 'queued');
+        webhooks.push({
+          walker: w,
+          url: step.url,
+          step_id: step.id,
+          entry: w.added.at(-1) as EnrollmentHistoryEntry,
+        });
         w.at = step.next;
         break;
       case 'exit':

@@ -52,13 +52,29 @@ async function endpointFor(tx: Tx, ctx: DomainContext, projectId: string, url: s
   return created.id;
 }
 
+/**
+ * The calls whose flow is still active, its row held `for share` until the batch commits: a flow
+ * paused meanwhile (its webhook steps' owner lost the right: webhook-rights.ts) makes none, and its
+ * history says `flow_paused`; a pause that comes after waits for the batch and fails its calls.
+ */
+async function stillActive(tx: Tx, planned: PlannedWebhook[]): Promise<PlannedWebhook[]> {
+  const flowIds = [...new Set(planned.map((p) => p.walker.row.flow_id))];
+  const { rows } = await sql<{ id: string }>`select id from flows
+    where id = any(${flowIds}::uuid[]) and status = 'active' order by id for share`.execute(tx);
+  const active = new Set(rows.map((r) => r.id));
+  for (const p of planned) if (!active.has(p.walker.row.flow_id)) p.entry.outcome = 'flow_paused';
+  return planned.filter((p) => active.has(p.walker.row.flow_id));
+}
+
 /** The batch's webhook calls: one delivery row and one `webhook_deliver` job each, in its transaction. */
 export async function queueWebhooks(
   tx: Tx,
   ctx: DomainContext,
-  planned: PlannedWebhook[],
+  all: PlannedWebhook[],
   now: Date,
 ): Promise<void> {
+  if (all.length === 0) return;
+  const planned = await stillActive(tx, all);
   if (planned.length === 0) return;
   const endpoints = new Map<string, string>();
   const rows = [];

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { DomainContext } from '../../domain/core/context.ts';
 import {
@@ -6,12 +6,13 @@ import {
   archiveFlow,
   createFlow,
   deleteFlow,
+  type FlowActor,
   getFlow,
   listFlows,
   pauseFlow,
   updateFlow,
 } from '../../domain/flows/flows.ts';
-import { projectFactsOf, projectOf } from '../auth.ts';
+import { authOf, projectFactsOf, projectOf } from '../auth.ts';
 import { errors, IdParams, Nullable, PageQuery, page, pageOf, Timestamp, typed } from '../schemas.ts';
 
 // The definition has its own checker (domain/flows/definition.ts), whose errors name the exact
@@ -51,7 +52,7 @@ const FlowStep = Type.Object(
     type: Type.String({
       maxLength: 40,
       description:
-        'send {subject, html | template_id, template_version?, from?, from_name?}; wait {duration_seconds | until | until_property | window: {from_hour, to_hour, days?}}; wait_for_event {event, where?, timeout_seconds, next, timeout_next}; branch {branches: [{condition, next}], default_next}; update_contact {set_properties?, join_list_id?, leave_list_id?}; webhook {url}; exit',
+        'send {subject, html | template_id, template_version?, variables?, from?, from_name?}; wait {duration_seconds | until | until_property | window: {from_hour, to_hour, days?}}; wait_for_event {event, where?, timeout_seconds, next, timeout_next}; branch {branches: [{condition, next}], default_next}; update_contact {set_properties?, join_list_id?, leave_list_id?}; webhook {url}; exit',
     }),
     next: Type.Optional(
       Nullable(
@@ -62,12 +63,23 @@ const FlowStep = Type.Object(
         }),
       ),
     ),
+    variables: Type.Optional(
+      Type.Record(
+        Type.String({ maxLength: 64 }),
+        Type.Union([Type.String(), Type.Number(), Type.Boolean()]),
+        {
+          maxProperties: 100,
+          description:
+            "send with template_id: values for the template's variables (defaults fill the rest; a required variable without one is refused when the flow is saved or activated)",
+        },
+      ),
+    ),
   },
   {
     title: 'FlowStep',
     additionalProperties: true,
     description:
-      'one step; the first step is where an enrollment starts. Durations and timeouts: 1 second to 366 days; at most 100 steps and 20 branches per branch step; a loop must pass through a timed wait',
+      "one step; the first step is where an enrollment starts. Durations and timeouts: 1 second to 366 days; at most 100 steps and 20 branches per branch step; a loop must pass through a timed wait. A send's subject and html are Liquid over `contact` (and a template's variables), checked when saved; a webhook step needs the Owner or Admin role, as webhooks do",
   },
 );
 const FlowReentry = Type.Object(
@@ -101,6 +113,13 @@ const FlowName = Type.String({ minLength: 1, maxLength: 200 });
 const CreateFlowRequest = Type.Object(
   {
     name: FlowName,
+    status: Type.Optional(
+      Type.Enum(['draft', 'active'], {
+        type: 'string',
+        description:
+          'draft (the default), or active: the flow runs at once, after the checks of POST /flows/{id}/activate (nothing is created when one fails)',
+      }),
+    ),
     trigger: parts.trigger,
     steps: parts.steps,
     from: Type.Optional(parts.from),
@@ -168,6 +187,12 @@ const FlowSchema = Type.Object(
     object: Type.Literal('flow'),
     name: Type.String(),
     status: Type.Enum(['draft', 'active', 'paused', 'archived'], { type: 'string' }),
+    status_reason: Nullable(
+      Type.String({
+        description:
+          'why the service paused the flow (the account that set up its webhook steps lost the role they need); null when the status was chosen',
+      }),
+    ),
     version: Type.Integer({ description: 'the version new enrollments start on' }),
     trigger: FlowTrigger,
     steps: Type.Array(FlowStep, { description: 'normalised: every step has its id and explicit edges' }),
@@ -181,6 +206,12 @@ const FlowSchema = Type.Object(
   { title: 'Flow' },
 );
 const FlowPage = Type.Object(page(FlowSchema).properties, { title: 'FlowPage' });
+
+/** Who acts: the account, and a session's role in the project (null for a key). */
+function actorOf(request: FastifyRequest): FlowActor {
+  const auth = authOf(request);
+  return { accountId: auth.accountId, role: auth.role };
+}
 
 /** Flows (journeys): triggers enrol contacts, who pass through sends, waits, branches and more. */
 export async function flowRoutes(instance: FastifyInstance, { ctx }: { ctx: DomainContext }) {
@@ -209,13 +240,14 @@ export async function flowRoutes(instance: FastifyInstance, { ctx }: { ctx: Doma
       config,
       schema: {
         tags,
-        summary: 'Create a flow draft (its definition, templates, senders and lists are checked now)',
+        summary:
+          'Create a flow, a draft or (`status: active`) running at once (its definition, templates, messages, senders and lists are checked now; 403 for a webhook step without the Owner or Admin role)',
         operationId: 'createFlow',
         body: CreateFlowRequest,
-        response: { 200: FlowSchema, ...errors(400, 401) },
+        response: { 200: FlowSchema, ...errors(400, 401, 402, 403) },
       },
     },
-    async (request) => createFlow(ctx, await projectFactsOf(request, ctx), request.body),
+    async (request) => createFlow(ctx, await projectFactsOf(request, ctx), request.body, actorOf(request)),
   );
   app.get(
     '/flows/:id',
@@ -238,10 +270,11 @@ export async function flowRoutes(instance: FastifyInstance, { ctx }: { ctx: Doma
           'updateFlow',
         ),
         body: UpdateFlowRequest,
-        response: { 200: FlowSchema, ...errors(400, 401, 404, 409) },
+        response: { 200: FlowSchema, ...errors(400, 401, 403, 404, 409) },
       },
     },
-    async (request) => updateFlow(ctx, await projectFactsOf(request, ctx), request.params.id, request.body),
+    async (request) =>
+      updateFlow(ctx, await projectFactsOf(request, ctx), request.params.id, request.body, actorOf(request)),
   );
   app.delete(
     '/flows/:id',
@@ -263,13 +296,14 @@ export async function flowRoutes(instance: FastifyInstance, { ctx }: { ctx: Doma
       config,
       schema: {
         ...one(
-          'Activate a draft or paused flow (402 without the plan feature automations, 400 footer placeholder, 409 if active or archived)',
+          'Activate a draft or paused flow (402 without the plan feature automations, 400 footer placeholder, 403 for a webhook step without the Owner or Admin role, 409 if active or archived)',
           'activateFlow',
         ),
-        response: { 200: FlowSchema, ...errors(400, 401, 402, 404, 409) },
+        response: { 200: FlowSchema, ...errors(400, 401, 402, 403, 404, 409) },
       },
     },
-    async (request) => activateFlow(ctx, await projectFactsOf(request, ctx), request.params.id),
+    async (request) =>
+      activateFlow(ctx, await projectFactsOf(request, ctx), request.params.id, actorOf(request)),
   );
   app.post(
     '/flows/:id/pause',
