@@ -63,6 +63,8 @@ export interface ApiKeysTable {
   revoked_at: NullableTimestamp;
   last_used_at: NullableTimestamp;
   rotated_at: NullableTimestamp;
+  /** The account that made the key (null once that account is deleted); migration 0027. */
+  created_by: string | null;
   created_at: Generated<Date>;
 }
 

@@ -118,6 +118,13 @@ export const ApiKeySchema = Type.Object(
     last_used_at: Nullable(Timestamp),
     expires_at: Nullable(Timestamp),
     rotated_at: Nullable(Timestamp),
+    created_by: Nullable(
+      Type.String({
+        format: 'uuid',
+        description:
+          'the account that made the key; removing that account from the project revokes its project keys there (unless the remover keeps them); null once the account is deleted',
+      }),
+    ),
     key: Type.Optional(
       Type.String({ description: 'the full secret key, present only at creation and rotation' }),
     ),

@@ -42,8 +42,17 @@ export async function changeMemberRole(
   return member;
 }
 
-/** Removes a member (Owners and Admins), or lets a member leave; the last Owner cannot leave. */
-export async function removeMember(ctx: DomainContext, caller: Caller, projectId: string, accountId: string) {
+/**
+ * Removes a member (Owners and Admins), or lets a member leave; the last Owner cannot leave. The
+ * project keys the member made are revoked with the membership unless `keepKeys`.
+ */
+export async function removeMember(
+  ctx: DomainContext,
+  caller: Caller,
+  projectId: string,
+  accountId: string,
+  options: { keepKeys?: boolean } = {},
+) {
   const actorRole = await requireMember(ctx.db, caller.accountId, projectId);
   if (!isUuid(accountId)) throw new NotFoundError('Member');
   await ctx.db.transaction().execute(async (tx) => {
@@ -52,6 +61,7 @@ export async function removeMember(ctx: DomainContext, caller: Caller, projectId
       actor: { accountId: caller.accountId, role: actorRole },
       accountId,
       role: null,
+      keepKeys: options.keepKeys ?? false,
     });
     // what only their rights allowed stops: flows whose webhook steps they set up (flows/webhook-rights.ts)
     await pauseFlowsBeyondRights(tx, projectId, accountId);

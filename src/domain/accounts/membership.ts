@@ -2,6 +2,7 @@ import type { Db, Tx } from '../../db/database.ts';
 import type { Role } from '../../db/schema.ts';
 import { ConflictError, ForbiddenError, NotFoundError } from '../core/errors.ts';
 import { isUuid } from '../core/ids.ts';
+import { revokeKeysMadeBy } from '../keys/creators.ts';
 
 /** Roles in a project, weakest first: what each may do is written in README.md beside this file. */
 export const ROLES: Role[] = ['member', 'admin', 'owner'];
@@ -73,13 +74,19 @@ export interface MemberChange {
   accountId: string;
   /** The new role, or null to remove the member. */
   role: Role | null;
+  /**
+   * On removal (or leaving): keep the project keys the member made here working. By default they
+   * are revoked with the membership (`keys/creators.ts`).
+   */
+  keepKeys?: boolean;
 }
 
 /**
  * The one rule for changing a membership, shared by every door: Owners and Admins manage members,
  * only an Owner grants, changes or removes the Owner role, anyone may leave, and the last Owner can
  * neither leave nor be demoted (409). The project's Owner rows are locked, so two Owners demoting
- * each other at once cannot leave the project without one.
+ * each other at once cannot leave the project without one. A member who goes takes the project keys
+ * they made with them (revoked in the same transaction) unless `keepKeys`.
  */
 export async function applyMemberChange(tx: Tx, change: MemberChange): Promise<void> {
   const { projectId, actor, accountId, role } = change;
@@ -113,6 +120,7 @@ export async function applyMemberChange(tx: Tx, change: MemberChange): Promise<v
       .where('project_id', '=', projectId)
       .where('account_id', '=', accountId)
       .execute();
+    if (!change.keepKeys) await revokeKeysMadeBy(tx, projectId, accountId);
     return;
   }
   await tx

@@ -34,6 +34,7 @@ export function presentKey(row: KeyRow, secret?: string) {
     last_used_at: row.last_used_at?.toISOString() ?? null,
     expires_at: row.expires_at?.toISOString() ?? null,
     rotated_at: row.rotated_at?.toISOString() ?? null,
+    created_by: row.created_by,
     ...(secret ? { key: secret } : {}),
   };
 }
@@ -77,6 +78,7 @@ export async function createKey(
     .values({
       key_id: keyId,
       account_id: input.accountId,
+      created_by: input.accountId,
       project_id: input.scope === 'project' ? input.projectId : null,
       scope: input.scope,
       name,

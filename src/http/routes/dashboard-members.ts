@@ -7,11 +7,12 @@ import {
   listInvitations,
   revokeInvitation,
 } from '../../domain/accounts/invitations.ts';
+import { keysRevokedWithMember } from '../../domain/accounts/member-keys.ts';
 import { changeMemberRole, removeMember } from '../../domain/accounts/members.ts';
 import { listProjectMembers } from '../../domain/accounts/projects.ts';
 import type { DomainContext } from '../../domain/core/context.ts';
 import { authOf, sessionMetaOf, setSessionCookie } from '../auth.ts';
-import { errors, ProjectParams, typed } from '../schemas.ts';
+import { ApiKeySchema, errors, ProjectParams, typed } from '../schemas.ts';
 import {
   Email,
   InvitationAcceptance,
@@ -25,6 +26,15 @@ import {
 const MemberParams = Type.Object({
   ...ProjectParams.properties,
   account_id: Type.String({ description: "the member's account id" }),
+});
+const RemoveMemberQuery = Type.Object({
+  keep_keys: Type.Optional(
+    Type.Boolean({
+      default: false,
+      description:
+        'true keeps the project keys the member made in this project working; by default they are revoked with the membership (GET .../members/{account_id}/keys lists them)',
+    }),
+  ),
 });
 const InvitationParams = Type.Object({
   ...ProjectParams.properties,
@@ -98,6 +108,29 @@ export async function dashboardMemberRoutes(instance: FastifyInstance, { ctx }: 
       ),
   );
 
+  app.get(
+    '/projects/:project_id/members/:account_id/keys',
+    {
+      // Owners and Admins ask about anyone; a member about themselves, before leaving (checked inside)
+      config: { auth: 'session' },
+      schema: {
+        tags,
+        summary: 'The project keys a member made here that removing them revokes (unless keep_keys)',
+        operationId: 'listMemberKeys',
+        params: MemberParams,
+        response: { 200: Type.Object({ data: Type.Array(ApiKeySchema) }), ...errors(401, 403, 404) },
+      },
+    },
+    async (request) => ({
+      data: await keysRevokedWithMember(
+        ctx,
+        authOf(request),
+        request.params.project_id,
+        request.params.account_id,
+      ),
+    }),
+  );
+
   app.delete(
     '/projects/:project_id/members/:account_id',
     {
@@ -108,12 +141,18 @@ export async function dashboardMemberRoutes(instance: FastifyInstance, { ctx }: 
         summary:
           'Remove a member, or leave the project with your own account id (the last Owner cannot: 409)',
         operationId: 'removeMember',
+        description:
+          'The project keys the member made in this project are revoked with the membership (a project key acts for the project whoever made it, so it would outlive their place here), unless `keep_keys=true`. GET .../members/{account_id}/keys lists them first. Their all-access keys stop reaching this project with the membership.',
         params: MemberParams,
-        response: { 204: Type.Null(), ...errors(401, 403, 404, 409) },
+        querystring: RemoveMemberQuery,
+        response: { 204: Type.Null(), ...errors(400, 401, 403, 404, 409) },
       },
     },
     async (request, reply) => {
-      await removeMember(ctx, authOf(request), request.params.project_id, request.params.account_id);
+      const { project_id, account_id } = request.params;
+      await removeMember(ctx, authOf(request), project_id, account_id, {
+        keepKeys: request.query.keep_keys === true,
+      });
       return reply.code(204).send();
     },
   );

@@ -1,6 +1,6 @@
 import { queryOptions } from '@tanstack/react-query';
 import { dashboardApi, v1 } from './client.ts';
-import type { Page, Role } from './types.ts';
+import type { ApiKey, Page, Role } from './types.ts';
 
 /**
  * The audience and settings screens' calls: contacts, lists, segments (`/v1`), the project's
@@ -306,6 +306,14 @@ export const invitationsQuery = (projectId: string) =>
     queryFn: () => dashboardApi<{ data: Invitation[] }>('GET', `/projects/${enc(projectId)}/invitations`),
   });
 
+/** The project keys a member made here, which removing them revokes unless they are kept. */
+export const memberKeysQuery = (projectId: string, accountId: string) =>
+  queryOptions({
+    queryKey: ['project', projectId, 'members', accountId, 'keys'],
+    queryFn: () =>
+      dashboardApi<{ data: ApiKey[] }>('GET', `/projects/${enc(projectId)}/members/${enc(accountId)}/keys`),
+  });
+
 export const members = {
   withdraw: (projectId: string, id: string) =>
     dashboardApi<null>('DELETE', `/projects/${enc(projectId)}/invitations/${enc(id)}`),
@@ -313,8 +321,11 @@ export const members = {
     dashboardApi<Invitation>('POST', `/projects/${enc(projectId)}/invitations`, body),
   changeRole: (projectId: string, accountId: string, role: Role) =>
     dashboardApi<Member>('PATCH', `/projects/${enc(projectId)}/members/${enc(accountId)}`, { role }),
-  remove: (projectId: string, accountId: string) =>
-    dashboardApi<null>('DELETE', `/projects/${enc(projectId)}/members/${enc(accountId)}`),
+  remove: (projectId: string, accountId: string, keepKeys = false) =>
+    dashboardApi<null>(
+      'DELETE',
+      `/projects/${enc(projectId)}/members/${enc(accountId)}${keepKeys ? '?keep_keys=true' : ''}`,
+    ),
 };
 
 // ---- the signed-in account (dashboard API)

@@ -35,6 +35,8 @@ export interface ApiKey {
   last_used_at: string | null;
   expires_at: string | null;
   rotated_at: string | null;
+  /** The account that made the key: removing it from the project revokes the key (unless kept). */
+  created_by: string | null;
   /** The secret: present only in the answer that creates (or rotates) the key. */
   key?: string;
 }

@@ -1,7 +1,14 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useNavigate } from '@tanstack/react-router';
-import { type FormEvent, useState } from 'react';
-import { type Invitation, invitationsQuery, type Member, members, membersQuery } from '../api/audience.ts';
+import { type FormEvent, useId, useState } from 'react';
+import {
+  type Invitation,
+  invitationsQuery,
+  type Member,
+  memberKeysQuery,
+  members,
+  membersQuery,
+} from '../api/audience.ts';
 import { sessionQuery } from '../api/endpoints.ts';
 import type { Role } from '../api/types.ts';
 import { ErrorMessage, Notice } from '../components/Alert.tsx';
@@ -132,17 +139,64 @@ function RoleCell({ member }: { member: Member }) {
   );
 }
 
+/**
+ * The project keys that go with the member (they made them; a project key acts for the project
+ * whoever made it), and the choice to keep them working.
+ */
+function KeysThatGo({
+  member,
+  self,
+  keep,
+  onKeepChange,
+}: {
+  member: Member;
+  self: boolean;
+  keep: boolean;
+  onKeepChange(keep: boolean): void;
+}) {
+  const { project } = useProject();
+  const id = useId();
+  const keys = useQuery(memberKeysQuery(project.id, member.account_id));
+  if (keys.error) return <ErrorMessage error={keys.error} />;
+  if (keys.isPending) return <p role="status">Looking for the API keys {self ? 'you' : 'they'} made…</p>;
+  const list = keys.data.data;
+  if (list.length === 0)
+    return <p className="muted">{self ? 'You' : 'They'} made no API keys in this project that still work.</p>;
+  return (
+    <section aria-labelledby={`${id}-heading`}>
+      <p id={`${id}-heading`}>
+        {keep
+          ? `These API keys ${self ? 'you' : 'they'} made stay working:`
+          : `These API keys ${self ? 'you' : 'they'} made are revoked with ${self ? 'your' : 'their'} membership:`}
+      </p>
+      <ul aria-label="API keys made by this member">
+        {list.map((k) => (
+          <li key={k.id}>
+            <strong>{k.name}</strong> <code className="muted">{k.token_prefix}…</code>
+          </li>
+        ))}
+      </ul>
+      <div className="field checkbox">
+        <input id={id} type="checkbox" checked={keep} onChange={(e) => onKeepChange(e.target.checked)} />
+        <label htmlFor={id}>Keep these keys working</label>
+      </div>
+    </section>
+  );
+}
+
 /** Remove someone, or leave (your own row): the last Owner can do neither, and the API says so. */
 function RemoveButton({ member, self }: { member: Member; self: boolean }) {
   const { project } = useProject();
   const queryClient = useQueryClient();
   const navigate = useNavigate();
   const [open, setOpen] = useState(false);
+  const [keepKeys, setKeepKeys] = useState(false);
   const after = useAfterChange(member);
   const remove = useMutation({
-    mutationFn: () => members.remove(project.id, member.account_id),
+    mutationFn: () => members.remove(project.id, member.account_id, keepKeys),
     onSuccess: async () => {
       setOpen(false);
+      await queryClient.invalidateQueries({ queryKey: ['project', project.id, 'keys'] });
       if (!self) return after();
       await queryClient.invalidateQueries({ queryKey: sessionQuery.queryKey });
       navigate({ to: '/' });
@@ -165,6 +219,7 @@ function RemoveButton({ member, self }: { member: Member; self: boolean }) {
             : 'They lose access to this project at once. Their account stays.'
         }
       >
+        {open && <KeysThatGo member={member} self={self} keep={keepKeys} onKeepChange={setKeepKeys} />}
         <ErrorMessage error={remove.error} />
         <div className="actions">
           <button
