@@ -173,8 +173,8 @@ describe('posthorn login: browser pairing', () => {
     const me = await server.call('GET', '/v1/me', { key: stored.api_key });
     expect(me.status).toBe(200);
     expect(me.body.project.id).toBe(projectId);
-    // a one-project key: the account API refuses it
-    expect((await server.call('GET', '/v1/workspaces', { key: stored.api_key })).status).toBe(401);
+    // a one-project key: the account API refuses it (403: a valid key where its kind does not reach)
+    expect((await server.call('GET', '/v1/workspaces', { key: stored.api_key })).status).toBe(403);
     const keys = await server.runtime.ctx.db
       .selectFrom('api_keys')
       .select(['name', 'scope'])

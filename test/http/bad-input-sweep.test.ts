@@ -286,7 +286,12 @@ function complaint(answer: Answer, binary: boolean): string | null {
     return `status ${answer.status} with a body that is not JSON: ${answer.text.slice(0, 200)}`;
   }
   const keys = Object.keys((body as Json) ?? {}).sort();
-  const allowed = answer.status === 402 ? ['code', 'error', 'feature', 'upgrade_to'] : ['error'];
+  const allowed =
+    answer.status === 402
+      ? ['code', 'error', 'feature', 'upgrade_to']
+      : answer.status === 429
+        ? ['code', 'error']
+        : ['error'];
   if (JSON.stringify(keys) !== JSON.stringify(allowed))
     return `status ${answer.status} with keys ${keys.join(',')}: ${answer.text.slice(0, 200)}`;
   const error = (body as Json).error;
