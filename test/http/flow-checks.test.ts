@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setWorkspacePlan } from '../../src/domain/accounts/workspaces.ts';
 import { STARTERS } from '../../src/domain/templates/starters.ts';
@@ -344,18 +345,17 @@ describe('webhook steps need the role webhooks need', () => {
     await server.call('POST', '/v1/contacts', { key, body: { email: `flaky-${n}@flowchecks.example` } });
     await eventually(() => expect(calls()).toHaveLength(1), { timeoutMs: 20_000 });
     const delivery = await eventually(async () => {
-      const row = await server.runtime.ctx.db
+      const rows = await server.runtime.ctx.db
         .selectFrom('webhook_deliveries')
         .selectAll()
         .where(
-          'payload',
-          '@>',
-          JSON.stringify({ data: { contact: { email: `flaky-${n}@flowchecks.example` } } }),
+          sql<boolean>`payload @> ${JSON.stringify({ data: { contact: { email: `flaky-${n}@flowchecks.example` } } })}::jsonb`,
         )
-        // the first attempt failed (503); this is its retry, due in 5 minutes
-        .where('status', '=', 'pending')
-        .executeTakeFirstOrThrow();
-      return row;
+        .orderBy('created_at')
+        .execute();
+      // the first attempt failed (503); the second is its retry, due in 5 minutes
+      expect(rows.map((r) => r.status)).toEqual(['failed', 'pending']);
+      return rows[1];
     });
     const removed = await server.call('DELETE', `/api/projects/${project}/members/${admin.id}`, {
       key: ownerToken,
@@ -391,6 +391,45 @@ describe('webhook steps need the role webhooks need', () => {
       status_reason: expect.stringMatching(/no longer has the Owner or Admin role/),
     });
   });
+
+  it('makes no call, and pauses the flow, when the role was lost through a door without the hook', async () => {
+    const admin = await joined('admin');
+    const as = { 'x-project-id': project };
+    const url = `${receiver.base}/account-api-${n}`;
+    const flow = await created(
+      flowBody([{ type: 'webhook', url }], { trigger: { type: 'contact_created' }, status: 'active' }),
+      admin.token,
+      as,
+    );
+    // the account API changes the role without the removal hook of members.ts
+    const member = (
+      await server.call('GET', `/v1/projects/${project}/members`, { key: owner.account_key.key })
+    ).body.data.find((m: { account_id: string }) => m.account_id === admin.id);
+    const demoted = await server.call('POST', `/v1/projects/${project}/members`, {
+      key: owner.account_key.key,
+      body: { email: member.email, role: 'member' },
+    });
+    expect(demoted.status, JSON.stringify(demoted.body)).toBe(200);
+    expect((await get(flow.id)).status).toBe('active');
+    const email = `unhooked-${n}@flowchecks.example`;
+    await server.call('POST', '/v1/contacts', { key, body: { email } });
+    const enrollment = await eventually(
+      async () => {
+        const list = await server.call('GET', `/v1/flows/${flow.id}/enrollments`, { key });
+        const e = list.body.data.find((x: any) => x.contact.email === email);
+        expect(e?.history.map((h: any) => h.outcome)).toEqual(['flow_paused']);
+        return e;
+      },
+      { timeoutMs: 20_000 },
+    );
+    expect(enrollment.history[0].step_id).toBe('step_1');
+    expect(await get(flow.id)).toMatchObject({
+      status: 'paused',
+      status_reason: expect.stringMatching(/no longer has the Owner or Admin role/),
+    });
+    await settled();
+    expect(receiver.received.filter((r) => r.url === new URL(url).pathname)).toEqual([]);
+  }, 60_000);
 });
 
 describe("the spec's flow body, active in one call", () => {

@@ -103,8 +103,12 @@ export type Step =
       leave_list_id: string | null;
       next: string | null;
     }
+  /** Posts the contact's record to `url` as a delivery of event type FLOW_WEBHOOK_EVENT (webhook-step.ts). */
   | { id: string; type: 'webhook'; url: string; next: string | null }
   | { id: string; type: 'exit' };
+
+/** The event type of a webhook step's calls. */
+export const FLOW_WEBHOOK_EVENT = 'flow.step';
 
 export interface FlowDefinition {
   trigger: Trigger;

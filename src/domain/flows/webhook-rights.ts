@@ -1,9 +1,8 @@
 import { sql } from 'kysely';
 import type { Db, Tx } from '../../db/database.ts';
 import type { Role } from '../../db/schema.ts';
-import { hasRole, requireRole } from '../accounts/membership.ts';
-import type { FlowDefinition } from './definition.ts';
-import { FLOW_WEBHOOK_EVENT } from './webhook-step.ts';
+import { hasRole, ROLES, requireRole } from '../accounts/membership.ts';
+import { FLOW_WEBHOOK_EVENT, type FlowDefinition } from './definition.ts';
 
 /**
  * A flow's `webhook` steps send contacts' full records to a URL, as a webhook endpoint does, so they
@@ -15,12 +14,13 @@ import { FLOW_WEBHOOK_EVENT } from './webhook-step.ts';
  * activated a flow's webhook steps is recorded (`flows.webhook_owner_id`). When that account is
  * removed from the project or loses the role (members.ts calls `pauseFlowsBeyondRights` in the
  * same transaction), its active flows are paused with the reason in `status_reason`, and their
- * calls not yet delivered are failed: the URL it chose receives nothing more. A batch of the engine
- * running at that moment takes the flow's row `for share` and queues no call once the flow is no
- * longer active (webhook-step.ts). Only an Owner or Admin activating the flow again (and becoming its
- * owner) makes it call out again.
+ * calls not yet delivered are failed: the URL it chose receives nothing more. The engine checks the
+ * same before every call it queues (`callableFlows`), so a batch running at that moment, or a role
+ * lost through a door that does not call the hook, makes no call either. Only an Owner or Admin
+ * activating the flow again (and becoming its owner) makes it call out again.
  */
 export const WEBHOOK_ROLE: Role = 'admin';
+const ROLES_WITH_RIGHTS = ROLES.filter((r) => hasRole(r, WEBHOOK_ROLE));
 
 /** Who saves or activates a flow: the account, and its role when a person acts (null for a key). */
 export interface FlowActor {
@@ -86,6 +86,29 @@ export async function pauseFlowsBeyondRights(
   const ids = paused.map((f) => f.id);
   await failPendingCalls(tx, projectId, ids, `flow paused: ${who} ${why}`);
   return ids;
+}
+
+/**
+ * Of these flows, those whose webhook calls may go now, each row held `for share` until the caller's
+ * transaction (an engine batch) commits: active, and their webhook steps' owner still a member with
+ * the role (a flow saved before owners were recorded has none and keeps running). A pause that
+ * comes after waits for the batch, then fails the calls it queued; an active flow whose owner lost
+ * the role without the hook being called is paused here.
+ */
+export async function callableFlows(tx: Tx, flowIds: string[]): Promise<Set<string>> {
+  const { rows } = await sql<{ id: string; project_id: string; owner: string | null; allowed: boolean }>`
+    select f.id, f.project_id, f.webhook_owner_id as owner,
+           f.webhook_owner_id is null or exists (
+             select 1 from project_members m
+              where m.project_id = f.project_id and m.account_id = f.webhook_owner_id
+                and m.role = any(${ROLES_WITH_RIGHTS}::text[])) as allowed
+      from flows f
+     where f.id = any(${flowIds}::uuid[]) and f.status = 'active'
+     order by f.id
+       for share of f`.execute(tx);
+  const lost = new Map(rows.filter((r) => !r.allowed).map((r) => [`${r.project_id} ${r.owner}`, r]));
+  for (const r of lost.values()) await pauseFlowsBeyondRights(tx, r.project_id, r.owner as string);
+  return new Set(rows.filter((r) => r.allowed).map((r) => r.id));
 }
 
 /** The flows' webhook calls not delivered yet (first attempts and retries) become `failed`. */

@@ -4,7 +4,11 @@ import type { Tx } from '../../db/database.ts';
 import { enqueue, type JobSpec } from '../../db/enqueue.ts';
 import type { DomainContext } from '../core/context.ts';
 import { newWebhookSecret } from '../webhooks/signing.ts';
+import { FLOW_WEBHOOK_EVENT } from './definition.ts';
 import type { PlannedWebhook } from './steps.ts';
+import { callableFlows } from './webhook-rights.ts';
+
+export { FLOW_WEBHOOK_EVENT } from './definition.ts';
 
 /**
  * `webhook` steps: a signed POST through the webhooks machinery. Each call is a delivery of the
@@ -16,7 +20,6 @@ import type { PlannedWebhook } from './steps.ts';
  * and its secret is obtained with POST /v1/webhooks/{id}/secret/rotate.
  */
 
-export const FLOW_WEBHOOK_EVENT = 'flow.step';
 const AUTO_DESCRIPTION = 'Flow webhook steps (registered by the flow engine)';
 
 /** The endpoint for a project's URL, registered once when the project has none. */
@@ -53,17 +56,13 @@ async function endpointFor(tx: Tx, ctx: DomainContext, projectId: string, url: s
 }
 
 /**
- * The calls whose flow is still active, its row held `for share` until the batch commits: a flow
- * paused meanwhile (its webhook steps' owner lost the right: webhook-rights.ts) makes none, and its
- * history says `flow_paused`; a pause that comes after waits for the batch and fails its calls.
+ * The calls a flow may still make (webhook-rights.ts `callableFlows`: active, its webhook steps'
+ * owner still holding the role): the others make none, and their history says `flow_paused`.
  */
 async function stillActive(tx: Tx, planned: PlannedWebhook[]): Promise<PlannedWebhook[]> {
-  const flowIds = [...new Set(planned.map((p) => p.walker.row.flow_id))];
-  const { rows } = await sql<{ id: string }>`select id from flows
-    where id = any(${flowIds}::uuid[]) and status = 'active' order by id for share`.execute(tx);
-  const active = new Set(rows.map((r) => r.id));
-  for (const p of planned) if (!active.has(p.walker.row.flow_id)) p.entry.outcome = 'flow_paused';
-  return planned.filter((p) => active.has(p.walker.row.flow_id));
+  const callable = await callableFlows(tx, [...new Set(planned.map((p) => p.walker.row.flow_id))]);
+  for (const p of planned) if (!callable.has(p.walker.row.flow_id)) p.entry.outcome = 'flow_paused';
+  return planned.filter((p) => callable.has(p.walker.row.flow_id));
 }
 
 /** The batch's webhook calls: one delivery row and one `webhook_deliver` job each, in its transaction. */
