@@ -1,15 +1,21 @@
 import { type RawBuilder, sql } from 'kysely';
 import type { Tx } from './database.ts';
 
-export interface JobSpec {
-  task: string;
-  payload: Record<string, unknown>;
-  runAt?: Date | null;
-  maxAttempts?: number;
-  jobKey?: string | null;
-  /** graphile-worker's priority: lower runs first; marketing work yields to transactional mail */
-  priority?: number;
-}
+/** The name of a task the worker runs: a key of graphile-worker's `GraphileWorker.Tasks` (src/jobs/payloads.ts). */
+export type TaskName = keyof GraphileWorker.Tasks;
+
+/** A job to enqueue: a task and the payload that task receives, checked against each other. */
+export type JobSpec<T extends TaskName = TaskName> = {
+  [K in T]: {
+    task: K;
+    payload: GraphileWorker.Tasks[K];
+    runAt?: Date | null;
+    maxAttempts?: number;
+    jobKey?: string | null;
+    /** graphile-worker's priority: lower runs first; marketing work yields to transactional mail */
+    priority?: number;
+  };
+}[T];
 
 /** The priority of marketing and automation work (campaign batches and their deliveries). */
 export const BULK_PRIORITY = 10;
@@ -49,8 +55,9 @@ export function jobSpecs(jobs: JobSpec[]) {
 
 /**
  * One `job_spec` whose payload a SQL expression computes: a job about rows that the same statement
- * writes, enqueued without their ids passing through Node.
+ * writes, enqueued without their ids passing through Node. The expression is typed (`sql<Payload>`)
+ * as the task's payload, which is what it must build.
  */
-export function jobSpecOf(task: string, payload: RawBuilder<unknown>) {
+export function jobSpecOf<T extends TaskName>(task: T, payload: RawBuilder<GraphileWorker.Tasks[T]>) {
   return sql`row(${task}::text, ${payload}, null, null, ${DEFAULT_MAX_ATTEMPTS}::int, null, null, null)::graphile_worker.job_spec`;
 }

@@ -1,4 +1,4 @@
-import type { JobHelpers } from 'graphile-worker';
+import type { Task } from 'graphile-worker';
 import type { Logger } from 'pino';
 import type { AudienceEvent } from '../domain/audience/triggers.ts';
 
@@ -10,9 +10,8 @@ export type AudienceSubscriber = (event: AudienceEvent, occurrence: string) => P
  * subscribers: the place where flows and webhooks attach. Each subscriber is idempotent, since a
  * job can run again after a crash.
  */
-export function audienceEventTask(subscribers: AudienceSubscriber[], log: Logger) {
-  return async (payload: unknown, helpers: JobHelpers) => {
-    const event = payload as AudienceEvent;
+export function audienceEventTask(subscribers: AudienceSubscriber[], log: Logger): Task<'audience_event'> {
+  return async (event, helpers) => {
     log.debug({ type: event.type, project: event.project_id }, 'audience event');
     for (const subscriber of subscribers) await subscriber(event, `job:${helpers.job.id}`);
   };

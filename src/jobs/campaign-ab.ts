@@ -1,3 +1,4 @@
+import type { Task } from 'graphile-worker';
 import { pickAbWinner } from '../domain/campaigns/ab.ts';
 import type { DomainContext } from '../domain/core/context.ts';
 
@@ -7,9 +8,9 @@ import type { DomainContext } from '../domain/core/context.ts';
  * the writer once the last test email is written; a campaign no longer under way, one whose
  * winner is picked already, or one the user picks for, is left alone.
  */
-export function campaignAbWinnerTask(ctx: DomainContext) {
-  return async (payload: unknown) => {
-    const id = (payload as { campaign_id?: string }).campaign_id;
+export function campaignAbWinnerTask(ctx: DomainContext): Task<'campaign_ab_winner'> {
+  return async (payload) => {
+    const id = payload.campaign_id;
     if (id) await pickAbWinner(ctx, id);
   };
 }

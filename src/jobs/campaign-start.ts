@@ -1,3 +1,4 @@
+import type { Task } from 'graphile-worker';
 import { startScheduledCampaign } from '../domain/campaigns/actions.ts';
 import type { DomainContext } from '../domain/core/context.ts';
 
@@ -6,9 +7,9 @@ import type { DomainContext } from '../domain/core/context.ts';
  * domain/campaigns/actions.ts `startScheduledCampaign`): a campaign no longer scheduled is left
  * alone, one whose checks fail becomes `failed`. Enqueued with the key `campaign-start:{id}`.
  */
-export function campaignStartTask(ctx: DomainContext) {
-  return async (payload: unknown) => {
-    const id = (payload as { campaign_id?: string }).campaign_id;
+export function campaignStartTask(ctx: DomainContext): Task<'campaign_start'> {
+  return async (payload) => {
+    const id = payload.campaign_id;
     if (id) await startScheduledCampaign(ctx, id);
   };
 }

@@ -1,3 +1,4 @@
+import type { Task } from 'graphile-worker';
 import type { Logger } from 'pino';
 import type { DomainContext } from '../domain/core/context.ts';
 import { advanceFlows } from '../domain/flows/engine.ts';
@@ -7,7 +8,7 @@ import { advanceFlows } from '../domain/flows/engine.ts';
  * the earliest wake_at (see domain/flows/engine.ts). Also queued by every enrolment and every
  * matched wait_for_event (job key `flow-advance`), and by the crontab each minute.
  */
-export function flowAdvanceTask(ctx: DomainContext, log: Logger) {
+export function flowAdvanceTask(ctx: DomainContext, log: Logger): Task<'flow_advance'> {
   return async () => {
     const advanced = await advanceFlows(ctx, (enrollmentId, err) =>
       log.warn({ enrollmentId, err: (err as Error).message }, 'flow enrollment failed in the engine'),

@@ -1,3 +1,4 @@
+import type { Task } from 'graphile-worker';
 import type { Logger } from 'pino';
 import type { DomainContext } from '../domain/core/context.ts';
 import { pruneExpiredData } from '../domain/maintenance/retention.ts';
@@ -7,7 +8,7 @@ import { pruneExpiredData } from '../domain/maintenance/retention.ts';
  * request logs, webhook attempts, expired idempotency keys, old message bodies and raw inbound
  * sources, each after its POSTHORN_RETENTION_* period.
  */
-export function maintenanceTask(deps: { ctx: DomainContext; log: Logger }) {
+export function maintenanceTask(deps: { ctx: DomainContext; log: Logger }): Task<'maintenance'> {
   return async () => {
     const results = await pruneExpiredData(deps.ctx.db, deps.ctx.config.retention);
     const pruned = Object.fromEntries(results.filter((r) => r.pruned > 0).map((r) => [r.kind, r.pruned]));

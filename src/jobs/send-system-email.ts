@@ -3,9 +3,8 @@ import type { DeliveryDeps } from '../domain/emails/hand-over.ts';
 import { deliverSystemEmail } from '../domain/emails/system-mail.ts';
 
 /** Delivers one of the service's own messages (the payload is its outbox row id; see domain/emails/system-mail.ts). */
-export function sendSystemEmailTask(deps: DeliveryDeps): Task {
+export function sendSystemEmailTask(deps: DeliveryDeps): Task<'send_system_email'> {
   return async (payload) => {
-    const { id } = payload as { id: string };
-    await deliverSystemEmail(deps, id);
+    await deliverSystemEmail(deps, payload.id);
   };
 }

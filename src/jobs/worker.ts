@@ -1,20 +1,14 @@
 import { EventEmitter } from 'node:events';
-import { type JobHelpers, Logger, type Runner, run, type WorkerEvents } from 'graphile-worker';
+import { Logger, type Runner, run, type Task, type WorkerEvents } from 'graphile-worker';
 import type { Logger as PinoLogger } from 'pino';
 import type { Transport } from '../delivery/transport.ts';
-import { LOGIN_CODE_TASK, sendLoginCode } from '../domain/accounts/sessions.ts';
-import { drainAudienceOutbox, enqueueDrain } from '../domain/audience/triggers.ts';
+import { LOGIN_CODE_TASK } from '../domain/accounts/sessions.ts';
+import { enqueueDrain } from '../domain/audience/triggers.ts';
 import type { DomainContext } from '../domain/core/context.ts';
 import { flowAudienceSubscriber } from '../domain/flows/reactions.ts';
-import { createDnsLookup } from '../domain/sending-domains/dns-lookup.ts';
-import { recheckDomains } from '../domain/sending-domains/domains.ts';
-import { deliverWebhook } from '../domain/webhooks/delivery-attempts.ts';
-import {
-  audienceWebhookSubscriber,
-  type DispatchPayload,
-  dispatchWebhooks,
-} from '../domain/webhooks/dispatch.ts';
+import { audienceWebhookSubscriber } from '../domain/webhooks/dispatch.ts';
 import { audienceEventTask } from './audience-event.ts';
+import { audienceOutboxTask } from './audience-outbox.ts';
 import { campaignAbWinnerTask } from './campaign-ab.ts';
 import { campaignFinishTask, campaignSendTask } from './campaign-send.ts';
 import { campaignStartTask } from './campaign-start.ts';
@@ -24,9 +18,11 @@ import { importContactsTask } from './import-contacts.ts';
 import { watchWorkerLiveness } from './liveness.ts';
 import { maintenanceTask } from './maintenance.ts';
 import { patientPool } from './patient-pool.ts';
+import { recheckDomainsTask } from './recheck-domains.ts';
+import { sendLoginCodeTask } from './send-login-code.ts';
 import { sendSystemEmailTask } from './send-system-email.ts';
-
-const OUTBOX_BATCH = 5_000;
+import { webhookDeliverTask } from './webhook-deliver.ts';
+import { webhookDispatchTask } from './webhook-dispatch.ts';
 
 export interface WorkerDeps {
   ctx: DomainContext;
@@ -35,12 +31,14 @@ export interface WorkerDeps {
   log: PinoLogger;
 }
 
+/** One handler for every task of `GraphileWorker.Tasks` (payloads.ts), each typed by its payload. */
+export type TaskHandlers = { [Name in keyof GraphileWorker.Tasks]: Task<Name> };
+
 /** The task list: one entry per job name, each in its own file. */
-export function taskList(deps: WorkerDeps) {
+export function taskList(deps: WorkerDeps): TaskHandlers {
   return {
     send_system_email: sendSystemEmailTask(deps),
-    [LOGIN_CODE_TASK]: async (payload: unknown) =>
-      sendLoginCode(deps.ctx, (payload as { email: string }).email),
+    [LOGIN_CODE_TASK]: sendLoginCodeTask(deps.ctx),
     deliver_email: deliverEmailTask(deps),
     import_contacts: importContactsTask(deps.ctx),
     campaign_send: campaignSendTask(deps.ctx),
@@ -52,20 +50,11 @@ export function taskList(deps: WorkerDeps) {
       deps.log,
     ),
     flow_advance: flowAdvanceTask(deps.ctx, deps.log),
-    audience_outbox: async () => {
-      while ((await drainAudienceOutbox(deps.ctx.db, OUTBOX_BATCH)) === OUTBOX_BATCH) {
-        // more waiting: the next transaction takes them
-      }
-    },
-    webhook_dispatch: async (payload: unknown, helpers: JobHelpers) =>
-      dispatchWebhooks(deps.ctx, payload as DispatchPayload, `job:${helpers.job.id}`),
-    webhook_deliver: async (payload: unknown) =>
-      deliverWebhook(deps.ctx, (payload as { delivery_id: string }).delivery_id),
+    audience_outbox: audienceOutboxTask(deps.ctx),
+    webhook_dispatch: webhookDispatchTask(deps.ctx),
+    webhook_deliver: webhookDeliverTask(deps.ctx),
     maintenance: maintenanceTask({ ctx: deps.ctx, log: deps.log }),
-    recheck_domains: async () => {
-      const result = await recheckDomains(deps.ctx, createDnsLookup(deps.ctx.config.dnsServers));
-      deps.log.info(result, 'domains re-checked');
-    },
+    recheck_domains: recheckDomainsTask(deps.ctx, deps.log),
   };
 }
 

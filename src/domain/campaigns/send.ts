@@ -14,7 +14,7 @@ import { type CampaignContent, campaignContent } from './content.ts';
 export const STARTABLE: CampaignStatus[] = ['draft', 'scheduled'];
 
 /** The job that writes a campaign's emails, one per campaign at a time (its job key). */
-export function campaignJob(campaignId: string, runAt?: Date) {
+export function campaignJob(campaignId: string, runAt?: Date): JobSpec {
   return {
     task: 'campaign_send',
     payload: { campaign_id: campaignId },

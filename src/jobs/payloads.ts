@@ -1,0 +1,40 @@
+import type { AudienceEvent } from '../domain/audience/triggers.ts';
+import type { DispatchPayload } from '../domain/webhooks/dispatch.ts';
+
+/**
+ * What a task run by the crontab (or queued with `'{}'` to run now) receives: graphile-worker's
+ * `_cron` when the crontab queued it, nothing else. No such task reads it.
+ */
+export interface CronPayload {
+  _cron?: { ts: string; backfilled: boolean };
+}
+
+/** The payload of the campaign jobs: the campaign's id only; the task re-reads the row. */
+export interface CampaignPayload {
+  campaign_id: string;
+}
+
+// The task name → payload map, by graphile-worker's declaration merging: `Task<name>` (each task
+// file), the worker's task list and `JobSpec` (db/enqueue.ts, used by every enqueue) all read it,
+// so a task and the code that queues it cannot disagree on a payload. Payloads carry ids only.
+declare global {
+  namespace GraphileWorker {
+    interface Tasks {
+      deliver_email: { ids: string[] };
+      send_system_email: { id: string };
+      send_login_code: { email: string };
+      import_contacts: { import_id: string };
+      campaign_send: CampaignPayload;
+      campaign_finish: CampaignPayload;
+      campaign_ab_winner: CampaignPayload;
+      campaign_start: CampaignPayload;
+      audience_event: AudienceEvent;
+      audience_outbox: CronPayload;
+      flow_advance: CronPayload;
+      webhook_dispatch: DispatchPayload;
+      webhook_deliver: { delivery_id: string };
+      maintenance: CronPayload;
+      recheck_domains: CronPayload;
+    }
+  }
+}
