@@ -1,38 +1,65 @@
 import { Command } from 'commander';
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import { registerClientCommands } from './cli/client-commands.ts';
 import { runOperatorCommand } from './cli/operator.ts';
-import { ConfigError, loadConfig } from './config.ts';
+import { type Config, ConfigError, loadConfig } from './config.ts';
 import { ensureWebBuild } from './http/web-app.ts';
-import { type RoleName, startRuntime } from './runtime.ts';
+import { type RoleName, type Runtime, startRuntime } from './runtime.ts';
 
-/** Starts the given roles and stops them cleanly on SIGTERM/SIGINT. */
+/**
+ * Starts the given roles and stops them cleanly on SIGTERM/SIGINT. The signals are this process's
+ * from its first moment: a signal while starting stops the roles once they are up (or gives up a
+ * wait for the database), and the embedded PostgreSQL, when there is one, is stopped last.
+ */
 async function serve(roles: RoleName[]) {
   const config = loadConfig();
   const log = pino({ level: config.logLevel });
-  // a fresh clone or a pull: build the dashboard when its build is missing or older than web/
-  if (roles.includes('api')) await ensureWebBuild(log);
-  const runtime = await startRuntime(config, roles, log);
-  let signals = 0;
+  let stopSignal: string | undefined;
+  let started = false;
+  const starting = startRoles(config, roles, log, () => stopSignal !== undefined);
   const shutdown = (signal: string) => {
-    if (++signals > 1) {
+    if (stopSignal) {
       log.warn('second signal: exiting now');
       process.exit(1);
     }
-    log.info(`${signal} received: finishing in-flight work and stopping`);
-    runtime.stop().then(
-      () => {
-        log.info('stopped');
-        process.exit(0);
-      },
-      (err) => {
-        log.error({ err }, 'error while stopping');
-        process.exit(1);
-      },
+    stopSignal = signal;
+    log.info(
+      started
+        ? `${signal} received: finishing in-flight work and stopping`
+        : `${signal} received while starting: stopping once started`,
     );
+    starting
+      .then((runtime) => runtime?.stop())
+      .then(
+        () => {
+          log.info('stopped');
+          process.exit(0);
+        },
+        (err) => {
+          log.error({ err }, 'error while stopping');
+          process.exit(1);
+        },
+      );
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+  await starting;
+  started = true;
+}
+
+/** The roles' runtime, or nothing when a stop was asked for before it began. */
+async function startRoles(
+  config: Config,
+  roles: RoleName[],
+  log: Logger,
+  stopRequested: () => boolean,
+): Promise<Runtime | undefined> {
+  // the embedded database must not stop itself on the signals that serve() answers
+  if (!config.databaseUrl) (await import('./db/embedded.ts')).leaveStopSignalsToCaller();
+  // a fresh clone or a pull: build the dashboard when its build is missing or older than web/
+  if (roles.includes('api')) await ensureWebBuild(log);
+  if (stopRequested()) return undefined;
+  return startRuntime(config, roles, log, { stopRequested });
 }
 
 const program = new Command('posthorn')

@@ -34,11 +34,17 @@ export interface Runtime {
 /** How long a starting process waits for its database before giving up. */
 const STARTUP_PATIENCE_MS = 120_000;
 
+export interface StartOptions {
+  /** Whether a stop was asked for meanwhile: the wait for an unreachable database then gives up. */
+  stopRequested?: () => boolean;
+}
+
 /** The composition root: wires the database, secrets, transport, HTTP and worker roles. */
 export async function startRuntime(
   config: Config,
   roles: RoleName[],
   log = pino({ level: config.logLevel }),
+  { stopRequested }: StartOptions = {},
 ): Promise<Runtime> {
   let embedded: EmbeddedDatabase | undefined;
   let databaseUrl = config.databaseUrl;
@@ -63,6 +69,7 @@ export async function startRuntime(
         `the database is not reachable yet: waiting up to ${STARTUP_PATIENCE_MS / 1000} s for it (is DATABASE_URL right?)`,
       ),
     onBack: () => log.info('the database is reachable'),
+    stopped: stopRequested,
   });
   const ctx: DomainContext = {
     db: database.db,

