@@ -484,12 +484,16 @@ describe('leaving a flow', () => {
     const f = await slow('Unsub');
     const email = address('unsub');
     const e = await enrol(f.id, email);
+    // enrolled after it, so its wait ends later: once its second message is out, the engine has
+    // passed the end of the unsubscribed contact's wait too
+    const later = address('unsub-later');
+    await enrol(f.id, later);
     await messageTo(email, 'Unsub one');
     const patched = await server.call('PATCH', `/v1/contacts/${email}`, { key, body: { subscribed: false } });
     expect(patched.status).toBe(200);
     const done = await until(f.id, e.id, ended('exited'));
     expect(done.exit_reason).toBe('unsubscribed');
-    await new Promise((r) => setTimeout(r, 2_500));
+    await messageTo(later, 'Unsub two');
     expect(subjectsTo(email)).toEqual(['Unsub one']);
     expect(await emailsOf(e.id)).toEqual([{ step_id: 'step_1' }]);
   });
@@ -517,7 +521,15 @@ describe('the engine', () => {
     const e = await enrol(f.id, email);
     await until(f.id, e.id, asleep);
     expect((await server.call('POST', `/v1/flows/${f.id}/pause`, { key })).status).toBe(200);
-    await new Promise((r) => setTimeout(r, 2_000));
+    // the same wait in an active flow, entered after the pause: once its message is out, the engine
+    // has passed the end of the paused enrollment's wait
+    const other = await flow({
+      name: 'Not paused',
+      steps: [{ type: 'wait', duration_seconds: 1 }, send('Not paused')],
+    });
+    const otherEmail = address('not-paused');
+    await enrol(other.id, otherEmail);
+    await messageTo(otherEmail, 'Not paused');
     const still = await enrollment(f.id, e.id);
     expect(still).toMatchObject({ status: 'active', current_step: 'step_1', history: [] });
     expect((await server.call('POST', `/v1/flows/${f.id}/activate`, { key })).status).toBe(200);
