@@ -1,0 +1,199 @@
+import { sql } from 'kysely';
+import type { Db } from '../../db/database.ts';
+import { jobSpecOf } from '../../db/enqueue.ts';
+import type { DomainContext } from '../core/context.ts';
+import { ValidationError } from '../core/errors.ts';
+import { type ContactRoom, checkContactLimit, contactIdsByEmail } from './contacts.ts';
+import type { CleanRow } from './import-rows.ts';
+import type { AudienceEvent } from './triggers.ts';
+
+/**
+ * Writing an import: each batch of checked rows upserted into the project's contacts in one
+ * statement (consent history and the `contact.created` announcement with it), within the plan's
+ * contact limit, and the import's counts and kept errors after each batch and at the end.
+ */
+
+const MAX_ERRORS_KEPT = 1_000;
+
+export type BatchRow = CleanRow & { line: number };
+export type ImportProject = Parameters<typeof checkContactLimit>[1];
+
+/** The counts and kept errors of one run, written to the import's row after each batch. */
+export interface ImportProgress {
+  counts: { processed: number; created: number; updated: number; skipped: number; error_count: number };
+  errors: { row: number; error: string }[];
+  addError: (line: number, error: string) => void;
+}
+
+/** A run's progress from zero: at most MAX_ERRORS_KEPT errors are kept, every one is counted. */
+export function newProgress(): ImportProgress {
+  const counts = { processed: 0, created: 0, updated: 0, skipped: 0, error_count: 0 };
+  const errors: { row: number; error: string }[] = [];
+  const addError = (line: number, error: string) => {
+    counts.error_count++;
+    counts.skipped++;
+    if (errors.length < MAX_ERRORS_KEPT) errors.push({ row: line, error });
+  };
+  return { counts, errors, addError };
+}
+
+/**
+ * The parts both upsert statements share: the rows (x), the insert of new contacts (ins) from a source,
+ * the contacts that existed (known) among a source, and then the update of the known ones, the
+ * consent history (a subscription the file states, on a new contact or as a change) and the
+ * announcement of the new contacts.
+ */
+function upsertParts(pid: string, rows: BatchRow[]) {
+  const input = sql`x as (
+        select * from json_to_recordset(${JSON.stringify(rows)}::json)
+          as x(email text, first_name text, last_name text, properties jsonb, subscribed boolean, line int))`;
+  const insert = (source: string) => sql`ins as (
+        insert into contacts (project_id, email, first_name, last_name, properties, subscribed)
+        select ${pid}, email, first_name, last_name, coalesce(properties, '{}'), coalesce(subscribed, true)
+          from ${sql.table(source)}
+        on conflict (project_id, email) do nothing
+        returning id, email, subscribed)`;
+  const known = (source: string) => sql`known as materialized (
+        select s.*, c.id as contact_id, c.subscribed as was
+          from ${sql.table(source)} s join contacts c on c.project_id = ${pid} and c.email = s.email)`;
+  const updateConsentAnnounce = sql`upd as (
+        update contacts c set first_name = coalesce(k.first_name, c.first_name),
+                              last_name = coalesce(k.last_name, c.last_name),
+                              properties = c.properties || coalesce(k.properties, '{}'),
+                              subscribed = coalesce(k.subscribed, c.subscribed),
+                              updated_at = now()
+          from known k where c.id = k.contact_id
+        returning c.email
+      ), consented as (
+        insert into contact_consents (contact_id, project_id, status, source)
+        select i.id, ${pid}::uuid, case when i.subscribed then 'granted' else 'withdrawn' end, 'import'
+          from ins i join x on x.email = i.email where x.subscribed is not null
+        union all
+        select k.contact_id, ${pid}::uuid, case when k.subscribed then 'granted' else 'withdrawn' end, 'import'
+          from known k where k.subscribed is not null and k.subscribed <> k.was
+      ), announced as (
+        select count(*) as n from graphile_worker.add_jobs(array(
+          select ${jobSpecOf('audience_event', sql<AudienceEvent>`json_build_object('type', 'contact.created', 'project_id', ${pid}::text, 'contact_ids', a.ids)`)}
+            from (select json_agg(id) as ids from ins) a where a.ids is not null)))`;
+  return { input, insert, known, updateConsentAnnounce };
+}
+
+type UpsertParts = ReturnType<typeof upsertParts>;
+
+/**
+ * Every row fits: insert first (one index probe per new address), then update only the rows
+ * whose insert found the address taken (none in a file of new contacts).
+ */
+async function upsertAll(db: Db, rows: BatchRow[], parts: UpsertParts, progress: ImportProgress) {
+  const { input, insert, known, updateConsentAnnounce } = parts;
+  const { rows: result } = await sql<{ inserted: string }>`
+        with ${input}, ${insert('x')},
+        taken as materialized (select x.* from x where not exists (select 1 from ins where ins.email = x.email)),
+        ${known('taken')}, ${updateConsentAnnounce}
+        select (select count(*) from ins) as inserted, (select n from announced) as announced`.execute(db);
+  // a row neither inserted nor updated was created meanwhile by another writer: it exists, so
+  // it counts as updated
+  const inserted = Number(result[0].inserted);
+  progress.counts.created += inserted;
+  progress.counts.updated += rows.length - inserted;
+}
+
+/** Near the plan's limit: update the known addresses, insert new ones only up to the room left. */
+async function upsertUpToRoom(
+  db: Db,
+  pid: string,
+  rows: BatchRow[],
+  parts: UpsertParts,
+  room: ContactRoom,
+  progress: ImportProgress,
+) {
+  const { input, insert, known, updateConsentAnnounce } = parts;
+  const { rows: result } = await sql<{ updated: string[] | null; inserted: string[] | null }>`
+        with ${input}, ${known('x')},
+        fresh as (select x.* from x where not exists (select 1 from known k where k.email = x.email)
+                   order by x.line limit ${room.fits}),
+        ${insert('fresh')}, ${updateConsentAnnounce}
+        select (select array_agg(email) from upd) as updated, (select array_agg(email) from ins) as inserted,
+               (select n from announced) as announced`.execute(db);
+  const updated = new Set(result[0].updated ?? []);
+  const inserted = new Set(result[0].inserted ?? []);
+  const left = rows.filter((r) => !inserted.has(r.email) && !updated.has(r.email));
+  // of the rows left out, those another writer created meanwhile exist: they count as updated,
+  // as in the other statement; the rest found no room
+  const meanwhile = await contactIdsByEmail(
+    db,
+    pid,
+    left.map((r) => r.email),
+  );
+  for (const r of rows) {
+    if (inserted.has(r.email)) progress.counts.created++;
+    else if (updated.has(r.email) || meanwhile.has(r.email)) progress.counts.updated++;
+    else
+      progress.addError(
+        r.line,
+        `${r.email}: the plan's limit of ${room.limit} contacts per project is reached`,
+      );
+  }
+}
+
+/** Upserts one batch of rows into the import's project, then records the progress on the import. */
+export async function writeBatch(
+  ctx: DomainContext,
+  importId: string,
+  row: { project_id: string },
+  project: ImportProject,
+  rows: BatchRow[],
+  progress: ImportProgress,
+) {
+  const pid = row.project_id;
+  // every row counted as new: near the limit, the second statement inserts unknown rows up to `fits`
+  const room = await checkContactLimit(ctx.db, project, rows.length, { partial: true });
+  const parts = upsertParts(pid, rows);
+  if (room.fits === rows.length) await upsertAll(ctx.db, rows, parts, progress);
+  else await upsertUpToRoom(ctx.db, pid, rows, parts, room, progress);
+  await ctx.db
+    .updateTable('imports')
+    .set({ ...progress.counts, errors: JSON.stringify(progress.errors) })
+    .where('id', '=', importId)
+    .execute();
+}
+
+/** Ends a run: the import `completed` with its counts, its file dropped. */
+export async function markCompleted(ctx: DomainContext, importId: string, progress: ImportProgress) {
+  const { counts, errors } = progress;
+  await ctx.db
+    .updateTable('imports')
+    .set({
+      status: 'completed',
+      total: counts.processed,
+      ...counts,
+      errors: JSON.stringify(errors),
+      source: null,
+      finished_at: new Date(),
+    })
+    .where('id', '=', importId)
+    .execute();
+}
+
+/** Ends a run that could not go on: the import `failed`, with why and the counts so far. */
+export async function markFailed(
+  ctx: DomainContext,
+  importId: string,
+  progress: ImportProgress,
+  err: unknown,
+) {
+  const { counts, errors } = progress;
+  const message =
+    err instanceof ValidationError ? err.message : `the file could not be read: ${(err as Error).message}`;
+  await ctx.db
+    .updateTable('imports')
+    .set({
+      status: 'failed',
+      failure: message,
+      ...counts,
+      errors: JSON.stringify(errors),
+      finished_at: new Date(),
+    })
+    .where('id', '=', importId)
+    .execute();
+}
