@@ -5,13 +5,8 @@ import type { DomainContext } from '../core/context.ts';
 import { ConflictError, ValidationError } from '../core/errors.ts';
 import { findInProject } from '../core/find.ts';
 import { checkDescription, checkName } from './fields.ts';
-import {
-  compileCount,
-  compileDefinition,
-  type DefinitionInput,
-  type Group,
-  validateDefinition,
-} from './segment-language.ts';
+import { type DefinitionInput, type Group, validateDefinition } from './segment-language.ts';
+import { compileCount, compileDefinition } from './segment-sql.ts';
 
 type SegmentRow = Selectable<SegmentsTable>;
 

@@ -2,7 +2,7 @@ import { type RawBuilder, sql } from 'kysely';
 import type { Db, Tx } from '../../db/database.ts';
 import type { AbTestColumn } from '../../db/schema.ts';
 import type { Group } from '../audience/segment-language.ts';
-import { compileDefinition } from '../audience/segment-language.ts';
+import { compileDefinition } from '../audience/segment-sql.ts';
 import { withSegmentSettings } from '../audience/segments.ts';
 import type { DomainContext } from '../core/context.ts';
 import { reasonsBlocking } from '../emails/suppressions.ts';

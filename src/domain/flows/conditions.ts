@@ -1,6 +1,7 @@
 import { type RawBuilder, sql } from 'kysely';
 import type { Tx } from '../../db/database.ts';
-import { compileDefinition, type Group } from '../audience/segment-language.ts';
+import type { Group } from '../audience/segment-language.ts';
+import { compileDefinition } from '../audience/segment-sql.ts';
 import type { EventWhere } from './definition.ts';
 
 /**

@@ -1,7 +1,8 @@
 import { type RawBuilder, sql } from 'kysely';
 import type { Db, Tx } from '../../db/database.ts';
 import { findContact } from '../audience/contacts.ts';
-import { compileDefinition, type Group } from '../audience/segment-language.ts';
+import type { Group } from '../audience/segment-language.ts';
+import { compileDefinition } from '../audience/segment-sql.ts';
 import type { AudienceEvent } from '../audience/triggers.ts';
 import type { DomainContext } from '../core/context.ts';
 import { ConflictError } from '../core/errors.ts';

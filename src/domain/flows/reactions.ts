@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
-import { compileDefinition, type Group } from '../audience/segment-language.ts';
+import type { Group } from '../audience/segment-language.ts';
+import { compileDefinition } from '../audience/segment-sql.ts';
 import type { AudienceEvent } from '../audience/triggers.ts';
 import type { DomainContext } from '../core/context.ts';
 import { eventGroup, withEvents } from './conditions.ts';
