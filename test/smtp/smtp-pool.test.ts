@@ -3,6 +3,7 @@ import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
 import { afterEach, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/db/embedded.ts';
 import { SmtpConnectionPool, type SmtpSendError } from '../../src/delivery/smtp-pool.ts';
+import { eventually } from '../helpers/eventually.ts';
 
 /** A real SMTP server on loopback that counts its connections and keeps what it receives. */
 async function relay(options: Partial<SMTPServerOptions> = {}, listenPort = 0) {
@@ -153,7 +154,9 @@ describe('SmtpConnectionPool (the relay transport under the worker)', () => {
     cleanup.push(r.close);
     const pool = poolFor(r.port, 2);
     await pool.send({ from: 'a@example.com', to: ['b1@example.org'] }, message(1));
-    await new Promise((resolve) => setTimeout(resolve, 800));
+    await eventually(() => r.state.connections === 1 && r.state.open === 0, {
+      message: 'the relay did not close the idle connection',
+    });
     await pool.send({ from: 'a@example.com', to: ['b2@example.org'] }, message(2));
     expect(r.state.received).toHaveLength(2);
     expect(r.state.connections).toBe(2);
@@ -242,8 +245,6 @@ describe('SmtpConnectionPool (the relay transport under the worker)', () => {
     await expect(pool.send({ from: 'a@example.com', to: ['b2@example.org'] }, message(2))).rejects.toThrow(
       /closed/,
     );
-    const deadline = Date.now() + 5000;
-    while (r.state.open > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(r.state.open).toBe(0);
+    await eventually(() => expect(r.state.open).toBe(0));
   });
 });
