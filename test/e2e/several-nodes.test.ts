@@ -168,7 +168,6 @@ describe('two API nodes, two workers and an SMTP node on one PostgreSQL', () => 
       'select message_id from emails where id = any($1::uuid[])',
       [accepted],
     );
-    await db.end();
     expect(rows.length).toBe(accepted.length);
     const wanted = new Set(rows.map((r) => r.message_id));
     await eventually(
@@ -178,8 +177,21 @@ describe('two API nodes, two workers and an SMTP node on one PostgreSQL', () => 
       },
       { timeoutMs: 60_000, intervalMs: 200, message: 'an accepted message was not delivered' },
     );
-    // settle: a second delivery of the same message would arrive now
-    await new Promise((r) => setTimeout(r, 1_500));
+    // settle: every email recorded as handed over and no delivery job left to run (none waiting,
+    // none running, none to retry); a second delivery of the same message would have arrived by then
+    await eventually(
+      async () => {
+        const { rows: left } = await db.query<{ jobs: number; open: number }>(
+          `select (select count(*)::int from graphile_worker.jobs where task_identifier = 'deliver_email') as jobs,
+                  (select count(*)::int from emails where id = any($1::uuid[])
+                      and status in ('scheduled', 'queued', 'sending', 'deferred')) as open`,
+          [accepted],
+        );
+        expect(left[0]).toEqual({ jobs: 0, open: 0 });
+      },
+      { timeoutMs: 60_000, intervalMs: 200, message: 'deliveries still under way' },
+    );
+    await db.end();
     const received = sink.messages.map((m) => m.parsed.messageId as string).filter((id) => wanted.has(id));
     const duplicates = received.length - new Set(received).size;
     console.log(
@@ -224,11 +236,15 @@ describe('two API nodes, two workers and an SMTP node on one PostgreSQL', () => 
     const before = sink.messages.length;
     let stop = false;
     let n = 0;
+    // each load's attempts and acknowledgements: api node 1, api node 2, SMTP
+    const attempts = [0, 0, 0];
+    const acks = [0, 0, 0];
     // through both API nodes (the second is stopped midway: a refused connection is not an acknowledgement)
-    const apiLoad = (port: number) =>
+    const apiLoad = (port: number, load: number) =>
       (async () => {
         while (!stop) {
           const i = n++;
+          attempts[load]++;
           try {
             const res = await call(port, 'POST', '/v1/emails', key, {
               from: FROM,
@@ -236,7 +252,10 @@ describe('two API nodes, two workers and an SMTP node on one PostgreSQL', () => 
               subject: `sigterm #${i}`,
               text: 'x',
             });
-            if (res.status === 200) acknowledged.push(res.body.id);
+            if (res.status === 200) {
+              acknowledged.push(res.body.id);
+              acks[load]++;
+            }
           } catch {
             // the node has gone: not acknowledged
           }
@@ -253,6 +272,7 @@ describe('two API nodes, two workers and an SMTP node on one PostgreSQL', () => 
       });
       while (!stop) {
         const i = n++;
+        attempts[2]++;
         try {
           const info = await smtp.sendMail({
             from: FROM,
@@ -261,7 +281,10 @@ describe('two API nodes, two workers and an SMTP node on one PostgreSQL', () => 
             text: 'x',
           });
           const id = /queued as ([0-9a-f-]{36})/.exec(info.response)?.[1];
-          if (id) acknowledged.push(id);
+          if (id) {
+            acknowledged.push(id);
+            acks[2]++;
+          }
         } catch {
           // the SMTP node has gone: not acknowledged
         }
@@ -269,8 +292,14 @@ describe('two API nodes, two workers and an SMTP node on one PostgreSQL', () => 
       }
       smtp.close();
     })();
-    const loads = [apiLoad(apiPorts[0]), apiLoad(apiPorts[1]), smtpLoad];
-    await new Promise((r) => setTimeout(r, 2_000));
+    const loads = [apiLoad(apiPorts[0], 0), apiLoad(apiPorts[1], 1), smtpLoad];
+    // under load: more than 10 messages acknowledged, each of the three loads with some of them
+    await eventually(() => acknowledged.length > 10 && acks.every((a) => a > 0), {
+      timeoutMs: 30_000,
+      message: 'the load did not get going',
+    }).catch((err: Error) => {
+      throw new Error(`${err.message} (acknowledged by each load: ${acks})`);
+    });
     const exits = [api1, worker1, smtpNode].map(
       (child) =>
         new Promise<number | null>((resolve) => {
@@ -283,7 +312,9 @@ describe('two API nodes, two workers and an SMTP node on one PostgreSQL', () => 
       new Promise<string>((r) => setTimeout(() => r('a node did not exit within 20 s of SIGTERM'), 20_000)),
     ]);
     expect(codes).toEqual([0, 0, 0]);
-    await new Promise((r) => setTimeout(r, 1_500));
+    // the load goes on after the nodes have gone: each load tries again at least once
+    const atExit = [...attempts];
+    await eventually(() => expect(attempts.every((a, k) => a > atExit[k])).toBe(true), { timeoutMs: 30_000 });
     stop = true;
     await Promise.all(loads);
 
