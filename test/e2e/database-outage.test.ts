@@ -86,7 +86,8 @@ describe('PostgreSQL stopped and started while requests and deliveries run', () 
         });
       }
     };
-    // ~10 sends a second, a few in flight, for 16 s: the database goes away at 4 s and is back at 9 s
+    // ~10 sends a second, a few in flight: the database goes away once sends are acknowledged, comes
+    // back once requests have been answered 503, and the load stops once the process serves again
     let stop = false;
     let next = 0;
     const load = Promise.all(
@@ -97,15 +98,29 @@ describe('PostgreSQL stopped and started while requests and deliveries run', () 
         }
       }),
     );
-    await new Promise((r) => setTimeout(r, 4_000));
+    const answersSince = (from: number, what: string, check: (since: Answer[]) => boolean) =>
+      eventually(() => check(answers.slice(from)), { timeoutMs: 60_000, intervalMs: 100, message: what });
+    await answersSince(
+      0,
+      'no send was acknowledged',
+      (since) => since.filter((a) => a.status === 200).length >= 5,
+    );
     await database?.stop();
     database = null;
-    await new Promise((r) => setTimeout(r, 1_500));
+    // down long enough for ten requests to be refused, from the shutdown to a socket that is gone
+    await answersSince(
+      answers.length,
+      'fewer than ten requests saw the outage',
+      (since) => since.filter((a) => a.status === 503).length >= 10,
+    );
     const ready = await fetch(`${server.url}/readyz`, { signal: AbortSignal.timeout(ANSWER_BOUND_MS) });
     expect(ready.status).toBe(503);
-    await new Promise((r) => setTimeout(r, 3_500));
     database = await startEmbeddedPostgres({ dataDir, port });
-    await new Promise((r) => setTimeout(r, 7_000));
+    await answersSince(
+      answers.length,
+      'the process did not serve again',
+      (since) => since.length >= 5 && since.slice(-5).every((a) => a.status === 200),
+    );
     stop = true;
     await load;
 
