@@ -11,7 +11,8 @@ import { TEST_MESSAGE_HEADER } from '../emails/marketing-layer.ts';
 import { checkSendingLimits } from '../emails/usage.ts';
 import { applyWrite, type EmailRowInput, queuedWrite } from '../emails/write.ts';
 import { type ProjectFacts, projectFacts, sharedDefaultFrom } from '../plans/project-facts.ts';
-import { renderBudget, renderTemplate, type TemplateContact } from '../templates/render.ts';
+import type { TemplateContact } from '../templates/render.ts';
+import { renderInPool } from '../templates/render-pool.ts';
 import { type CampaignRow, campaignView, findCampaign } from './campaigns.ts';
 import { type CampaignContent, templateData } from './content.ts';
 import {
@@ -303,12 +304,12 @@ type TestContact = NonNullable<ReturnType<Awaited<ReturnType<typeof contactsOf>>
  * when the project has one (its fields for Liquid, its unsubscribe link); otherwise Liquid sees
  * the bare address and the marker header sends the unsubscribe link to the test page.
  */
-function testEmail(
+async function testEmail(
   campaign: CampaignRow,
   content: CampaignContent,
   to: string,
   contact: TestContact | undefined,
-): EmailRowInput {
+): Promise<EmailRowInput> {
   const id = randomUUID();
   const person: TemplateContact = {
     email: contact?.email ?? to,
@@ -316,7 +317,10 @@ function testEmail(
     last_name: contact?.last_name ?? null,
     properties: (contact?.properties ?? {}) as Record<string, unknown>,
   };
-  const rendered = renderTemplate(content.source, content.template?.variables, person, renderBudget(), {
+  const rendered = await renderInPool(campaign.project_id, {
+    source: content.source,
+    given: content.template?.variables,
+    contact: person,
     deriveText: false,
   });
   return {
@@ -374,7 +378,9 @@ export async function sendCampaignTest(ctx: DomainContext, facts: ProjectFacts, 
   const { content, onShared } = await checkContent(ctx, facts, campaign);
   await checkSendingLimits(ctx, facts, addresses.length, onShared ? addresses.length : 0);
   const contacts = await contactsOf(ctx, facts.id, addresses);
-  const emails = addresses.map((a) => testEmail(campaign, content, a, contacts.get(a.toLowerCase())));
+  const emails = await Promise.all(
+    addresses.map((a) => testEmail(campaign, content, a, contacts.get(a.toLowerCase()))),
+  );
   await applyWrite(
     ctx.db,
     queuedWrite(facts.id, emails, {

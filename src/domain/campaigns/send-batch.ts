@@ -4,11 +4,11 @@ import type { Tx } from '../../db/database.ts';
 import { addJobs, BULK_PRIORITY, type JobSpec } from '../../db/enqueue.ts';
 import { formatMailbox } from '../../mail/address.ts';
 import type { DomainContext } from '../core/context.ts';
-import { ValidationError } from '../core/errors.ts';
 import { campaignStepMs, writerPace } from '../emails/throttle.ts';
 import { applyWrite, type EmailRowInput, queuedWrite } from '../emails/write.ts';
 import { sharedDefaultFrom } from '../plans/project-facts.ts';
-import { renderBudget, renderTemplate, type TemplateContact } from '../templates/render.ts';
+import type { TemplateContact } from '../templates/render.ts';
+import { renderEach } from '../templates/render-pool.ts';
 import { emailTags, recipientContents, startWinnerWait, testPhaseOf } from './ab.ts';
 import type { CampaignRow } from './campaigns.ts';
 import { type CampaignContent, campaignContent, templateData } from './content.ts';
@@ -112,7 +112,33 @@ interface Outcome {
 
 type ContentOf = (variant: number | null) => CampaignContent;
 
-function emailsOf(ctx: DomainContext, campaign: CampaignRow, contentOf: ContentOf, picked: Picked[]) {
+const contactOf = (r: Picked): TemplateContact => ({
+  email: r.email,
+  first_name: r.first_name,
+  last_name: r.last_name,
+  properties: r.properties,
+});
+
+/** Each found recipient's message rendered (to check it, and keep its subject) in the template pool. */
+async function renderRecipients(campaign: CampaignRow, contentOf: ContentOf, picked: Picked[]) {
+  const found = picked.filter((r) => r.found);
+  const renders = await renderEach(
+    campaign.project_id,
+    found.map((r) => {
+      const content = contentOf(r.variant);
+      return {
+        source: content.source,
+        given: content.template?.variables,
+        contact: contactOf(r),
+        deriveText: false,
+      };
+    }),
+  );
+  return new Map(found.map((r, i) => [r, renders[i]]));
+}
+
+async function emailsOf(ctx: DomainContext, campaign: CampaignRow, contentOf: ContentOf, picked: Picked[]) {
+  const renderOf = await renderRecipients(campaign, contentOf, picked);
   const outcomes: Outcome[] = [];
   const emails: EmailRowInput[] = [];
   let onShared = 0;
@@ -141,21 +167,12 @@ function emailsOf(ctx: DomainContext, campaign: CampaignRow, contentOf: ContentO
       });
       continue;
     }
-    const contact: TemplateContact = {
-      email: r.email,
-      first_name: r.first_name,
-      last_name: r.last_name,
-      properties: r.properties,
-    };
+    const contact = contactOf(r);
     const content = contentOf(r.variant);
-    let rendered: { subject: string; html: string };
-    try {
-      rendered = renderTemplate(content.source, content.template?.variables, contact, renderBudget(), {
-        deriveText: false,
-      });
-    } catch (err) {
-      if (!(err instanceof ValidationError)) throw err;
-      outcomes.push({ contact_id: r.contact_id, status: 'failed', email_id: null, reason: err.message });
+    const rendered = renderOf.get(r);
+    if (!rendered || 'error' in rendered) {
+      const reason = rendered?.error ?? 'not rendered';
+      outcomes.push({ contact_id: r.contact_id, status: 'failed', email_id: null, reason });
       continue;
     }
     const id = randomUUID();
@@ -208,7 +225,7 @@ async function writeBatch(
   picked: Picked[],
   next: JobSpec,
 ) {
-  const { emails, outcomes, onShared } = emailsOf(ctx, campaign, contentOf, picked);
+  const { emails, outcomes, onShared } = await emailsOf(ctx, campaign, contentOf, picked);
   await applyWrite(
     tx,
     queuedWrite(campaign.project_id, emails, {

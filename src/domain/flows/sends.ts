@@ -2,18 +2,20 @@ import { randomUUID } from 'node:crypto';
 import type { EnrollmentHistoryEntry, TemplateData } from '../../db/schema.ts';
 import { addressOf, formatMailbox } from '../../mail/address.ts';
 import type { DomainContext } from '../core/context.ts';
-import { DomainError, PlanFeatureError, RateLimitError, SendRefusedError } from '../core/errors.ts';
+import {
+  DomainError,
+  PlanFeatureError,
+  RateLimitError,
+  SendRefusedError,
+  ValidationError,
+} from '../core/errors.ts';
 import { checkFromAddress } from '../emails/accept.ts';
 import { checkSendingLimits } from '../emails/usage.ts';
 import type { EmailRowInput } from '../emails/write.ts';
 import { type ProjectFacts, projectFacts, sendBlockers, sharedDefaultFrom } from '../plans/project-facts.ts';
 import { type MessageInput, messageSource, messageVariables } from '../templates/message-checks.ts';
-import {
-  type RenderSource,
-  renderBudget,
-  renderTemplate,
-  type TemplateContact,
-} from '../templates/render.ts';
+import type { RenderSource, TemplateContact } from '../templates/render.ts';
+import { type RenderOutcome, renderEach } from '../templates/render-pool.ts';
 import { type ResolvedVersion, resolveVersions } from '../templates/send.ts';
 import type { SendStep } from './definition.ts';
 import { finish, record, retryLater, type Walker } from './steps.ts';
@@ -25,6 +27,15 @@ import { finish, record, retryLater, type Walker } from './steps.ts';
  * for the contact and built as an `emails` row of stream `automation` (written by the engine with
  * the batch, through the one durable write of every send).
  */
+
+function contactOf(w: Walker): TemplateContact {
+  return {
+    email: w.row.email,
+    first_name: w.row.first_name,
+    last_name: w.row.last_name,
+    properties: w.properties,
+  };
+}
 
 /** How long a send that may not go now (allowance, sender) waits before it is tried again. */
 export const RETRY_SEND_MS = 3_600_000;
@@ -138,7 +149,18 @@ export class SendPlan {
         continue;
       }
       this.counted.set(projectId, { total: before.total + sends.length, shared: before.shared + shared });
-      for (const s of sends) this.render(s);
+      const contacts = sends.map((s) => contactOf(s.walker));
+      // rendered (to check them, and to keep the subject) in the template pool, within its budget
+      const renders = await renderEach(
+        projectId,
+        sends.map(({ content }, i) => ({
+          source: content.source,
+          given: content.template?.variables,
+          contact: contacts[i],
+          deriveText: false,
+        })),
+      );
+      for (const [i, s] of sends.entries()) this.planSend(s, contacts[i], renders[i]);
     }
   }
 
@@ -154,20 +176,13 @@ export class SendPlan {
     } else throw err;
   }
 
-  private render({ walker: w, step, content, shared }: Checked) {
-    const contact: TemplateContact = {
-      email: w.row.email,
-      first_name: w.row.first_name,
-      last_name: w.row.last_name,
-      properties: w.properties,
-    };
-    let rendered: { subject: string; html: string };
-    try {
-      rendered = renderTemplate(content.source, content.template?.variables, contact, renderBudget(), {
-        deriveText: false,
-      });
-    } catch (err) {
-      this.refuse(w, step, err);
+  private planSend(
+    { walker: w, step, content, shared }: Checked,
+    contact: TemplateContact,
+    rendered: RenderOutcome,
+  ) {
+    if ('error' in rendered) {
+      this.refuse(w, step, new ValidationError(rendered.error));
       return;
     }
     const id = randomUUID();
