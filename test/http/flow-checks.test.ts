@@ -392,16 +392,14 @@ describe('webhook steps need the role webhooks need', () => {
     });
   });
 
-  it('makes no call, and pauses the flow, when the role was lost through a door without the hook', async () => {
+  it('pauses the flow at once when the account API takes the role away', async () => {
     const admin = await joined('admin');
     const as = { 'x-project-id': project };
-    const url = `${receiver.base}/account-api-${n}`;
     const flow = await created(
-      flowBody([{ type: 'webhook', url }], { trigger: { type: 'contact_created' }, status: 'active' }),
+      flowBody([{ type: 'webhook', url: `${receiver.base}/account-api-${n}` }], { status: 'active' }),
       admin.token,
       as,
     );
-    // the account API changes the role without the removal hook of members.ts
     const member = (
       await server.call('GET', `/v1/projects/${project}/members`, { key: owner.account_key.key })
     ).body.data.find((m: { account_id: string }) => m.account_id === admin.id);
@@ -410,6 +408,25 @@ describe('webhook steps need the role webhooks need', () => {
       body: { email: member.email, role: 'member' },
     });
     expect(demoted.status, JSON.stringify(demoted.body)).toBe(200);
+    expect(await get(flow.id)).toMatchObject({
+      status: 'paused',
+      status_reason: expect.stringMatching(/no longer has the Owner or Admin role/),
+    });
+  }, 60_000);
+
+  it('makes no call, and pauses the flow, when the role is gone by the time the engine runs', async () => {
+    const admin = await joined('admin');
+    const as = { 'x-project-id': project };
+    const url = `${receiver.base}/engine-check-${n}`;
+    const flow = await created(
+      flowBody([{ type: 'webhook', url }], { trigger: { type: 'contact_created' }, status: 'active' }),
+      admin.token,
+      as,
+    );
+    // the role changed underneath, as by a door that does not run the membership rule: the
+    // engine's own check before each call is all that stands between the flow and the URL
+    await sql`update project_members set role = 'member'
+               where project_id = ${project} and account_id = ${admin.id}`.execute(server.runtime.ctx.db);
     expect((await get(flow.id)).status).toBe('active');
     const email = `unhooked-${n}@flowchecks.example`;
     await server.call('POST', '/v1/contacts', { key, body: { email } });

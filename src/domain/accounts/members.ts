@@ -2,7 +2,6 @@ import type { Role } from '../../db/schema.ts';
 import type { DomainContext } from '../core/context.ts';
 import { NotFoundError, ValidationError } from '../core/errors.ts';
 import { isUuid } from '../core/ids.ts';
-import { pauseFlowsBeyondRights } from '../flows/webhook-rights.ts';
 import { applyMemberChange, membersOf, ROLES, requireMember } from './membership.ts';
 import type { Caller } from './projects.ts';
 
@@ -35,8 +34,6 @@ export async function changeMemberRole(
       accountId,
       role,
     });
-    // what only the old role allowed stops (flows/webhook-rights.ts)
-    await pauseFlowsBeyondRights(tx, projectId, accountId);
   });
   const [member] = await membersOf(ctx.db, projectId, accountId);
   return member;
@@ -63,7 +60,5 @@ export async function removeMember(
       role: null,
       keepKeys: options.keepKeys ?? false,
     });
-    // what only their rights allowed stops: flows whose webhook steps they set up (flows/webhook-rights.ts)
-    await pauseFlowsBeyondRights(tx, projectId, accountId);
   });
 }

@@ -1,27 +1,12 @@
 import type { Db, Tx } from '../../db/database.ts';
 import type { Role } from '../../db/schema.ts';
-import { ConflictError, ForbiddenError, NotFoundError } from '../core/errors.ts';
+import { ConflictError, NotFoundError } from '../core/errors.ts';
 import { isUuid } from '../core/ids.ts';
+import { pauseFlowsBeyondRights } from '../flows/webhook-rights.ts';
 import { revokeKeysMadeBy } from '../keys/creators.ts';
+import { requireRole } from './roles.ts';
 
-/** Roles in a project, weakest first: what each may do is written in README.md beside this file. */
-export const ROLES: Role[] = ['member', 'admin', 'owner'];
-const LABEL: Record<Role, string> = { owner: 'Owner', admin: 'Admin', member: 'Member' };
-
-export function roleLabel(role: Role): string {
-  return LABEL[role];
-}
-
-export function hasRole(role: Role, needed: Role): boolean {
-  return ROLES.indexOf(role) >= ROLES.indexOf(needed);
-}
-
-/** Refuses (403) what needs a stronger role, naming the roles that may do it. */
-export function requireRole(role: Role, needed: Role, action = 'This'): void {
-  if (hasRole(role, needed)) return;
-  const allowed = needed === 'owner' ? 'the Owner role' : 'the Owner or Admin role';
-  throw new ForbiddenError(`${action} needs ${allowed} in this project; your role is ${LABEL[role]}`);
-}
+export { hasRole, ROLES, requireRole, roleLabel } from './roles.ts';
 
 /** The account's role in a project; 404 when it is not a member (like a project that does not exist). */
 export async function requireMember(db: Db, accountId: string, projectId: string, what = 'Project') {
@@ -86,7 +71,9 @@ export interface MemberChange {
  * only an Owner grants, changes or removes the Owner role, anyone may leave, and the last Owner can
  * neither leave nor be demoted (409). The project's Owner rows are locked, so two Owners demoting
  * each other at once cannot leave the project without one. A member who goes takes the project keys
- * they made with them (revoked in the same transaction) unless `keepKeys`.
+ * they made with them (revoked in the same transaction) unless `keepKeys`, and what only their old
+ * rights allowed stops with the change: flows whose webhook steps they set up are paused
+ * (flows/webhook-rights.ts).
  */
 export async function applyMemberChange(tx: Tx, change: MemberChange): Promise<void> {
   const { projectId, actor, accountId, role } = change;
@@ -121,11 +108,11 @@ export async function applyMemberChange(tx: Tx, change: MemberChange): Promise<v
       .where('account_id', '=', accountId)
       .execute();
     if (!change.keepKeys) await revokeKeysMadeBy(tx, projectId, accountId);
-    return;
-  }
-  await tx
-    .insertInto('project_members')
-    .values({ project_id: projectId, account_id: accountId, role })
-    .onConflict((oc) => oc.columns(['project_id', 'account_id']).doUpdateSet({ role }))
-    .execute();
+  } else
+    await tx
+      .insertInto('project_members')
+      .values({ project_id: projectId, account_id: accountId, role })
+      .onConflict((oc) => oc.columns(['project_id', 'account_id']).doUpdateSet({ role }))
+      .execute();
+  await pauseFlowsBeyondRights(tx, projectId, accountId);
 }

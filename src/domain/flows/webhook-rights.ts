@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Db, Tx } from '../../db/database.ts';
 import type { Role } from '../../db/schema.ts';
-import { hasRole, ROLES, requireRole } from '../accounts/membership.ts';
+import { hasRole, ROLES, requireRole } from '../accounts/roles.ts';
 import { FLOW_WEBHOOK_EVENT, type FlowDefinition } from './definition.ts';
 
 /**
@@ -12,12 +12,12 @@ import { FLOW_WEBHOOK_EVENT, type FlowDefinition } from './definition.ts';
  *
  * And the rights stay needed while the flow runs: the account that last created, changed or
  * activated a flow's webhook steps is recorded (`flows.webhook_owner_id`). When that account is
- * removed from the project or loses the role (members.ts calls `pauseFlowsBeyondRights` in the
- * same transaction), its active flows are paused with the reason in `status_reason`, and their
- * calls not yet delivered are failed: the URL it chose receives nothing more. The engine checks the
- * same before every call it queues (`callableFlows`), so a batch running at that moment, or a role
- * lost through a door that does not call the hook, makes no call either. Only an Owner or Admin
- * activating the flow again (and becoming its owner) makes it call out again.
+ * removed from the project or loses the role (accounts/membership.ts `applyMemberChange`, the one
+ * rule of every door, calls `pauseFlowsBeyondRights` in the same transaction), its active flows are
+ * paused with the reason in `status_reason`, and their calls not yet delivered are failed: the URL
+ * it chose receives nothing more. The engine checks the same before every call it queues
+ * (`callableFlows`), so a batch running at that moment makes no call either. Only an Owner or
+ * Admin activating the flow again (and becoming its owner) makes it call out again.
  */
 export const WEBHOOK_ROLE: Role = 'admin';
 const ROLES_WITH_RIGHTS = ROLES.filter((r) => hasRole(r, WEBHOOK_ROLE));
