@@ -240,9 +240,20 @@ describe('campaigns and flows through faults', () => {
     const sent = await campaign('outage', 1_000);
     const joiners = await createContacts('outage', 30);
     await campaignUnderWay(/^outage for /, 100);
+    const logged = running.map((w) => workers.output(w).length);
     await database?.stop();
     database = null;
-    await new Promise((r) => setTimeout(r, 5_000));
+    // down until each worker, busy with the campaign, has found the database gone and waits for it
+    await eventually(
+      () =>
+        running.every((w, i) =>
+          // busy (or, just started, still starting): either way waiting for the database
+          /database unreachable: the worker waits for it|the database is not reachable yet/.test(
+            workers.output(w).slice(logged[i]),
+          ),
+        ),
+      { timeoutMs: 60_000, intervalMs: 100, message: 'a worker did not meet the outage' },
+    );
     expect((await fetch(`${server.url}/readyz`)).status).toBe(503);
     database = await startEmbeddedPostgres({ dataDir, port: dbPort });
     server.sink.delayMs = 0;
@@ -257,9 +268,10 @@ describe('campaigns and flows through faults', () => {
   }, 240_000);
 
   it('the relay answering 421 for a while during a campaign: deferred, then delivered, never bounced', async () => {
-    const until = Date.now() + 4_000;
+    // busy for its first 50 recipients of the campaign, however long they take to come
+    let refused = 0;
     server.sink.onRecipient = (address) =>
-      address.startsWith('busy-') && Date.now() < until
+      address.startsWith('busy-') && refused++ < 50
         ? { code: 421, message: '4.3.2 Service not available, try later' }
         : undefined;
     try {

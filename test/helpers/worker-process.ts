@@ -6,10 +6,12 @@ const root = path.resolve(import.meta.dirname, '../..');
 /**
  * `posthorn worker` in processes of their own, against a test server's database and secret: for
  * tests that kill a worker (SIGKILL, SIGTERM) or run several at once. Each writes its warnings to
- * the test's output; `stopAll` ends those still running.
+ * the test's output, and `output` gives what one has written so far; `stopAll` ends those still
+ * running.
  */
 export function workerProcesses(base: () => { databaseUrl: string; secret: string }) {
   const children: ChildProcess[] = [];
+  const outputs = new Map<ChildProcess, string>();
   return {
     /** Starts one worker relaying to `relay`, with `env` over the defaults. */
     start(relay: string, env: Record<string, string> = {}): ChildProcess {
@@ -24,10 +26,23 @@ export function workerProcesses(base: () => { databaseUrl: string; secret: strin
           LOG_LEVEL: 'warn',
           ...env,
         },
-        stdio: ['ignore', 'inherit', 'inherit'],
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      outputs.set(child, '');
+      child.stdout?.on('data', (d: Buffer) => {
+        outputs.set(child, outputs.get(child) + d.toString());
+        process.stdout.write(d);
+      });
+      child.stderr?.on('data', (d: Buffer) => {
+        outputs.set(child, outputs.get(child) + d.toString());
+        process.stderr.write(d);
       });
       children.push(child);
       return child;
+    },
+    /** What the worker has written to its stdout and stderr so far. */
+    output(child: ChildProcess): string {
+      return outputs.get(child) ?? '';
     },
     /** Sends `signal` and waits until the process has exited. */
     async stop(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
