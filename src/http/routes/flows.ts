@@ -1,15 +1,13 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { DomainContext } from '../../domain/core/context.ts';
+import { activateFlow, archiveFlow, pauseFlow } from '../../domain/flows/flow-status.ts';
 import {
-  activateFlow,
-  archiveFlow,
   createFlow,
   deleteFlow,
   type FlowActor,
   getFlow,
   listFlows,
-  pauseFlow,
   updateFlow,
 } from '../../domain/flows/flows.ts';
 import { authOf, projectFactsOf, projectOf } from '../auth.ts';

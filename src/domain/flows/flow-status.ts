@@ -1,0 +1,100 @@
+import type { FlowStatus } from '../../db/schema.ts';
+import type { DomainContext } from '../core/context.ts';
+import { ConflictError } from '../core/errors.ts';
+import type { ProjectFacts } from '../plans/project-facts.ts';
+import { nudgeAdvance } from './engine.ts';
+import { checkActivation, type FlowRow, findFlow, flowView, loadDefinition } from './flows.ts';
+import { checkReferences } from './references.ts';
+import { type FlowActor, requireWebhookRights, webhookOwner } from './webhook-rights.ts';
+
+// A flow's life after it is made: activate, pause, archive, each a move between statuses that a
+// concurrent move cannot skip (the update names the statuses it moves from).
+
+/** Moves the flow from one of `from` to `to` (409 naming its status otherwise). */
+async function transition(
+  ctx: DomainContext,
+  projectId: string,
+  id: string,
+  from: FlowStatus[],
+  to: FlowStatus,
+  refusal: (row: FlowRow) => string,
+  also: Partial<Pick<FlowRow, 'webhook_owner_id'>> = {},
+): Promise<FlowRow> {
+  const current = await findFlow(ctx, projectId, id);
+  const row = await ctx.db
+    .updateTable('flows')
+    // a status the user chose needs no reason
+    .set({ status: to, status_reason: null, ...also, updated_at: new Date() })
+    .where('id', '=', current.id)
+    .where('status', 'in', from)
+    .returningAll()
+    .executeTakeFirst();
+  if (row) return row;
+  throw new ConflictError(refusal(await findFlow(ctx, projectId, id)));
+}
+
+/**
+ * POST /flows/{id}/activate: a draft or paused flow starts enrolling (a paused one's enrollments go
+ * on where they were). Needs the plan's `automations` (402), a sendable account and a real footer
+ * (400), the role its webhook steps need (403; whoever activates answers for them from then on),
+ * and its definition still valid in the project (templates, senders, lists, messages: 400).
+ */
+export async function activateFlow(ctx: DomainContext, facts: ProjectFacts, id: string, actor: FlowActor) {
+  const current = await findFlow(ctx, facts.id, id);
+  checkActivation(facts, current.name);
+  const def = await loadDefinition(ctx.db, current.id, current.version);
+  requireWebhookRights(def, actor);
+  await checkReferences(ctx, facts, def);
+  const row = await transition(
+    ctx,
+    facts.id,
+    id,
+    ['draft', 'paused'],
+    'active',
+    (r) =>
+      r.status === 'active'
+        ? `Flow "${r.name}" is already active`
+        : `Flow "${r.name}" is archived: it cannot be activated`,
+    { webhook_owner_id: webhookOwner(def, actor) },
+  );
+  // a resumed flow's enrollments that fell due while it was paused go on now
+  await nudgeAdvance(ctx.db);
+  return flowView(ctx, row);
+}
+
+/** POST /flows/{id}/pause: an active flow stops enrolling and advancing; enrollments stay where they are. */
+export async function pauseFlow(ctx: DomainContext, projectId: string, id: string) {
+  const row = await transition(ctx, projectId, id, ['active'], 'paused', (r) =>
+    r.status === 'paused'
+      ? `Flow "${r.name}" is already paused`
+      : `Flow "${r.name}" is ${r.status}: only an active flow can be paused`,
+  );
+  return flowView(ctx, row);
+}
+
+/**
+ * POST /flows/{id}/archive: a draft or paused flow becomes read-only for good; its enrollments still
+ * running are cancelled (409 while active: pause it first).
+ */
+export async function archiveFlow(ctx: DomainContext, projectId: string, id: string) {
+  const row = await transition(ctx, projectId, id, ['draft', 'paused'], 'archived', (r) =>
+    r.status === 'active'
+      ? `Flow "${r.name}" is active: pause it before archiving it`
+      : `Flow "${r.name}" is already archived`,
+  );
+  await ctx.db
+    .updateTable('flow_enrollments')
+    .set({
+      status: 'cancelled',
+      exit_reason: 'flow_archived',
+      step_id: null,
+      wake_at: null,
+      waiting_for: null,
+      finished_at: new Date(),
+      updated_at: new Date(),
+    })
+    .where('flow_id', '=', row.id)
+    .where('status', '=', 'active')
+    .execute();
+  return flowView(ctx, row);
+}
