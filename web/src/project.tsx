@@ -1,5 +1,5 @@
 import { createContext, type ReactNode, useContext, useState } from 'react';
-import type { Session, SessionProject } from './api/types.ts';
+import type { Session, SessionProject } from './api/endpoints.ts';
 
 const STORAGE_KEY = 'posthorn.project';
 

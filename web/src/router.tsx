@@ -1,7 +1,6 @@
 import type { QueryClient } from '@tanstack/react-query';
 import { createRoute, createRouter, lazyRouteComponent, redirect } from '@tanstack/react-router';
-import { sessionQuery } from './api/endpoints.ts';
-import { EMAIL_STATUSES, type EmailStatus } from './api/types.ts';
+import { EMAIL_STATUSES, type EmailStatus, sessionQuery } from './api/endpoints.ts';
 import { appRoute, rootRoute, text } from './routes/base.tsx';
 import { campaignRoutes } from './routes/campaigns.tsx';
 import { flowRoutes } from './routes/flows.tsx';

@@ -1,136 +1,26 @@
-import { queryOptions } from '@tanstack/react-query';
-import { dashboardApi, v1 } from './client.ts';
-import type { ApiKey, Page, Role } from './types.ts';
+import { queryOptions, skipToken } from '@tanstack/react-query';
+import { ApiError, api, type Schemas } from './client.ts';
+import { pageOf, type Role } from './endpoints.ts';
+import type { SendingRate } from './sending.ts';
 
 /**
  * The audience and settings screens' calls: contacts, lists, segments (`/v1`), the project's
  * settings and the account API (`/v1`), and the dashboard-only members, invitations, password and
- * sessions (`{app_url}/api`). Shapes as the API documents them (GET /v1/openapi.json).
+ * sessions (`{app_url}/api`).
  */
 
-export type PropertyValue = string | number | boolean;
-
-export interface Contact {
-  id: string;
-  object: 'contact';
-  email: string;
-  first_name: string | null;
-  last_name: string | null;
-  properties: Record<string, PropertyValue>;
-  subscribed: boolean;
-  /** Ids of the lists the contact is subscribed to. */
-  lists: string[];
-  created_at: string;
-  updated_at: string;
-}
-
-export interface ConsentEntry {
-  status: 'granted' | 'withdrawn';
-  source: string | null;
-  ip: string | null;
-  text: string | null;
-  created_at: string;
-}
-
-export interface ContactWithConsent extends Contact {
-  consent_history: ConsentEntry[];
-}
-
-export interface TrackedEvent {
-  id: string;
-  object: 'event';
-  event: string;
-  email: string;
-  contact_id: string;
-  properties: Record<string, unknown>;
-  value: number | null;
-  currency: string | null;
-  quantity: number | null;
-  campaign_id: string | null;
-  flow_id: string | null;
-  created_at: string;
-}
-
-export interface ContactList {
-  id: string;
-  object: 'list';
-  name: string;
-  description: string | null;
-  member_count: number;
-  unsubscribed_count: number;
-  created_at: string;
-  updated_at: string;
-}
-
-export interface ListChange {
-  object: 'list_change';
-  list_id: string;
-  added?: number;
-  already_members?: number;
-  contacts_created?: number;
-}
-
-/** A segment definition as the API takes it: {"all": [...]} or {"any": [...]} (screens/segment-rows.ts makes it editable rows). */
-export type Definition = { all: object[] } | { any: object[] };
-
-export interface Segment {
-  id: string;
-  object: 'segment';
-  name: string;
-  description: string | null;
-  definition: Definition;
-  created_at: string;
-  updated_at: string;
-}
-
-export interface SendingRate {
-  per_second: number | null;
-  per_hour: number | null;
-}
-
-export interface Workspace {
-  id: string;
-  name: string;
-  plan: string;
-  role?: string;
-  created_at: string;
-}
-
-export interface Project {
-  id: string;
-  name: string;
-  workspace_id: string;
-  role?: Role;
-  created_at: string;
-}
-
-export interface Member {
-  account_id: string;
-  email: string;
-  name: string;
-  role: Role;
-  created_at: string;
-}
-
-export interface Invitation {
-  id: string;
-  email: string;
-  role: Role;
-  status: 'pending' | 'accepted' | 'expired';
-  expires_at: string;
-}
-
-export interface SessionItem {
-  id: string;
-  current: boolean;
-  ip: string | null;
-  user_agent: string | null;
-  created_at: string;
-  last_used_at: string;
-  expires_at: string;
-}
-
-const enc = encodeURIComponent;
+export type Contact = Schemas['Contact'];
+export type ContactWithConsent = Schemas['ContactWithConsent'];
+export type TrackedEvent = Schemas['Event'];
+export type ContactList = Schemas['ContactList'];
+export type ListChange = Schemas['ListChange'];
+/** A segment definition as the API takes it: {"all": [...]} or {"any": [...]} (segment-rows.ts makes it editable rows). */
+export type Definition = Schemas['SegmentDefinition'];
+export type Segment = Schemas['Segment'];
+export type Workspace = Schemas['Workspace'];
+export type Member = Schemas['ProjectMember'];
+export type Invitation = Schemas['Invitation'];
+export type SessionItem = Schemas['SessionListItem'];
 
 // ---- contacts
 
@@ -144,85 +34,75 @@ export interface ContactFilters {
   page: number;
 }
 
-export const contactsQuery = (projectId: string, f: ContactFilters) =>
+export const contactsQuery = (project: string, f: ContactFilters) =>
   queryOptions({
-    queryKey: ['project', projectId, 'contacts', f],
+    queryKey: ['project', project, 'contacts', f],
     queryFn: () =>
-      v1<Page<Contact>>('GET', projectId, '/contacts', {
+      api.get('/v1/contacts', {
+        project,
         query: {
           search: f.search,
           list: f.list,
           segment: f.segment,
-          subscribed: f.subscribed === undefined ? undefined : String(f.subscribed),
-          limit: CONTACTS_PER_PAGE,
-          offset: (f.page - 1) * CONTACTS_PER_PAGE,
+          subscribed: f.subscribed,
+          ...pageOf(f.page, CONTACTS_PER_PAGE),
         },
       }),
   });
 
-export const contactQuery = (projectId: string, id: string) =>
+export const contactQuery = (project: string, id: string) =>
   queryOptions({
-    queryKey: ['project', projectId, 'contact', id],
-    queryFn: () => v1<ContactWithConsent>('GET', projectId, `/contacts/${enc(id)}`),
+    queryKey: ['project', project, 'contact', id],
+    queryFn: () => api.get('/v1/contacts/{id}', { project, path: { id } }),
   });
 
-export const contactEventsQuery = (projectId: string, id: string) =>
+export const contactEventsQuery = (project: string, id: string) =>
   queryOptions({
-    queryKey: ['project', projectId, 'contact', id, 'events'],
-    queryFn: () =>
-      v1<Page<TrackedEvent>>('GET', projectId, `/contacts/${enc(id)}/events`, { query: { limit: 20 } }),
+    queryKey: ['project', project, 'contact', id, 'events'],
+    queryFn: () => api.get('/v1/contacts/{id}/events', { project, path: { id }, query: { limit: 20 } }),
   });
-
-export interface NewContact {
-  email: string;
-  first_name?: string | null;
-  last_name?: string | null;
-  subscribed?: boolean;
-  consent?: { status: 'granted' | 'withdrawn'; source?: string };
-}
 
 export const contacts = {
-  create: (projectId: string, body: NewContact) => v1<Contact>('POST', projectId, '/contacts', { body }),
-  update: (projectId: string, id: string, body: Partial<NewContact>) =>
-    v1<ContactWithConsent>('PATCH', projectId, `/contacts/${enc(id)}`, { body }),
-  remove: (projectId: string, id: string) => v1<null>('DELETE', projectId, `/contacts/${enc(id)}`),
+  create: (project: string, body: Schemas['CreateContactRequest']) =>
+    api.post('/v1/contacts', { project, body }),
+  update: (project: string, id: string, body: Schemas['UpdateContactRequest']) =>
+    api.patch('/v1/contacts/{id}', { project, path: { id }, body }),
+  remove: (project: string, id: string) => api.delete('/v1/contacts/{id}', { project, path: { id } }),
 };
 
 // ---- lists
 
-export const listsQuery = (projectId: string) =>
+export const listsQuery = (project: string) =>
   queryOptions({
-    queryKey: ['project', projectId, 'lists'],
-    queryFn: () => v1<{ data: ContactList[] }>('GET', projectId, '/lists'),
+    queryKey: ['project', project, 'lists'],
+    queryFn: () => api.get('/v1/lists', { project }),
   });
 
 export const lists = {
-  create: (projectId: string, body: { name: string; description?: string | null }) =>
-    v1<ContactList>('POST', projectId, '/lists', { body }),
-  addEmails: (projectId: string, id: string, emails: string[]) =>
-    v1<ListChange>('POST', projectId, `/lists/${enc(id)}/contacts`, { body: { emails } }),
-  remove: (projectId: string, id: string) => v1<null>('DELETE', projectId, `/lists/${enc(id)}`),
+  create: (project: string, body: Schemas['CreateListRequest']) => api.post('/v1/lists', { project, body }),
+  addEmails: (project: string, id: string, emails: string[]) =>
+    api.post('/v1/lists/{id}/contacts', { project, path: { id }, body: { emails } }),
 };
 
 // ---- segments
 
-export const segmentsQuery = (projectId: string) =>
+export const segmentsQuery = (project: string) =>
   queryOptions({
-    queryKey: ['project', projectId, 'segments'],
-    queryFn: () => v1<{ data: Segment[] }>('GET', projectId, '/segments'),
+    queryKey: ['project', project, 'segments'],
+    queryFn: () => api.get('/v1/segments', { project }),
   });
 
-export const segmentQuery = (projectId: string, id: string) =>
+export const segmentQuery = (project: string, id: string) =>
   queryOptions({
-    queryKey: ['project', projectId, 'segment', id],
-    queryFn: () => v1<Segment>('GET', projectId, `/segments/${enc(id)}`),
+    queryKey: ['project', project, 'segment', id],
+    queryFn: () => api.get('/v1/segments/{id}', { project, path: { id } }),
   });
 
 /** How many contacts a saved segment holds now (GET /v1/segments/{id}/count). */
-export const segmentCountQuery = (projectId: string, id: string) =>
+export const segmentCountQuery = (project: string, id: string) =>
   queryOptions({
-    queryKey: ['project', projectId, 'segment', id, 'count'],
-    queryFn: () => v1<{ count: number }>('GET', projectId, `/segments/${enc(id)}/count`),
+    queryKey: ['project', project, 'segment', id, 'count'],
+    queryFn: () => api.get('/v1/segments/{id}/count', { project, path: { id } }),
   });
 
 /**
@@ -230,113 +110,112 @@ export const segmentCountQuery = (projectId: string, id: string) =>
  * live count. `null` when the server has no such endpoint (older servers): the editor then shows
  * the saved segment's count only.
  */
-export const segmentPreviewQuery = (projectId: string, definition: Definition | null) =>
+export const segmentPreviewQuery = (project: string, definition: Definition | null) =>
   queryOptions({
-    queryKey: ['project', projectId, 'segment-preview', JSON.stringify(definition)],
-    queryFn: async (): Promise<{ count: number } | null> => {
-      try {
-        return await v1<{ count: number }>('POST', projectId, '/segments/preview', { body: { definition } });
-      } catch (err) {
-        if (isMissingEndpoint(err)) return null;
-        throw err;
-      }
-    },
-    enabled: definition !== null,
+    queryKey: ['project', project, 'segment-preview', JSON.stringify(definition)],
+    queryFn:
+      definition === null
+        ? skipToken
+        : async () => {
+            try {
+              return await api.post('/v1/segments/preview', { project, body: { definition } });
+            } catch (err) {
+              if (isMissingEndpoint(err)) return null;
+              throw err;
+            }
+          },
     staleTime: 5_000,
   });
 
 function isMissingEndpoint(err: unknown): boolean {
-  const e = err as { status?: number; message?: string };
-  return e.status === 404 && /^No endpoint /.test(e.message ?? '');
+  return err instanceof ApiError && err.status === 404 && /^No endpoint /.test(err.message);
 }
 
-export interface SegmentInput {
-  name: string;
-  description: string | null;
-  definition: Definition;
-}
+export type SegmentInput = Schemas['CreateSegmentRequest'];
 
 export const segments = {
-  create: (projectId: string, body: SegmentInput) => v1<Segment>('POST', projectId, '/segments', { body }),
-  update: (projectId: string, id: string, body: SegmentInput) =>
-    v1<Segment>('PATCH', projectId, `/segments/${enc(id)}`, { body }),
-  remove: (projectId: string, id: string) => v1<null>('DELETE', projectId, `/segments/${enc(id)}`),
+  create: (project: string, body: SegmentInput) => api.post('/v1/segments', { project, body }),
+  update: (project: string, id: string, body: SegmentInput) =>
+    api.patch('/v1/segments/{id}', { project, path: { id }, body }),
+  remove: (project: string, id: string) => api.delete('/v1/segments/{id}', { project, path: { id } }),
 };
 
 // ---- settings
 
-export const sendingRateQuery = (projectId: string) =>
+export const sendingRateQuery = (project: string) =>
   queryOptions({
-    queryKey: ['project', projectId, 'sending-rate'],
-    queryFn: () => v1<SendingRate>('GET', projectId, '/me/sending-rate'),
+    queryKey: ['project', project, 'sending-rate'],
+    queryFn: () => api.get('/v1/me/sending-rate', { project }),
   });
 
-export const workspacesQuery = (projectId: string) =>
-  queryOptions({
-    queryKey: ['account', 'workspaces'],
-    queryFn: () => v1<{ data: Workspace[] }>('GET', projectId, '/workspaces'),
-  });
+/** The signed-in person's workspaces and projects (the account API: no project of its own). */
+export const workspacesQuery = queryOptions({
+  queryKey: ['account', 'workspaces'],
+  queryFn: () => api.get('/v1/workspaces'),
+});
 
-export const projectsQuery = (projectId: string) =>
-  queryOptions({
-    queryKey: ['account', 'projects'],
-    queryFn: () => v1<{ data: Project[] }>('GET', projectId, '/projects'),
-  });
+export const projectsQuery = queryOptions({
+  queryKey: ['account', 'projects'],
+  queryFn: () => api.get('/v1/projects'),
+});
 
 export const settings = {
-  setFooter: (projectId: string, address: string) =>
-    v1<{ address: string }>('PATCH', projectId, '/me/footer', { body: { address } }),
-  setSendingRate: (projectId: string, body: SendingRate) =>
-    v1<SendingRate>('PATCH', projectId, '/me/sending-rate', { body }),
-  createProject: (projectId: string, body: { name: string; workspace_id: string }) =>
-    v1<Project>('POST', projectId, '/projects', { body }),
+  setFooter: (project: string, address: string) => api.patch('/v1/me/footer', { project, body: { address } }),
+  setSendingRate: (project: string, body: SendingRate) => api.patch('/v1/me/sending-rate', { project, body }),
+  createProject: (body: Schemas['CreateProjectRequest']) => api.post('/v1/projects', { body }),
 };
 
 // ---- members (dashboard API)
 
-export const membersQuery = (projectId: string) =>
+export const membersQuery = (project: string) =>
   queryOptions({
-    queryKey: ['project', projectId, 'members'],
-    queryFn: () => dashboardApi<{ data: Member[] }>('GET', `/projects/${enc(projectId)}/members`),
+    queryKey: ['project', project, 'members'],
+    queryFn: () => api.get('/api/projects/{project_id}/members', { path: { project_id: project } }),
   });
 
-export const invitationsQuery = (projectId: string) =>
+export const invitationsQuery = (project: string) =>
   queryOptions({
-    queryKey: ['project', projectId, 'invitations'],
-    queryFn: () => dashboardApi<{ data: Invitation[] }>('GET', `/projects/${enc(projectId)}/invitations`),
+    queryKey: ['project', project, 'invitations'],
+    queryFn: () => api.get('/api/projects/{project_id}/invitations', { path: { project_id: project } }),
   });
 
 /** The project keys a member made here, which removing them revokes unless they are kept. */
-export const memberKeysQuery = (projectId: string, accountId: string) =>
+export const memberKeysQuery = (project: string, accountId: string) =>
   queryOptions({
-    queryKey: ['project', projectId, 'members', accountId, 'keys'],
+    queryKey: ['project', project, 'members', accountId, 'keys'],
     queryFn: () =>
-      dashboardApi<{ data: ApiKey[] }>('GET', `/projects/${enc(projectId)}/members/${enc(accountId)}/keys`),
+      api.get('/api/projects/{project_id}/members/{account_id}/keys', {
+        path: { project_id: project, account_id: accountId },
+      }),
   });
 
 export const members = {
-  withdraw: (projectId: string, id: string) =>
-    dashboardApi<null>('DELETE', `/projects/${enc(projectId)}/invitations/${enc(id)}`),
-  invite: (projectId: string, body: { email: string; role: Role }) =>
-    dashboardApi<Invitation>('POST', `/projects/${enc(projectId)}/invitations`, body),
-  changeRole: (projectId: string, accountId: string, role: Role) =>
-    dashboardApi<Member>('PATCH', `/projects/${enc(projectId)}/members/${enc(accountId)}`, { role }),
-  remove: (projectId: string, accountId: string, keepKeys = false) =>
-    dashboardApi<null>(
-      'DELETE',
-      `/projects/${enc(projectId)}/members/${enc(accountId)}${keepKeys ? '?keep_keys=true' : ''}`,
-    ),
+  withdraw: (project: string, id: string) =>
+    api.delete('/api/projects/{project_id}/invitations/{invitation_id}', {
+      path: { project_id: project, invitation_id: id },
+    }),
+  invite: (project: string, body: { email: string; role: Role }) =>
+    api.post('/api/projects/{project_id}/invitations', { path: { project_id: project }, body }),
+  changeRole: (project: string, accountId: string, role: Role) =>
+    api.patch('/api/projects/{project_id}/members/{account_id}', {
+      path: { project_id: project, account_id: accountId },
+      body: { role },
+    }),
+  remove: (project: string, accountId: string, keepKeys = false) =>
+    api.delete('/api/projects/{project_id}/members/{account_id}', {
+      path: { project_id: project, account_id: accountId },
+      query: keepKeys ? { keep_keys: true } : {},
+    }),
 };
 
 // ---- the signed-in account (dashboard API)
 
 export const sessionsQuery = queryOptions({
   queryKey: ['account', 'sessions'],
-  queryFn: () => dashboardApi<{ data: SessionItem[] }>('GET', '/sessions'),
+  queryFn: () => api.get('/api/sessions'),
 });
 
 export const account = {
-  setPassword: (password: string) =>
-    dashboardApi<{ has_password: boolean }>('POST', '/auth/password', { password }),
-  revokeSession: (id: string) => dashboardApi<null>('DELETE', `/sessions/${enc(id)}`),
+  setPassword: (password: string) => api.post('/api/auth/password', { body: { password } }),
+  revokeSession: (id: string) => api.delete('/api/sessions/{id}', { path: { id } }),
 };

@@ -1,24 +1,28 @@
 import { queryOptions } from '@tanstack/react-query';
-import { ApiError, dashboardApi, request, setCsrfToken, v1 } from './client.ts';
-import type {
-  AccountStatus,
-  ApiKey,
-  Email,
-  EmailWithEvents,
-  InvitationPreview,
-  Limits,
-  Page,
-  Session,
-} from './types.ts';
+import { ApiError, api, type Schemas, setCsrfToken } from './client.ts';
 
-/** Every endpoint the screens call, in one place. */
+/** The session, sign-in and invitations, the project's plan and status, API keys and the email log. */
+
+export type Session = Schemas['CurrentSession'];
+export type SessionProject = Session['projects'][number];
+export type Role = Schemas['ProjectMember']['role'];
+export type ApiKey = Schemas['ApiKey'];
+export type Email = Schemas['Email'];
+export type EmailWithEvents = Schemas['EmailWithEvents'];
+export type EmailEvent = Schemas['EmailEvent'];
+export type Limits = Schemas['Limits'];
+export type AccountStatus = Schemas['AccountStatus'];
+export type InvitationPreview = Schemas['InvitationDetails'];
+
+/** `limit` and `offset` of a 1-based page. */
+export const pageOf = (page: number, perPage: number) => ({ limit: perPage, offset: (page - 1) * perPage });
 
 /** The signed-in person, or null when signed out (GET /api/session answers 401). */
 export const sessionQuery = queryOptions({
   queryKey: ['session'],
   queryFn: async (): Promise<Session | null> => {
     try {
-      const session = await request<Session>('GET', '/api/session');
+      const session = await api.get('/api/session');
       setCsrfToken(session.csrf_token);
       return session;
     } catch (err) {
@@ -33,54 +37,47 @@ export const sessionQuery = queryOptions({
 });
 
 export const auth = {
-  requestCode: (email: string) => dashboardApi<{ sent: boolean }>('POST', '/auth/login', { email }),
-  verifyCode: (email: string, code: string) => dashboardApi('POST', '/auth/login/verify', { email, code }),
+  requestCode: (email: string) => api.post('/api/auth/login', { body: { email } }),
+  verifyCode: (email: string, code: string) => api.post('/api/auth/login/verify', { body: { email, code } }),
   signInWithPassword: (email: string, password: string) =>
-    dashboardApi('POST', '/auth/login/password', { email, password }),
-  forgotPassword: (email: string) => dashboardApi('POST', '/auth/forgot', { email }),
+    api.post('/api/auth/login/password', { body: { email, password } }),
+  forgotPassword: (email: string) => api.post('/api/auth/forgot', { body: { email } }),
   resetPassword: (token: string, password: string) =>
-    dashboardApi('POST', '/auth/reset', { token, password }),
-  signOut: () => dashboardApi('POST', '/auth/logout'),
+    api.post('/api/auth/reset', { body: { token, password } }),
+  signOut: () => api.post('/api/auth/logout'),
 };
 
 export const invitations = {
-  preview: (token: string) =>
-    dashboardApi<InvitationPreview>('GET', `/invitations/${encodeURIComponent(token)}`),
-  accept: (token: string, body: { name?: string; accept_terms?: boolean }) =>
-    dashboardApi('POST', `/invitations/${encodeURIComponent(token)}/accept`, body),
+  preview: (token: string) => api.get('/api/invitations/{token}', { path: { token } }),
+  accept: (token: string, body: Schemas['AcceptInvitationRequest']) =>
+    api.post('/api/invitations/{token}/accept', { path: { token }, body }),
 };
 
-export const limitsQuery = (projectId: string) =>
+export const limitsQuery = (project: string) =>
   queryOptions({
-    queryKey: ['project', projectId, 'limits'],
-    queryFn: () => v1<Limits>('GET', projectId, '/limits'),
+    queryKey: ['project', project, 'limits'],
+    queryFn: () => api.get('/v1/limits', { project }),
   });
 
-export const accountStatusQuery = (projectId: string) =>
+export const accountStatusQuery = (project: string) =>
   queryOptions({
-    queryKey: ['project', projectId, 'me'],
-    queryFn: () => v1<AccountStatus>('GET', projectId, '/me'),
+    queryKey: ['project', project, 'me'],
+    queryFn: () => api.get('/v1/me', { project }),
   });
 
-export const keysQuery = (projectId: string) =>
+export const keysQuery = (project: string) =>
   queryOptions({
-    queryKey: ['project', projectId, 'keys'],
-    queryFn: () =>
-      v1<{ data: ApiKey[] }>('GET', projectId, `/projects/${encodeURIComponent(projectId)}/api-keys`),
+    queryKey: ['project', project, 'keys'],
+    queryFn: () => api.get('/v1/projects/{project_id}/api-keys', { path: { project_id: project } }),
   });
 
-export interface NewKey {
-  name: string;
-  scope: 'project' | 'all_access';
-  expires_in_days: 30 | 90 | 365 | null;
-}
+export type NewKey = Schemas['CreateTeamApiKeyRequest'];
 
 export const keys = {
   /** The dashboard's own key endpoint (spec: {app_url}/api/teams/{team_id}/api-keys): it takes a scope. */
-  create: (projectId: string, body: NewKey) =>
-    dashboardApi<ApiKey>('POST', `/teams/${encodeURIComponent(projectId)}/api-keys`, body),
-  revoke: (projectId: string, id: string) =>
-    v1<null>('DELETE', projectId, `/api-keys/${encodeURIComponent(id)}`),
+  create: (project: string, body: NewKey) =>
+    api.post('/api/teams/{team_id}/api-keys', { path: { team_id: project }, body }),
+  revoke: (id: string) => api.delete('/v1/api-keys/{id}', { path: { id } }),
 };
 
 export interface EmailFilters {
@@ -91,22 +88,34 @@ export interface EmailFilters {
 
 export const EMAILS_PER_PAGE = 25;
 
-export const emailsQuery = (projectId: string, f: EmailFilters) =>
+/** The statuses the email log filters by (GET /v1/emails `status`). */
+export const EMAIL_STATUSES = [
+  'scheduled',
+  'queued',
+  'sending',
+  'sent',
+  'delivered',
+  'deferred',
+  'bounced',
+  'complained',
+  'failed',
+  'suppressed',
+  'cancelled',
+] as const;
+export type EmailStatus = (typeof EMAIL_STATUSES)[number];
+
+export const emailsQuery = (project: string, f: EmailFilters) =>
   queryOptions({
-    queryKey: ['project', projectId, 'emails', f],
+    queryKey: ['project', project, 'emails', f],
     queryFn: () =>
-      v1<Page<Email> & { total_estimated: boolean }>('GET', projectId, '/emails', {
-        query: {
-          status: f.status,
-          to: f.to,
-          limit: EMAILS_PER_PAGE,
-          offset: (f.page - 1) * EMAILS_PER_PAGE,
-        },
+      api.get('/v1/emails', {
+        project,
+        query: { status: f.status, to: f.to, ...pageOf(f.page, EMAILS_PER_PAGE) },
       }),
   });
 
-export const emailQuery = (projectId: string, id: string) =>
+export const emailQuery = (project: string, id: string) =>
   queryOptions({
-    queryKey: ['project', projectId, 'email', id],
-    queryFn: () => v1<EmailWithEvents>('GET', projectId, `/emails/${encodeURIComponent(id)}`),
+    queryKey: ['project', project, 'email', id],
+    queryFn: () => api.get('/v1/emails/{id}', { project, path: { id } }),
   });

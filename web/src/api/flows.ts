@@ -1,11 +1,16 @@
 import { queryOptions } from '@tanstack/react-query';
-import { v1 } from './client.ts';
-import type { Page } from './types.ts';
+import { api, type Schemas } from './client.ts';
+import { pageOf } from './endpoints.ts';
 
-/** Flows as GET /v1/flows returns them: the current version's definition, normalised, and counts. */
-export type FlowStatus = 'draft' | 'active' | 'paused' | 'archived';
+/**
+ * Flows as GET /v1/flows returns them. The document describes a trigger and a step loosely (a
+ * `type` and its fields: `FlowTrigger`, `FlowStep`); the builder knows each type's own fields, as
+ * the API reference lists them, and these types say them. Each is checked to be a `FlowTrigger` or
+ * `FlowStep` of the document, so what the builder sends is what the API takes.
+ */
+export type FlowStatus = Schemas['Flow']['status'];
 
-export type Condition = { all?: object[]; any?: object[] };
+export type Condition = Schemas['FlowCondition'];
 
 export type EventWhere = { property: string; op: string; value?: unknown };
 
@@ -64,87 +69,45 @@ export type FlowStep =
   | { id: string; type: 'webhook'; url: string; next: string | null }
   | { id: string; type: 'exit' };
 
+// the builder's shapes are the document's: a change to FlowTrigger or FlowStep there fails here
+const triggerFits = (trigger: FlowTrigger): Schemas['FlowTrigger'] => trigger;
+const stepFits = (step: FlowStep): Schemas['FlowStep'] => step;
+void triggerFits;
+void stepFits;
+
 export type StepType = FlowStep['type'];
+export type FlowStepStats = Schemas['FlowStepStats'];
 
-export interface FlowStepStats {
-  id: string;
-  type: string;
-  entered: number;
-  sent: number;
-  opened: number;
-  clicked: number;
-  exited: number;
-}
+/** A flow with its trigger and steps in the builder's terms. */
+export type Flow = Omit<Schemas['Flow'], 'trigger' | 'steps'> & { trigger: FlowTrigger; steps: FlowStep[] };
 
-export interface FlowStats {
-  entered: number;
-  active: number;
-  completed: number;
-  exited: number;
-  failed: number;
-  cancelled: number;
-  converted: number;
-  sent?: number;
-  opened?: number;
-  clicked?: number;
-  steps?: FlowStepStats[];
-}
-
-export interface Flow {
-  id: string;
-  name: string;
-  status: FlowStatus;
-  version: number;
-  trigger: FlowTrigger;
-  steps: FlowStep[];
-  reentry: { policy: 'once' | 'always' | 'cooldown'; cooldown_seconds?: number };
-  goal: Condition | null;
-  from: string | null;
-  from_name: string | null;
-  stats: FlowStats;
-  created_at: string;
-  updated_at: string;
-}
+/** The API's flow in the builder's terms (see above: the document types a step by its `type` only). */
+const asFlow = (flow: Schemas['Flow']) => flow as Flow;
 
 export type FlowInput = Partial<
   Pick<Flow, 'name' | 'trigger' | 'steps' | 'reentry' | 'goal' | 'from' | 'from_name'>
 >;
 
-export type EnrollmentStatus = 'active' | 'completed' | 'exited' | 'failed' | 'cancelled';
-
-export interface Enrollment {
-  id: string;
-  flow_id: string;
-  version: number;
-  contact: { id: string; email: string };
-  status: EnrollmentStatus;
-  current_step: string | null;
-  wake_at: string | null;
-  exit_reason: string | null;
-  converted_at: string | null;
-  history: { step_id: string | null; type: string; at: string; outcome: string; email_id?: string }[];
-  created_at: string;
-  finished_at: string | null;
-}
+export type Enrollment = Schemas['FlowEnrollment'];
+export type EnrollmentStatus = Enrollment['status'];
 
 export const FLOWS_PER_PAGE = 25;
 export const ENROLLMENTS_PER_PAGE = 25;
-const enc = encodeURIComponent;
 
-export const flowsQuery = (projectId: string, page: number) =>
+export const flowsQuery = (project: string, page: number) =>
   queryOptions({
-    queryKey: ['project', projectId, 'flows', page],
-    queryFn: () =>
-      v1<Page<Flow>>('GET', projectId, '/flows', {
-        query: { limit: FLOWS_PER_PAGE, offset: (page - 1) * FLOWS_PER_PAGE },
-      }),
+    queryKey: ['project', project, 'flows', page],
+    queryFn: async () => {
+      const answer = await api.get('/v1/flows', { project, query: pageOf(page, FLOWS_PER_PAGE) });
+      return { ...answer, data: answer.data.map(asFlow) };
+    },
   });
 
 /** One flow with its per-step counts, refreshed every 5 s while it runs. */
-export const flowQuery = (projectId: string, id: string) =>
+export const flowQuery = (project: string, id: string) =>
   queryOptions({
-    queryKey: ['project', projectId, 'flow', id],
-    queryFn: () => v1<Flow>('GET', projectId, `/flows/${enc(id)}`),
+    queryKey: ['project', project, 'flow', id],
+    queryFn: async () => asFlow(await api.get('/v1/flows/{id}', { project, path: { id } })),
     refetchInterval: (query) => (query.state.data?.status === 'active' ? 5_000 : false),
   });
 
@@ -154,29 +117,34 @@ export interface EnrollmentFilter {
   page: number;
 }
 
-export const enrollmentsQuery = (projectId: string, flowId: string, f: EnrollmentFilter) =>
+export const enrollmentsQuery = (project: string, flowId: string, f: EnrollmentFilter) =>
   queryOptions({
-    queryKey: ['project', projectId, 'flow', flowId, 'enrollments', f],
+    queryKey: ['project', project, 'flow', flowId, 'enrollments', f],
     queryFn: () =>
-      v1<Page<Enrollment>>('GET', projectId, `/flows/${enc(flowId)}/enrollments`, {
+      api.get('/v1/flows/{id}/enrollments', {
+        project,
+        path: { id: flowId },
         query: {
           status: f.status || undefined,
           search: f.search.trim() || undefined,
-          limit: ENROLLMENTS_PER_PAGE,
-          offset: (f.page - 1) * ENROLLMENTS_PER_PAGE,
+          ...pageOf(f.page, ENROLLMENTS_PER_PAGE),
         },
       }),
     refetchInterval: 5_000,
   });
 
 export const flows = {
-  create: (projectId: string, body: FlowInput & { name: string; trigger: FlowTrigger; steps: FlowStep[] }) =>
-    v1<Flow>('POST', projectId, '/flows', { body }),
-  update: (projectId: string, id: string, body: FlowInput) =>
-    v1<Flow>('PATCH', projectId, `/flows/${enc(id)}`, { body }),
-  remove: (projectId: string, id: string) => v1<null>('DELETE', projectId, `/flows/${enc(id)}`),
-  action: (projectId: string, id: string, action: 'activate' | 'pause' | 'archive') =>
-    v1<Flow>('POST', projectId, `/flows/${enc(id)}/${action}`),
-  cancelEnrollment: (projectId: string, flowId: string, id: string) =>
-    v1<null>('DELETE', projectId, `/flows/${enc(flowId)}/enrollments/${enc(id)}`),
+  create: async (
+    project: string,
+    body: FlowInput & { name: string; trigger: FlowTrigger; steps: FlowStep[] },
+  ) => asFlow(await api.post('/v1/flows', { project, body })),
+  update: async (project: string, id: string, body: FlowInput) =>
+    asFlow(await api.patch('/v1/flows/{id}', { project, path: { id }, body })),
+  remove: (project: string, id: string) => api.delete('/v1/flows/{id}', { project, path: { id } }),
+  activate: async (project: string, id: string) =>
+    asFlow(await api.post('/v1/flows/{id}/activate', { project, path: { id } })),
+  pause: async (project: string, id: string) =>
+    asFlow(await api.post('/v1/flows/{id}/pause', { project, path: { id } })),
+  archive: async (project: string, id: string) =>
+    asFlow(await api.post('/v1/flows/{id}/archive', { project, path: { id } })),
 };

@@ -1,89 +1,47 @@
 import { queryOptions } from '@tanstack/react-query';
-import { v1 } from './client.ts';
+import { api, type Schemas } from './client.ts';
 
 /** Templates as GET /v1/templates returns them (draft content; `latest_version` once published). */
-export interface TemplateVariable {
-  name: string;
-  type: 'string' | 'number' | 'boolean' | 'date';
-  default?: string | number | boolean;
-}
+export type TemplateVariable = Schemas['TemplateVariable'];
+export type Template = Schemas['Template'];
+export type TemplatePreview = Schemas['TemplatePreview'];
+type PreviewInput = Omit<Schemas['TemplatePreviewRequest'], 'version'>;
 
-export interface Template {
-  id: string;
-  variables: TemplateVariable[];
-  name: string;
-  subject: string;
-  preheader: string | null;
-  mjml: string | null;
-  html: string | null;
-  latest_version: number | null;
-  created_at: string;
-  updated_at: string;
-}
-
-export interface TemplateStarter {
-  key: string;
-  name: string;
-  description: string;
-}
-
-export interface TemplateVersion {
-  version: number;
-  subject: string;
-  published_at: string;
-}
-
-export interface TemplatePreview {
-  subject: string;
-  html: string;
-  text: string;
-}
-
-const enc = encodeURIComponent;
-
-export const templatesQuery = (projectId: string) =>
+export const templatesQuery = (project: string) =>
   queryOptions({
-    queryKey: ['project', projectId, 'templates'],
-    queryFn: () => v1<{ data: Template[] }>('GET', projectId, '/templates'),
+    queryKey: ['project', project, 'templates'],
+    queryFn: () => api.get('/v1/templates', { project }),
   });
 
-export const startersQuery = (projectId: string) =>
+export const startersQuery = (project: string) =>
   queryOptions({
-    queryKey: ['project', projectId, 'template-starters'],
-    queryFn: () => v1<{ data: TemplateStarter[] }>('GET', projectId, '/templates/starters'),
+    queryKey: ['project', project, 'template-starters'],
+    queryFn: () => api.get('/v1/templates/starters', { project }),
     staleTime: Number.POSITIVE_INFINITY,
   });
 
-export const templateQuery = (projectId: string, id: string) =>
+export const templateQuery = (project: string, id: string) =>
   queryOptions({
-    queryKey: ['project', projectId, 'template', id],
-    queryFn: () => v1<Template>('GET', projectId, `/templates/${enc(id)}`),
+    queryKey: ['project', project, 'template', id],
+    queryFn: () => api.get('/v1/templates/{id}', { project, path: { id } }),
   });
 
-export const versionsQuery = (projectId: string, id: string) =>
+export const versionsQuery = (project: string, id: string) =>
   queryOptions({
-    queryKey: ['project', projectId, 'template', id, 'versions'],
-    queryFn: () => v1<{ data: TemplateVersion[] }>('GET', projectId, `/templates/${enc(id)}/versions`),
+    queryKey: ['project', project, 'template', id, 'versions'],
+    queryFn: () => api.get('/v1/templates/{id}/versions', { project, path: { id } }),
   });
 
 export const templates = {
-  create: (projectId: string, body: { name: string; starter?: string; subject?: string; mjml?: string }) =>
-    v1<Template>('POST', projectId, '/templates', { body }),
-  update: (
-    projectId: string,
-    id: string,
-    body: { subject?: string; preheader?: string | null; mjml?: string },
-  ) => v1<Template>('PATCH', projectId, `/templates/${enc(id)}`, { body }),
-  remove: (projectId: string, id: string) => v1<null>('DELETE', projectId, `/templates/${enc(id)}`),
-  publish: (projectId: string, id: string) =>
-    v1<TemplateVersion>('POST', projectId, `/templates/${enc(id)}/publish`),
-  preview: (projectId: string, id: string, body: { variables?: Record<string, unknown>; contact?: string }) =>
-    v1<TemplatePreview>('POST', projectId, `/templates/${enc(id)}/preview`, { body }),
-  test: (
-    projectId: string,
-    id: string,
-    body: { to: string; variables?: Record<string, unknown>; contact?: string },
-  ) => v1<{ id: string }>('POST', projectId, `/templates/${enc(id)}/test`, { body }),
+  create: (project: string, body: Schemas['CreateTemplateRequest']) =>
+    api.post('/v1/templates', { project, body }),
+  update: (project: string, id: string, body: Schemas['UpdateTemplateRequest']) =>
+    api.patch('/v1/templates/{id}', { project, path: { id }, body }),
+  publish: (project: string, id: string) => api.post('/v1/templates/{id}/publish', { project, path: { id } }),
+  preview: (project: string, id: string, body: PreviewInput) =>
+    api.post('/v1/templates/{id}/preview', { project, path: { id }, body }),
+  test: (project: string, id: string, body: PreviewInput & { to: string }) =>
+    api.post('/v1/templates/{id}/test', { project, path: { id }, body }),
 };
 
 /** Sample values for a preview: every declared variable without a default gets one of its type. */

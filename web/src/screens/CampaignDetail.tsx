@@ -25,9 +25,12 @@ function Actions({ campaign }: { campaign: Campaign }) {
   const { project } = useProject();
   const queryClient = useQueryClient();
   const act = useMutation({
-    mutationFn: (action: 'pause' | 'resume' | 'cancel') => campaigns.action(project.id, campaign.id, action),
+    mutationFn: (action: 'pause' | 'resume' | 'cancel') => campaigns[action](project.id, campaign.id),
+    // the answer names what an action changes (CampaignActionResult): the rest stays as loaded
     onSuccess: (updated) =>
-      queryClient.setQueryData(['project', project.id, 'campaign', campaign.id], updated),
+      queryClient.setQueryData(campaignQuery(project.id, campaign.id).queryKey, (old) =>
+        old ? { ...old, ...updated } : old,
+      ),
   });
   const can = {
     pause: campaign.status === 'sending' || campaign.status === 'scheduled',

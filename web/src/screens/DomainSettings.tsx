@@ -1,11 +1,10 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useNavigate } from '@tanstack/react-router';
-import { type FormEvent, useState } from 'react';
+import { useState } from 'react';
 import { type Domain, domainQuery, domains, domainsQuery, type SendingRate } from '../api/sending.ts';
-import { ErrorMessage, Notice } from '../components/Alert.tsx';
+import { ErrorMessage } from '../components/Alert.tsx';
 import { Dialog, DialogClose } from '../components/Dialog.tsx';
-import { Field } from '../components/Field.tsx';
-import { formatNumber } from '../components/format.ts';
+import { RateForm, rateLine } from '../components/RateForm.tsx';
 import { useProject } from '../project.tsx';
 import { Section } from './sending-parts.tsx';
 
@@ -51,49 +50,15 @@ export function InboundCard({ domain, manage }: { domain: Domain; manage: boolea
   );
 }
 
-const rateText = (n: number | null) => (n === null ? '' : String(n));
-const rateValue = (text: string) => (text.trim() === '' ? null : Number(text));
-const rateLine = (r: SendingRate) =>
-  `${r.per_second === null ? 'No limit per second' : `${formatNumber(r.per_second)} per second`}; ${
-    r.per_hour === null ? 'no limit per hour' : `${formatNumber(r.per_hour)} per hour`
-  }.`;
-
-function RateForm({ domain }: { domain: Domain }) {
+function DomainRateForm({ domain }: { domain: Domain }) {
   const update = useUpdateDomain(domain);
-  const [perSecond, setPerSecond] = useState(rateText(domain.rate.per_second));
-  const [perHour, setPerHour] = useState(rateText(domain.rate.per_hour));
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    update.mutate({ rate: { per_second: rateValue(perSecond), per_hour: rateValue(perHour) } });
-  };
   return (
-    <form onSubmit={submit} aria-label="Domain sending rate">
-      <Field
-        label="Messages per second"
-        type="number"
-        min={1}
-        max={100000}
-        placeholder="no limit"
-        hint="Blank for no limit."
-        value={perSecond}
-        onChange={(e) => setPerSecond(e.target.value)}
-      />
-      <Field
-        label="Messages per hour"
-        type="number"
-        min={1}
-        max={360000000}
-        placeholder="no limit"
-        hint="Blank for no limit."
-        value={perHour}
-        onChange={(e) => setPerHour(e.target.value)}
-      />
-      {update.isSuccess && <Notice tone="success">Sending rate saved.</Notice>}
-      <ErrorMessage error={update.error} />
-      <button type="submit" className="btn primary" disabled={update.isPending}>
-        {update.isPending ? 'Saving…' : 'Save rate'}
-      </button>
-    </form>
+    <RateForm
+      rate={domain.rate}
+      label="Domain sending rate"
+      saving={update}
+      onSave={(rate) => update.mutate({ rate })}
+    />
   );
 }
 
@@ -105,7 +70,7 @@ export function RateCard({ domain, manage }: { domain: Domain; manage: boolean }
         The pace of marketing and automation mail from this domain, shared by every worker. Transactional mail
         is never slowed.
       </p>
-      {manage ? <RateForm domain={domain} /> : <p>{rateLine(domain.rate)}</p>}
+      {manage ? <DomainRateForm domain={domain} /> : <p>{rateLine(domain.rate)}</p>}
     </Section>
   );
 }

@@ -1,8 +1,13 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { getRouteApi, Link, useNavigate } from '@tanstack/react-router';
 import { type FormEvent, useState } from 'react';
-import { EMAILS_PER_PAGE, emailsQuery } from '../api/endpoints.ts';
-import { EMAIL_STATUSES, type Email, type EmailStatus } from '../api/types.ts';
+import {
+  EMAIL_STATUSES,
+  EMAILS_PER_PAGE,
+  type Email,
+  type EmailStatus,
+  emailsQuery,
+} from '../api/endpoints.ts';
 import { ErrorMessage } from '../components/Alert.tsx';
 import { Field, SelectField } from '../components/Field.tsx';
 import { formatDateTime, formatNumber } from '../components/format.ts';

@@ -44,7 +44,7 @@ function Actions({ flow }: { flow: Flow }) {
   const navigate = useNavigate();
   const act = useMutation({
     mutationFn: (action: 'activate' | 'pause' | 'archive' | 'delete') =>
-      action === 'delete' ? flows.remove(project.id, flow.id) : flows.action(project.id, flow.id, action),
+      action === 'delete' ? flows.remove(project.id, flow.id) : flows[action](project.id, flow.id),
     onSuccess: async (updated, action) => {
       await queryClient.invalidateQueries({ queryKey: ['project', project.id, 'flows'] });
       if (action === 'delete') navigate({ to: '/flows' });

@@ -2,12 +2,7 @@ import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { Link } from '@tanstack/react-router';
 import { type FormEvent, useState } from 'react';
 import { accountStatusQuery } from '../api/endpoints.ts';
-import {
-  INBOUND_PER_PAGE,
-  type InboundSummary,
-  inboundListQuery,
-  type SendingStatus,
-} from '../api/sending.ts';
+import { INBOUND_PER_PAGE, type InboundSummary, inboundListQuery } from '../api/sending.ts';
 import { ErrorMessage } from '../components/Alert.tsx';
 import { Field } from '../components/Field.tsx';
 import { formatDateTime } from '../components/format.ts';
@@ -20,7 +15,7 @@ import { CopyField, PageButtons } from './sending-parts.tsx';
 function InboundAddress() {
   const { project } = useProject();
   const me = useQuery(accountStatusQuery(project.id));
-  const inbound = (me.data as SendingStatus | undefined)?.inbound;
+  const inbound = me.data?.inbound;
   if (!inbound) return null;
   return (
     <CopyField

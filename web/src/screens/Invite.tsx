@@ -1,8 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { getRouteApi, Link, useNavigate } from '@tanstack/react-router';
 import { type FormEvent, useId, useState } from 'react';
-import { invitations, sessionQuery } from '../api/endpoints.ts';
-import type { InvitationPreview } from '../api/types.ts';
+import { type InvitationPreview, invitations, sessionQuery } from '../api/endpoints.ts';
 import { ErrorMessage, Notice } from '../components/Alert.tsx';
 import { Field } from '../components/Field.tsx';
 import { rememberProject } from '../project.tsx';

@@ -1,7 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
-import { keys, keysQuery, type NewKey } from '../api/endpoints.ts';
-import type { ApiKey } from '../api/types.ts';
+import { type ApiKey, keys, keysQuery, type NewKey } from '../api/endpoints.ts';
 import { ErrorMessage, Notice } from '../components/Alert.tsx';
 import { CopyButton } from '../components/CopyButton.tsx';
 import { Dialog, DialogClose, DialogFormActions } from '../components/Dialog.tsx';
@@ -150,7 +149,7 @@ function RevokeButton({ apiKey }: { apiKey: ApiKey }) {
   const queryClient = useQueryClient();
   const [open, setOpen] = useState(false);
   const revoke = useMutation({
-    mutationFn: () => keys.revoke(project.id, apiKey.id),
+    mutationFn: () => keys.revoke(apiKey.id),
     onSuccess: async () => {
       await queryClient.invalidateQueries({ queryKey: keysQuery(project.id).queryKey });
       setOpen(false);

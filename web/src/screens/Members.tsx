@@ -9,8 +9,7 @@ import {
   members,
   membersQuery,
 } from '../api/audience.ts';
-import { sessionQuery } from '../api/endpoints.ts';
-import type { Role } from '../api/types.ts';
+import { type Role, sessionQuery } from '../api/endpoints.ts';
 import { ErrorMessage, Notice } from '../components/Alert.tsx';
 import { Dialog, DialogClose, DialogFormActions } from '../components/Dialog.tsx';
 import { Field, SelectField } from '../components/Field.tsx';
@@ -25,7 +24,7 @@ const ROLE_LABELS: Record<Role, string> = {
 };
 
 /** The roles the signed-in person may give: only an Owner gives (or takes) the Owner role. */
-function rolesFor(mine: Role): { value: Role; label: string }[] {
+function rolesFor(mine: Role | undefined): { value: Role; label: string }[] {
   const roles: Role[] = mine === 'owner' ? ['owner', 'admin', 'member'] : ['admin', 'member'];
   return roles.map((r) => ({ value: r, label: ROLE_LABELS[r] }));
 }

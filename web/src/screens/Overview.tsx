@@ -1,6 +1,6 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { Suspense, use, useId, useState } from 'react';
-import { accountStatusQuery, limitsQuery } from '../api/endpoints.ts';
+import { accountStatusQuery, type Limits, limitsQuery } from '../api/endpoints.ts';
 import {
   type DayCounts,
   type EmailStats,
@@ -8,7 +8,6 @@ import {
   type Rate,
   STATS_PERIODS,
 } from '../api/overview.ts';
-import type { Limits } from '../api/types.ts';
 import { ErrorMessage } from '../components/Alert.tsx';
 import { SelectField } from '../components/Field.tsx';
 import { formatDate, formatNumber } from '../components/format.ts';

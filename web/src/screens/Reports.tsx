@@ -1,23 +1,18 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { getRouteApi, Link, useNavigate } from '@tanstack/react-router';
 import { campaignsQuery } from '../api/campaigns.ts';
-import { v1 } from '../api/client.ts';
+import { type RevenueGroup, revenueQuery } from '../api/overview.ts';
 import { ErrorMessage } from '../components/Alert.tsx';
 import { SelectField } from '../components/Field.tsx';
 import { formatNumber } from '../components/format.ts';
 import { PageHeader } from '../components/PageHeader.tsx';
 import { useProject } from '../project.tsx';
-import type { RevenueGroup } from '../routes/reports.tsx';
 
 const route = getRouteApi('/app/reports');
 
-interface RevenueRow {
-  /** null: values tracked without a currency. */
-  currency: string | null;
-  revenue: number;
-  events: number;
-  [group: string]: string | number | null;
-}
+/** A row's currency: null for values tracked without one. */
+const currencyOf = (row: { currency?: string | number | null }) =>
+  row.currency == null ? null : String(row.currency);
 
 const LABELS: Record<RevenueGroup, string> = {
   day: 'Day',
@@ -60,17 +55,12 @@ export default function Reports() {
   const { project } = useProject();
   const by = route.useSearch().by ?? 'day';
   const navigate = useNavigate({ from: '/reports' });
-  const report = useQuery({
-    queryKey: ['project', project.id, 'revenue', by],
-    queryFn: () =>
-      v1<{ data: RevenueRow[] }>('GET', project.id, '/reports/revenue', { query: { group_by: by } }),
-    placeholderData: keepPreviousData,
-  });
+  const report = useQuery({ ...revenueQuery(project.id, by), placeholderData: keepPreviousData });
   const camps = useQuery({ ...campaignsQuery(project.id, 1), enabled: by === 'campaign' });
   const names = new Map((camps.data?.data ?? []).map((c) => [c.id, c.name]));
   const rows = report.data?.data ?? [];
   const totals = new Map<string | null, number>();
-  for (const r of rows) totals.set(r.currency, (totals.get(r.currency) ?? 0) + Number(r.revenue));
+  for (const r of rows) totals.set(currencyOf(r), (totals.get(currencyOf(r)) ?? 0) + Number(r.revenue));
   return (
     <>
       <PageHeader title="Reports" />
@@ -116,8 +106,8 @@ export default function Reports() {
                   <th scope="row" data-label={LABELS[by]}>
                     <GroupCell by={by} value={r[by] === null ? null : String(r[by])} names={names} />
                   </th>
-                  <td data-label="Currency">{r.currency ?? <span className="muted">none</span>}</td>
-                  <td data-label="Revenue">{money(Number(r.revenue), r.currency)}</td>
+                  <td data-label="Currency">{currencyOf(r) ?? <span className="muted">none</span>}</td>
+                  <td data-label="Revenue">{money(Number(r.revenue), currencyOf(r))}</td>
                   <td data-label="Events">{formatNumber(Number(r.events))}</td>
                 </tr>
               ))}

@@ -2,18 +2,18 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, type ReactNode, useId, useState } from 'react';
 import {
   projectsQuery,
-  type SendingRate,
   sendingRateQuery,
   settings,
   type Workspace,
   workspacesQuery,
 } from '../api/audience.ts';
-import { accountStatusQuery, limitsQuery, sessionQuery } from '../api/endpoints.ts';
-import type { Limits } from '../api/types.ts';
+import { accountStatusQuery, type Limits, limitsQuery, sessionQuery } from '../api/endpoints.ts';
+import type { SendingRate } from '../api/sending.ts';
 import { ErrorMessage, Notice } from '../components/Alert.tsx';
 import { Field, SelectField } from '../components/Field.tsx';
 import { formatNumber } from '../components/format.ts';
 import { PageHeader } from '../components/PageHeader.tsx';
+import { RateForm, rateLine } from '../components/RateForm.tsx';
 import { canManage, useProject } from '../project.tsx';
 
 function Card({ title, children }: { title: string; children: ReactNode }) {
@@ -140,52 +140,14 @@ function FooterCard() {
   );
 }
 
-const rateText = (n: number | null) => (n === null ? '' : String(n));
-const rateValue = (text: string) => (text.trim() === '' ? null : Number(text));
-
-function RateForm({ rate }: { rate: SendingRate }) {
+function ProjectRateForm({ rate }: { rate: SendingRate }) {
   const { project } = useProject();
   const queryClient = useQueryClient();
-  const [perSecond, setPerSecond] = useState(rateText(rate.per_second));
-  const [perHour, setPerHour] = useState(rateText(rate.per_hour));
   const save = useMutation({
-    mutationFn: () =>
-      settings.setSendingRate(project.id, { per_second: rateValue(perSecond), per_hour: rateValue(perHour) }),
+    mutationFn: (next: SendingRate) => settings.setSendingRate(project.id, next),
     onSuccess: (saved) => queryClient.setQueryData(sendingRateQuery(project.id).queryKey, saved),
   });
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    save.mutate();
-  };
-  return (
-    <form onSubmit={submit} aria-label="Sending rate">
-      <Field
-        label="Messages per second"
-        type="number"
-        min={1}
-        max={100000}
-        placeholder="no limit"
-        hint="Blank for no limit."
-        value={perSecond}
-        onChange={(e) => setPerSecond(e.target.value)}
-      />
-      <Field
-        label="Messages per hour"
-        type="number"
-        min={1}
-        max={360000000}
-        placeholder="no limit"
-        hint="Blank for no limit."
-        value={perHour}
-        onChange={(e) => setPerHour(e.target.value)}
-      />
-      {save.isSuccess && <Notice tone="success">Sending rate saved.</Notice>}
-      <ErrorMessage error={save.error} />
-      <button type="submit" className="btn primary" disabled={save.isPending}>
-        {save.isPending ? 'Saving…' : 'Save rate'}
-      </button>
-    </form>
-  );
+  return <RateForm rate={rate} label="Sending rate" saving={save} onSave={(next) => save.mutate(next)} />;
 }
 
 function RateCard() {
@@ -199,26 +161,17 @@ function RateCard() {
         slowed.
       </p>
       <ErrorMessage error={rate.error} />
-      {r &&
-        (canManage(project) ? (
-          <RateForm rate={r} />
-        ) : (
-          <p>
-            {r.per_second === null ? 'No limit per second' : `${formatNumber(r.per_second)} per second`};{' '}
-            {r.per_hour === null ? 'no limit per hour' : `${formatNumber(r.per_hour)} per hour`}.
-          </p>
-        ))}
+      {r && (canManage(project) ? <ProjectRateForm rate={r} /> : <p>{rateLine(r)}</p>)}
     </Card>
   );
 }
 
 function NewProjectForm({ workspaces }: { workspaces: Workspace[] }) {
-  const { project } = useProject();
   const queryClient = useQueryClient();
   const [name, setName] = useState('');
   const [workspace, setWorkspace] = useState(workspaces[0].id);
   const create = useMutation({
-    mutationFn: () => settings.createProject(project.id, { name: name.trim(), workspace_id: workspace }),
+    mutationFn: () => settings.createProject({ name: name.trim(), workspace_id: workspace }),
     onSuccess: async () => {
       setName('');
       await queryClient.invalidateQueries({ queryKey: ['account'] });
@@ -255,9 +208,8 @@ function NewProjectForm({ workspaces }: { workspaces: Workspace[] }) {
 }
 
 function WorkspacesCard() {
-  const { project } = useProject();
-  const workspaces = useQuery(workspacesQuery(project.id));
-  const projects = useQuery(projectsQuery(project.id));
+  const workspaces = useQuery(workspacesQuery);
+  const projects = useQuery(projectsQuery);
   const ws = workspaces.data?.data ?? [];
   const administered = ws.filter((w) => w.role === 'owner' || w.role === 'admin');
   return (

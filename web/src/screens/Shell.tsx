@@ -1,8 +1,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { Link, Outlet, useNavigate, useRouterState } from '@tanstack/react-router';
 import { useEffect, useId } from 'react';
-import { sessionQuery } from '../api/endpoints.ts';
-import type { Session } from '../api/types.ts';
+import { type Session, sessionQuery } from '../api/endpoints.ts';
 import { ProjectProvider, useProject } from '../project.tsx';
 import { useSignOut } from '../sign-out.ts';
 

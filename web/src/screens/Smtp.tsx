@@ -1,14 +1,13 @@
 import { useQuery } from '@tanstack/react-query';
 import { Link } from '@tanstack/react-router';
-import { accountStatusQuery } from '../api/endpoints.ts';
-import type { SendingStatus } from '../api/sending.ts';
+import { type AccountStatus, accountStatusQuery } from '../api/endpoints.ts';
 import { ErrorMessage } from '../components/Alert.tsx';
 import { PageHeader } from '../components/PageHeader.tsx';
 import { useProject } from '../project.tsx';
 import { CopyField, Section } from './sending-parts.tsx';
 
 /** The submission server's address, from GET /v1/me. */
-function ServerCard({ smtp }: { smtp: SendingStatus['smtp'] }) {
+function ServerCard({ smtp }: { smtp: AccountStatus['smtp'] }) {
   return (
     <Section title="Server">
       <CopyField label="Host" value={smtp.host} />
@@ -53,7 +52,7 @@ function SignInCard({ projectId }: { projectId: string }) {
   );
 }
 
-function BehaviourCard({ status }: { status: SendingStatus }) {
+function BehaviourCard({ status }: { status: AccountStatus }) {
   const domains = status.sending.verified_domains;
   return (
     <Section title="What happens to a message" wide>
@@ -86,7 +85,7 @@ function BehaviourCard({ status }: { status: SendingStatus }) {
   );
 }
 
-function Example({ smtp }: { smtp: SendingStatus['smtp'] }) {
+function Example({ smtp }: { smtp: AccountStatus['smtp'] }) {
   const code = `// Node.js with nodemailer
 const transport = nodemailer.createTransport({
   host: '${smtp.host}',
@@ -106,7 +105,7 @@ const transport = nodemailer.createTransport({
 export default function Smtp() {
   const { project } = useProject();
   const me = useQuery(accountStatusQuery(project.id));
-  const status = me.data as SendingStatus | undefined;
+  const status = me.data;
   return (
     <>
       <PageHeader title="SMTP" />

@@ -5,6 +5,7 @@ import {
   SUPPRESSION_REASONS,
   SUPPRESSIONS_PER_PAGE,
   type Suppression,
+  type SuppressionReason,
   suppressions,
   suppressionsQuery,
 } from '../api/sending.ts';
@@ -161,7 +162,7 @@ function SuppressionTable({ list }: { list: Suppression[] }) {
 /** The suppression list: addresses Posthorn does not send to (bounces, complaints, unsubscribes, by hand). */
 export default function Suppressions() {
   const { project } = useProject();
-  const [reason, setReason] = useState('');
+  const [reason, setReason] = useState<SuppressionReason | ''>('');
   const [page, setPage] = useState(1);
   const list = useQuery({
     ...suppressionsQuery(project.id, { reason: reason || undefined, page }),
@@ -183,7 +184,7 @@ export default function Suppressions() {
           name="filter-reason"
           value={reason}
           onChange={(v) => {
-            setReason(v);
+            setReason(v as SuppressionReason | '');
             setPage(1);
           }}
           options={[

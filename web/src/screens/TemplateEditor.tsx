@@ -30,13 +30,18 @@ type SaveState =
   | { kind: 'saving' }
   | { kind: 'error'; error: SourceError | null; message: string };
 
-/** Sample variables as JSON, or the reason they are not. */
-function parseVariables(text: string): { value?: Record<string, unknown>; error?: string } {
+type Variables = Record<string, string | number | boolean>;
+
+/** Sample variables as JSON (the API takes strings, numbers and booleans), or the reason they are not. */
+function parseVariables(text: string): { value?: Variables; error?: string } {
   if (text.trim() === '') return { value: {} };
   try {
-    const value = JSON.parse(text);
+    const value: unknown = JSON.parse(text);
     if (!value || typeof value !== 'object' || Array.isArray(value)) return { error: 'Give a JSON object.' };
-    return { value };
+    const values = Object.values(value);
+    if (!values.every((v) => ['string', 'number', 'boolean'].includes(typeof v)))
+      return { error: 'Give each variable a string, a number or true or false.' };
+    return { value: value as Variables };
   } catch (err) {
     return { error: `Not JSON: ${errorText(err)}` };
   }

@@ -1,7 +1,14 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link } from '@tanstack/react-router';
 import { type FormEvent, useState } from 'react';
-import { WEBHOOK_EVENTS, type Webhook, webhookQuery, webhooks, webhooksQuery } from '../api/sending.ts';
+import {
+  WEBHOOK_EVENTS,
+  type Webhook,
+  type WebhookEvent,
+  webhookQuery,
+  webhooks,
+  webhooksQuery,
+} from '../api/sending.ts';
 import { ErrorMessage, Notice } from '../components/Alert.tsx';
 import { Dialog, DialogFormActions } from '../components/Dialog.tsx';
 import { Field } from '../components/Field.tsx';
@@ -12,8 +19,8 @@ import { canManage, useProject } from '../project.tsx';
 import { SecretOnce } from './sending-parts.tsx';
 
 /** The event types as checkboxes, with a shortcut to tick them all. */
-export function EventChoice({ value, onChange }: { value: string[]; onChange(events: string[]): void }) {
-  const toggle = (event: string, on: boolean) =>
+function EventChoice({ value, onChange }: { value: WebhookEvent[]; onChange(events: WebhookEvent[]): void }) {
+  const toggle = (event: WebhookEvent, on: boolean) =>
     onChange(on ? [...value, event] : value.filter((e) => e !== event));
   return (
     <fieldset className="field events">
@@ -49,7 +56,7 @@ function CreateWebhookForm({ onCreated }: { onCreated(webhook: Webhook): void })
   const queryClient = useQueryClient();
   const [url, setUrl] = useState('');
   const [description, setDescription] = useState('');
-  const [events, setEvents] = useState<string[]>([]);
+  const [events, setEvents] = useState<WebhookEvent[]>([]);
   const create = useMutation({
     mutationFn: () =>
       webhooks.create(project.id, {

@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { listsQuery, segmentsQuery } from '../api/audience.ts';
-import { audienceQuery, type Campaign, type CampaignInput, campaigns } from '../api/campaigns.ts';
+import { audienceQuery, type Campaign, campaigns } from '../api/campaigns.ts';
 import { templatesQuery } from '../api/templates.ts';
 import { ErrorMessage, Notice } from '../components/Alert.tsx';
 import { Dialog, DialogClose } from '../components/Dialog.tsx';
@@ -120,6 +120,20 @@ function SendControls({ campaign, recipients }: { campaign: Campaign; recipients
   );
 }
 
+/** What the builder edits of a campaign. */
+type Draft = Pick<
+  Campaign,
+  | 'from'
+  | 'subject'
+  | 'preheader'
+  | 'template_id'
+  | 'html'
+  | 'list_ids'
+  | 'segment_ids'
+  | 'tracking'
+  | 'ab_test'
+>;
+
 /** A draft: sender, content, audience (with its live count) and tracking; saved, then sent or scheduled. */
 export function CampaignBuilder({ campaign }: { campaign: Campaign }) {
   const { project } = useProject();
@@ -127,7 +141,7 @@ export function CampaignBuilder({ campaign }: { campaign: Campaign }) {
   const lists = useQuery(listsQuery(project.id));
   const segs = useQuery(segmentsQuery(project.id));
   const tmpl = useQuery(templatesQuery(project.id));
-  const [form, setForm] = useState<Required<Omit<CampaignInput, 'name'>>>({
+  const [form, setForm] = useState<Draft>({
     from: campaign.from ?? '',
     subject: campaign.subject ?? '',
     preheader: campaign.preheader ?? '',
