@@ -13,3 +13,14 @@ export interface Mailbox {
 export function formatMailbox(m: Mailbox): string {
   return m.name ? `${JSON.stringify(m.name)} <${m.address}>` : m.address;
 }
+
+/** The domain of an address: what follows its last `@` (the whole input when it has none). */
+export function domainOf(address: string): string {
+  return address.slice(address.lastIndexOf('@') + 1);
+}
+
+/** The local part of an address: what comes before its last `@` (the whole input when it has none). */
+export function localPartOf(address: string): string {
+  const at = address.lastIndexOf('@');
+  return at < 0 ? address : address.slice(0, at);
+}

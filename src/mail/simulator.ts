@@ -1,3 +1,5 @@
+import { localPartOf } from './address.ts';
+
 /**
  * The simulator: addresses at this reserved domain run the whole pipeline but never leave the
  * machine. The local part chooses the outcome; anything else is delivered. Simulated outcomes are
@@ -13,7 +15,7 @@ export function isSimulated(address: string): boolean {
 }
 
 export function simulatedOutcome(address: string): SimulatedOutcome {
-  const local = address.slice(0, address.lastIndexOf('@')).toLowerCase().split('+')[0];
+  const local = localPartOf(address).toLowerCase().split('+')[0];
   return (['bounced', 'complained', 'deferred'] as const).find((o) => o === local) ?? 'delivered';
 }
 

@@ -1,4 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
+import { localPartOf } from './address.ts';
 
 /**
  * VERP return paths: `bounces+<token>@<bounce domain>`, where the token is the email id (32 hex
@@ -20,8 +21,7 @@ export function bounceAddress(hash: Hash, emailId: string, domain: string): stri
 
 /** The email id a bounce address names, or null when it is not one of ours (or tampered with). */
 export function emailIdFromBounceAddress(hash: Hash, address: string): string | null {
-  const at = address.lastIndexOf('@');
-  const local = (at < 0 ? address : address.slice(0, at)).toLowerCase();
+  const local = localPartOf(address).toLowerCase();
   const match = /^bounces\+([0-9a-f]{32})([0-9a-f]{10})$/.exec(local);
   if (!match) return null;
   const expected = Buffer.from(checksum(hash, match[1]));

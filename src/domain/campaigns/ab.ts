@@ -86,17 +86,10 @@ export async function recipientContents(
   return (variant) => contents.get(variant ?? campaign.winner_variant) as CampaignContent;
 }
 
-/**
- * The tags of a recipient's email: the campaign's own, then `campaign` (its id) and, for an A/B
- * campaign, `variation` (the name of the variant the email was made from); the campaign's own
- * tags of those two names give way.
- */
-export function emailTags(campaign: CampaignRow, variant: number | null): { name: string; value: string }[] {
-  const ours = [{ name: 'campaign', value: campaign.id }];
+/** The name of the A/B variation a message is sent with (its test variant, else the winner), if any. */
+export function variationOf(campaign: CampaignRow, variant: number | null): string | null {
   const sent = variant ?? campaign.winner_variant;
-  if (campaign.ab_test && sent !== null)
-    ours.push({ name: 'variation', value: campaign.ab_test.variants[sent].name });
-  return [...campaign.tags.filter((t) => t.name !== 'campaign' && t.name !== 'variation'), ...ours];
+  return campaign.ab_test && sent !== null ? campaign.ab_test.variants[sent].name : null;
 }
 
 /** One variant's score under the rule: a rate per test recipient, as a fraction to compare exactly. */

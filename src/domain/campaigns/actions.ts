@@ -1,13 +1,11 @@
-import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Tx } from '../../db/database.ts';
 import { addJobs, enqueue } from '../../db/enqueue.ts';
 import type { CampaignStatus } from '../../db/schema.ts';
-import { formatMailbox } from '../../mail/address.ts';
 import type { DomainContext } from '../core/context.ts';
 import { parseIsoDate } from '../core/dates.ts';
 import { ConflictError, DomainError, ValidationError } from '../core/errors.ts';
-import { TEST_MESSAGE_HEADER } from '../emails/marketing-layer.ts';
+import { emailRow, mailboxOf, renderedBody } from '../emails/email-row.ts';
 import { checkSendingLimits } from '../emails/usage.ts';
 import { applyWrite, type EmailRowInput, queuedWrite } from '../emails/write.ts';
 import { type ProjectFacts, projectFacts, sharedDefaultFrom } from '../plans/project-facts.ts';
@@ -310,7 +308,6 @@ async function testEmail(
   to: string,
   contact: TestContact | undefined,
 ): Promise<EmailRowInput> {
-  const id = randomUUID();
   const person: TemplateContact = {
     email: contact?.email ?? to,
     first_name: contact?.first_name ?? null,
@@ -323,36 +320,18 @@ async function testEmail(
     contact: person,
     deriveText: false,
   });
-  return {
-    id,
-    project_id: campaign.project_id,
-    api_key_id: null,
-    stream: 'marketing',
-    status: 'queued',
-    message_id: `<${id}@${content.fromAddress.slice(content.fromAddress.lastIndexOf('@') + 1)}>`,
-    from_header: formatMailbox({ name: campaign.from_name ?? '', address: content.fromAddress }),
-    from_address: content.fromAddress,
-    to_addresses: [to],
-    cc_addresses: [],
-    bcc_addresses: [],
-    reply_to: content.replyTo ? [content.replyTo] : [],
-    subject: `[Test] ${rendered.subject}`.slice(0, 998),
-    html: content.template ? null : rendered.html,
-    text_body: null,
-    headers: { [TEST_MESSAGE_HEADER]: 'campaign' },
-    // the campaign's own tags would count tests in the sender's tag reports
-    tags: [],
-    attachments: [],
-    scheduled_at: null,
-    size_bytes: rendered.html.length,
-    template_id: content.template?.id ?? null,
-    template_version: content.template?.version ?? null,
-    template_data: templateData(content, person),
-    contact_id: contact?.id ?? null,
-    campaign_id: null,
-    track_opens: campaign.track_opens,
-    track_clicks: campaign.track_clicks,
-  };
+  return emailRow({
+    projectId: campaign.project_id,
+    origin: { kind: 'campaign_test', campaign, contactId: contact?.id ?? null },
+    from: { name: campaign.from_name ?? '', address: content.fromAddress },
+    to: [mailboxOf(to)],
+    replyTo: content.replyTo ? [mailboxOf(content.replyTo)] : [],
+    body: renderedBody(
+      { subject: `[Test] ${rendered.subject}`.slice(0, 998), html: rendered.html },
+      content.template,
+      templateData(content, person),
+    ),
+  });
 }
 
 /**

@@ -1,15 +1,14 @@
-import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Tx } from '../../db/database.ts';
 import { addJobs, BULK_PRIORITY, type JobSpec } from '../../db/enqueue.ts';
-import { formatMailbox } from '../../mail/address.ts';
 import type { DomainContext } from '../core/context.ts';
+import { emailRow, mailboxOf, renderedBody } from '../emails/email-row.ts';
 import { campaignStepMs, writerPace } from '../emails/throttle.ts';
 import { applyWrite, type EmailRowInput, queuedWrite } from '../emails/write.ts';
 import { sharedDefaultFrom } from '../plans/project-facts.ts';
 import type { TemplateContact } from '../templates/render.ts';
 import { renderEach } from '../templates/render-pool.ts';
-import { emailTags, recipientContents, startWinnerWait, testPhaseOf } from './ab.ts';
+import { recipientContents, startWinnerWait, testPhaseOf, variationOf } from './ab.ts';
 import type { CampaignRow } from './campaigns.ts';
 import { type CampaignContent, campaignContent, templateData } from './content.ts';
 import { campaignJob } from './send.ts';
@@ -142,20 +141,7 @@ async function emailsOf(ctx: DomainContext, campaign: CampaignRow, contentOf: Co
   const outcomes: Outcome[] = [];
   const emails: EmailRowInput[] = [];
   let onShared = 0;
-  // the sender's parts, once per content (an A/B batch may hold several)
-  const senders = new Map<CampaignContent, { domain: string; header: string; shared: boolean }>();
-  const senderOf = (c: CampaignContent) => {
-    let found = senders.get(c);
-    if (!found) {
-      found = {
-        domain: c.fromAddress.slice(c.fromAddress.lastIndexOf('@') + 1),
-        header: formatMailbox({ name: c.fromName ?? '', address: c.fromAddress }),
-        shared: c.fromAddress === sharedDefaultFrom(ctx),
-      };
-      senders.set(c, found);
-    }
-    return found;
-  };
+  const sharedFrom = sharedDefaultFrom(ctx);
   for (const r of picked) {
     // a contact deleted since the snapshot is not written to
     if (!r.found) {
@@ -167,7 +153,6 @@ async function emailsOf(ctx: DomainContext, campaign: CampaignRow, contentOf: Co
       });
       continue;
     }
-    const contact = contactOf(r);
     const content = contentOf(r.variant);
     const rendered = renderOf.get(r);
     if (!rendered || 'error' in rendered) {
@@ -175,40 +160,22 @@ async function emailsOf(ctx: DomainContext, campaign: CampaignRow, contentOf: Co
       outcomes.push({ contact_id: r.contact_id, status: 'failed', email_id: null, reason });
       continue;
     }
-    const id = randomUUID();
-    outcomes.push({ contact_id: r.contact_id, status: 'queued', email_id: id, reason: null });
-    const sender = senderOf(content);
-    if (sender.shared) onShared++;
-    const data = templateData(content, contact);
-    emails.push({
-      id,
-      project_id: campaign.project_id,
-      api_key_id: null,
-      stream: 'marketing',
-      status: 'queued',
-      message_id: `<${id}@${sender.domain}>`,
-      from_header: sender.header,
-      from_address: content.fromAddress,
-      to_addresses: [r.email],
-      cc_addresses: [],
-      bcc_addresses: [],
-      reply_to: content.replyTo ? [content.replyTo] : [],
-      subject: rendered.subject,
-      html: content.template ? null : rendered.html,
-      text_body: null,
-      headers: {},
-      tags: emailTags(campaign, r.variant),
-      attachments: [],
-      scheduled_at: null,
-      size_bytes: rendered.html.length,
-      template_id: content.template?.id ?? null,
-      template_version: content.template?.version ?? null,
-      template_data: data,
-      contact_id: r.contact_id,
-      campaign_id: campaign.id,
-      track_opens: campaign.track_opens,
-      track_clicks: campaign.track_clicks,
+    if (content.fromAddress === sharedFrom) onShared++;
+    const email = emailRow({
+      projectId: campaign.project_id,
+      origin: {
+        kind: 'campaign',
+        campaign,
+        variation: variationOf(campaign, r.variant),
+        contactId: r.contact_id,
+      },
+      from: { name: content.fromName ?? '', address: content.fromAddress },
+      to: [mailboxOf(r.email)],
+      replyTo: content.replyTo ? [mailboxOf(content.replyTo)] : [],
+      body: renderedBody(rendered, content.template, templateData(content, contactOf(r))),
     });
+    emails.push(email);
+    outcomes.push({ contact_id: r.contact_id, status: 'queued', email_id: email.id, reason: null });
   }
   return { emails, outcomes, onShared };
 }

@@ -1,14 +1,15 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db, Tx } from '../../db/database.ts';
 import { deliveryJobKey } from '../../db/enqueue.ts';
 import type { EmailStatus } from '../../db/schema.ts';
-import { formatMailbox } from '../../mail/address.ts';
+import { domainOf } from '../../mail/address.ts';
 import type { DomainContext } from '../core/context.ts';
 import { ConflictError, SendRefusedError, ValidationError } from '../core/errors.ts';
 import { type ProjectFacts, type Stream, sendBlockers, sharedDefaultFrom } from '../plans/project-facts.ts';
 import { expandTemplates, type TemplateUse } from '../templates/send.ts';
 import { projectsWithWebhooks } from '../webhooks/dispatch.ts';
+import { emailRow } from './email-row.ts';
 import { write as writeNow } from './email-writer.ts';
 import { suppressedAmong } from './suppressions.ts';
 import { checkSendingLimits } from './usage.ts';
@@ -39,10 +40,6 @@ export interface Idempotency {
 
 export function requestHash(path: string, body: unknown): Buffer {
   return createHash('sha256').update(path).update('\n').update(JSON.stringify(body)).digest();
-}
-
-function domainOf(address: string) {
-  return address.slice(address.lastIndexOf('@') + 1);
 }
 
 /**
@@ -184,11 +181,44 @@ function prepareWrite(
   let total = 0;
   let onShared = 0;
   for (const [n, m] of messages.entries()) {
-    const id = randomUUID();
     const recipients = [...m.to, ...m.cc, ...m.bcc].map((r) => r.address);
     const blocked = recipients.filter((r) => suppressed.has(r.toLowerCase()));
     const status: EmailStatus =
       blocked.length === recipients.length ? 'suppressed' : m.scheduledAt ? 'scheduled' : 'queued';
+    const template = templates[n];
+    const row = emailRow({
+      projectId,
+      origin: {
+        kind: 'request',
+        stream: sender.stream,
+        apiKeyId: sender.apiKeyId,
+        tags: m.tags,
+        headers: m.headers,
+        traceHeader: sender.traceHeader,
+      },
+      status,
+      from: m.from,
+      to: m.to,
+      cc: m.cc,
+      bcc: m.bcc,
+      replyTo: m.replyTo,
+      // a template email is rendered again from its version and data when it leaves
+      body: {
+        subject: m.subject,
+        html: template ? null : m.html,
+        text: template ? null : m.text,
+        sizeBytes: m.sizeEstimate,
+        template: template && { id: template.templateId, version: template.version, data: template.data },
+      },
+      attachments: m.attachments.map((a) => ({
+        filename: a.filename,
+        content_type: a.contentType,
+        content_id: a.contentId,
+        size: a.content.length,
+      })),
+      scheduledAt: m.scheduledAt,
+    });
+    const id = row.id;
     if (status === 'scheduled') {
       write.jobs.push({
         task: 'deliver_email',
@@ -203,41 +233,7 @@ function prepareWrite(
       if (m.from.address === sharedFrom) onShared++;
     }
     results.push({ id, object: 'email', status, ...(m.warnings.length ? { warnings: m.warnings } : {}) });
-    write.emails.push({
-      id,
-      project_id: projectId,
-      api_key_id: sender.apiKeyId,
-      stream: sender.stream,
-      status,
-      message_id: `<${id}@${domainOf(m.from.address)}>`,
-      from_header: formatMailbox(m.from),
-      from_address: m.from.address,
-      to_addresses: m.to.map(formatMailbox),
-      cc_addresses: m.cc.map(formatMailbox),
-      bcc_addresses: m.bcc.map(formatMailbox),
-      reply_to: m.replyTo.map(formatMailbox),
-      subject: m.subject,
-      // a template email is rendered again from its version and data when it leaves
-      html: templates[n] ? null : m.html,
-      text_body: templates[n] ? null : m.text,
-      headers: sender.traceHeader ? { Received: sender.traceHeader(id), ...m.headers } : m.headers,
-      tags: m.tags,
-      attachments: m.attachments.map((a) => ({
-        filename: a.filename,
-        content_type: a.contentType,
-        content_id: a.contentId,
-        size: a.content.length,
-      })),
-      scheduled_at: m.scheduledAt,
-      size_bytes: m.sizeEstimate,
-      template_id: templates[n]?.templateId ?? null,
-      template_version: templates[n]?.version ?? null,
-      template_data: templates[n]?.data ?? null,
-      contact_id: null,
-      campaign_id: null,
-      track_opens: false,
-      track_clicks: false,
-    });
+    write.emails.push(row);
     m.attachments.forEach((a, position) => {
       write.attachments.push({ email_id: id, position, content: a.content });
     });

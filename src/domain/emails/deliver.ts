@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { EmailStatus } from '../../db/schema.ts';
 import { deliveryErrorOf } from '../../delivery/transport.ts';
-import { addressOf } from '../../mail/address.ts';
+import { addressOf, domainOf } from '../../mail/address.ts';
 import { composeMessage } from '../../mail/compose.ts';
 import type { DkimKey } from '../../mail/dkim.ts';
 import { createSigningKeys } from '../sending-domains/dkim-keys.ts';
@@ -25,10 +25,6 @@ const CLAIMABLE: EmailStatus[] = ['queued', 'scheduled', 'deferred', 'sending'];
 type Attachment = { position: number; content: Buffer };
 /** A throttled message that found no slot soon: back to the queue until `atMs`. */
 type HandedBack = { id: string; atMs: number };
-
-function domainOf(address: string): string {
-  return address.slice(address.lastIndexOf('@') + 1);
-}
 
 function bareRecipients(row: EmailRow): string[] {
   return [...row.to_addresses, ...row.cc_addresses, ...row.bcc_addresses].map(addressOf);

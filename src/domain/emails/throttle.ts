@@ -2,6 +2,7 @@ import { setTimeout } from 'node:timers/promises';
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import { addJobs, BULK_PRIORITY } from '../../db/enqueue.ts';
+import { domainOf } from '../../mail/address.ts';
 import type { EmailRow } from './delivery-outcomes.ts';
 
 /**
@@ -106,7 +107,6 @@ const rateOf = (r: { rate_per_second: number | null; rate_per_hour: number | nul
   perSecond: r.rate_per_second,
   perHour: r.rate_per_hour,
 });
-const domainOf = (address: string) => address.slice(address.lastIndexOf('@') + 1).toLowerCase();
 
 /** The rates of the rows' projects, campaigns and sending domains (only those that set one). */
 export async function rateBook(
@@ -159,7 +159,7 @@ export function bucketsOf(
   const campaignRate = row.campaign_id ? book.campaigns.get(row.campaign_id) : undefined;
   if (campaignRate) add(`campaign:${row.campaign_id}`, campaignRate);
   else add(`project:${row.project_id}`, book.projects.get(row.project_id));
-  const domain = domainOf(row.from_address);
+  const domain = domainOf(row.from_address).toLowerCase();
   add(`domain:${row.project_id}:${domain}`, book.domains.get(`${row.project_id}:${domain}`));
   return buckets;
 }

@@ -1,6 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import type { EnrollmentHistoryEntry, TemplateData } from '../../db/schema.ts';
-import { addressOf, formatMailbox } from '../../mail/address.ts';
+import { addressOf, type Mailbox } from '../../mail/address.ts';
 import type { DomainContext } from '../core/context.ts';
 import {
   DomainError,
@@ -10,6 +9,7 @@ import {
   ValidationError,
 } from '../core/errors.ts';
 import { checkFromAddress } from '../emails/accept.ts';
+import { emailRow, mailboxOf, renderedBody } from '../emails/email-row.ts';
 import { checkSendingLimits } from '../emails/usage.ts';
 import type { EmailRowInput } from '../emails/write.ts';
 import { type ProjectFacts, projectFacts, sendBlockers, sharedDefaultFrom } from '../plans/project-facts.ts';
@@ -44,8 +44,7 @@ export const RETRY_SEND_MS = 3_600_000;
 interface SendContent {
   source: RenderSource;
   template: { id: string; version: number; variables: Record<string, unknown> } | null;
-  fromAddress: string;
-  fromHeader: string;
+  from: Mailbox;
   replyTo: string | null;
 }
 
@@ -127,7 +126,7 @@ export class SendPlan {
           walker: w,
           step,
           content,
-          shared: checkFromAddress(this.ctx, facts, content.fromAddress),
+          shared: checkFromAddress(this.ctx, facts, content.from.address),
         };
       } catch (err) {
         this.refuse(w, step, err);
@@ -185,12 +184,22 @@ export class SendPlan {
       this.refuse(w, step, new ValidationError(rendered.error));
       return;
     }
-    const id = randomUUID();
-    record(w, step, this.now, 'sent', id);
+    const data: TemplateData | null = content.template
+      ? { variables: content.template.variables, contact }
+      : null;
+    const email = emailRow({
+      projectId: w.row.project_id,
+      origin: { kind: 'flow', flowId: w.row.flow_id, stepId: step.id, contactId: w.row.contact_id },
+      from: content.from,
+      to: [mailboxOf(w.row.email)],
+      replyTo: content.replyTo ? [mailboxOf(content.replyTo)] : [],
+      body: renderedBody(rendered, content.template, data),
+    });
+    record(w, step, this.now, 'sent', email.id);
     this.sends.push({
       walker: w,
       step_id: step.id,
-      email: emailRow(w, step, id, content, rendered, contact),
+      email,
       shared,
       // the history entry just added, kept so the guard can turn it into `already_sent`
       entry: w.added.at(-1) as EnrollmentHistoryEntry,
@@ -233,57 +242,7 @@ async function resolveContent(
       version: version.version,
       variables: messageVariables(message),
     },
-    fromAddress: from,
-    fromHeader: formatMailbox({ name: step.from_name ?? '', address: from }),
+    from: { name: step.from_name ?? '', address: from },
     replyTo: version?.replyTo ? addressOf(version.replyTo) : null,
-  };
-}
-
-function emailRow(
-  w: Walker,
-  step: SendStep,
-  id: string,
-  content: SendContent,
-  rendered: { subject: string; html: string },
-  contact: TemplateContact,
-): EmailRowInput {
-  const domain = content.fromAddress.slice(content.fromAddress.lastIndexOf('@') + 1);
-  const data: TemplateData | null = content.template
-    ? { variables: content.template.variables, contact }
-    : null;
-  return {
-    id,
-    project_id: w.row.project_id,
-    api_key_id: null,
-    stream: 'automation',
-    status: 'queued',
-    message_id: `<${id}@${domain}>`,
-    from_header: content.fromHeader,
-    from_address: content.fromAddress,
-    to_addresses: [w.row.email],
-    cc_addresses: [],
-    bcc_addresses: [],
-    reply_to: content.replyTo ? [content.replyTo] : [],
-    subject: rendered.subject,
-    // a template email keeps its version and data and is rendered again when it leaves
-    html: content.template ? null : rendered.html,
-    text_body: null,
-    headers: {},
-    tags: [
-      { name: 'flow', value: w.row.flow_id },
-      { name: 'step', value: step.id },
-    ],
-    attachments: [],
-    scheduled_at: null,
-    size_bytes: rendered.html.length,
-    template_id: content.template?.id ?? null,
-    template_version: content.template?.version ?? null,
-    template_data: data,
-    contact_id: w.row.contact_id,
-    campaign_id: null,
-    track_opens: true,
-    track_clicks: true,
-    flow_id: w.row.flow_id,
-    flow_step: step.id,
   };
 }

@@ -1,3 +1,4 @@
+import { domainOf, localPartOf } from '../../mail/address.ts';
 import { emailIdFromBounceAddress, VERP_PREFIX } from '../../mail/verp.ts';
 import type { DomainContext } from '../core/context.ts';
 import { DomainError, PlanFeatureError } from '../core/errors.ts';
@@ -51,10 +52,9 @@ export function inboundAddressOf(ctx: DomainContext, slug: string) {
  */
 export async function acceptsRecipient(ctx: DomainContext, address: string): Promise<InboundTarget> {
   const lower = address.toLowerCase();
-  const at = lower.lastIndexOf('@');
-  if (at <= 0) throw new UnknownRecipientError(address);
-  const local = lower.slice(0, at);
-  const domain = lower.slice(at + 1);
+  const local = localPartOf(lower);
+  if (!lower.includes('@') || !local) throw new UnknownRecipientError(address);
+  const domain = domainOf(lower);
 
   if (
     local.startsWith(VERP_PREFIX) &&
