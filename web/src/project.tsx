@@ -11,16 +11,7 @@ interface ProjectChoice {
 
 const ProjectContext = createContext<ProjectChoice | null>(null);
 
-/** Makes a project the one the next signed-in page opens in (an accepted invitation's, say). */
-export function rememberProject(projectId: string) {
-  try {
-    localStorage.setItem(STORAGE_KEY, projectId);
-  } catch {
-    // private mode: the choice lasts for this page only
-  }
-}
-
-function remembered(): string | null {
+function stored(): string | null {
   try {
     return localStorage.getItem(STORAGE_KEY);
   } catch {
@@ -28,14 +19,32 @@ function remembered(): string | null {
   }
 }
 
-/** The project the screens act in: the one chosen last in this browser, else the first. */
+// the project chosen in this page: the one chosen last in this browser when the page opened
+let chosen = stored();
+
+/** Makes a project the one the next signed-in page opens in (an accepted invitation's, say). */
+export function rememberProject(projectId: string) {
+  chosen = projectId;
+  try {
+    localStorage.setItem(STORAGE_KEY, projectId);
+  } catch {
+    // private mode: the choice lasts for this page only
+  }
+}
+
+/** The project the screens act in (and their routes load for): the one chosen last, else the first. */
+export function projectOf(session: Session): SessionProject | undefined {
+  return session.projects.find((p) => p.id === chosen) ?? session.projects[0];
+}
+
+/** Holds the project choice for the signed-in screens. */
 export function ProjectProvider({ session, children }: { session: Session; children: ReactNode }) {
-  const [chosen, setChosen] = useState<string | null>(remembered);
-  const project = session.projects.find((p) => p.id === chosen) ?? session.projects[0];
+  const [, setChoice] = useState(chosen);
+  const project = projectOf(session);
   if (!project) return <>{children}</>;
   const choose = (projectId: string) => {
-    setChosen(projectId);
     rememberProject(projectId);
+    setChoice(projectId);
   };
   return <ProjectContext.Provider value={{ project, session, choose }}>{children}</ProjectContext.Provider>;
 }

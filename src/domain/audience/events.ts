@@ -1,7 +1,7 @@
 import { type RawBuilder, sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import { ATTRIBUTION_WINDOW_DAYS, humanEngagement } from '../campaigns/stats.ts';
-import type { DomainContext } from '../core/context.ts';
+import type { DomainContext, EventSink } from '../core/context.ts';
 import { ValidationError } from '../core/errors.ts';
 import { GroupCommit } from '../core/group-commit.ts';
 import type { ProjectFacts } from '../plans/project-facts.ts';
@@ -166,7 +166,7 @@ async function writeEvents(db: Db, events: TrackedEvent[]): Promise<TrackResult[
 }
 
 /** Accepts tracked events; a request is answered once its events committed (requests share commits). */
-export class EventTracker {
+export class EventTracker implements EventSink<TrackedEvent, TrackResult> {
   private readonly group: GroupCommit<TrackedEvent[], TrackResult[]>;
   private readonly nudge: OutboxNudge;
   constructor(db: Db) {
@@ -197,7 +197,7 @@ export class EventTracker {
 const fallbackTrackers = new WeakMap<Db, EventTracker>();
 
 function trackerOf(ctx: DomainContext): EventTracker {
-  if (ctx.eventTracker) return ctx.eventTracker;
+  if (ctx.eventTracker instanceof EventTracker) return ctx.eventTracker;
   let tracker = fallbackTrackers.get(ctx.db);
   if (!tracker) {
     tracker = new EventTracker(ctx.db);

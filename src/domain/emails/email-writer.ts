@@ -1,4 +1,5 @@
 import type { Db } from '../../db/database.ts';
+import type { AcceptWriter } from '../core/context.ts';
 import { GroupCommit } from '../core/group-commit.ts';
 import { applyWrite, type EmailWrite } from './write.ts';
 
@@ -13,7 +14,7 @@ const MAX_MESSAGES_PER_GROUP = 500;
  * many requests, and every request is still answered only after its own rows are durable. If a
  * merged transaction fails, each write is retried alone so one bad write cannot fail the others.
  */
-export class EmailWriter extends GroupCommit<EmailWrite, void> {
+export class EmailWriter extends GroupCommit<EmailWrite, void> implements AcceptWriter<EmailWrite> {
   constructor(db: Db) {
     super(
       async (writes) => {

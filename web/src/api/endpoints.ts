@@ -47,8 +47,15 @@ export const auth = {
   signOut: () => api.post('/api/auth/logout'),
 };
 
+/** What an invitation link shows before it is accepted; a bad link's answer will not change. */
+export const invitationQuery = (token: string) =>
+  queryOptions({
+    queryKey: ['invitation', token],
+    queryFn: () => api.get('/api/invitations/{token}', { path: { token } }),
+    retry: false,
+  });
+
 export const invitations = {
-  preview: (token: string) => api.get('/api/invitations/{token}', { path: { token } }),
   accept: (token: string, body: Schemas['AcceptInvitationRequest']) =>
     api.post('/api/invitations/{token}/accept', { path: { token }, body }),
 };

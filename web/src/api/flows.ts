@@ -117,6 +117,9 @@ export interface EnrollmentFilter {
   page: number;
 }
 
+/** The enrollments a flow's page opens with: any status, newest first. */
+export const FIRST_ENROLLMENTS: EnrollmentFilter = { status: '', search: '', page: 1 };
+
 export const enrollmentsQuery = (project: string, flowId: string, f: EnrollmentFilter) =>
   queryOptions({
     queryKey: ['project', project, 'flow', flowId, 'enrollments', f],

@@ -9,6 +9,8 @@ export type DayCounts = EmailStats['totals'];
 export type Rate = EmailStats['bounce_rate'];
 
 export const STATS_PERIODS = [7, 30, 90] as const;
+/** The period the overview opens with. */
+export const DEFAULT_STATS_DAYS = 30;
 
 export const emailStatsQuery = (projectId: string, days: number) =>
   queryOptions({

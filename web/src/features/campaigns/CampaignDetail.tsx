@@ -1,0 +1,167 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { getRouteApi, Link } from '@tanstack/react-router';
+import { type Campaign, campaignQuery, campaigns } from '../../api/campaigns.ts';
+import { ErrorMessage, Notice } from '../../components/Alert.tsx';
+import { formatDateTime, formatNumber } from '../../components/format.ts';
+import { PageHeader } from '../../components/PageHeader.tsx';
+import { StatusBadge } from '../../components/StatusBadge.tsx';
+import { useProject } from '../../project.tsx';
+import { CampaignActivityCard } from './campaign-activity.tsx';
+import { CampaignBuilder } from './campaign-builder.tsx';
+import './campaigns.css';
+
+const route = getRouteApi('/app/campaigns/$campaignId');
+
+function Count({ label, value }: { label: string; value: number | undefined }) {
+  return (
+    <div className="count">
+      <dt>{label}</dt>
+      <dd>{value === undefined ? '—' : formatNumber(value)}</dd>
+    </div>
+  );
+}
+
+function Actions({ campaign }: { campaign: Campaign }) {
+  const { project } = useProject();
+  const queryClient = useQueryClient();
+  const act = useMutation({
+    mutationFn: (action: 'pause' | 'resume' | 'cancel') => campaigns[action](project.id, campaign.id),
+    // the answer names what an action changes (CampaignActionResult): the rest stays as loaded
+    onSuccess: (updated) =>
+      queryClient.setQueryData(campaignQuery(project.id, campaign.id).queryKey, (old) =>
+        old ? { ...old, ...updated } : old,
+      ),
+  });
+  const can = {
+    pause: campaign.status === 'sending' || campaign.status === 'scheduled',
+    resume: campaign.status === 'paused',
+    cancel: ['sending', 'scheduled', 'paused'].includes(campaign.status),
+  };
+  if (!can.pause && !can.resume && !can.cancel) return null;
+  return (
+    <div className="actions">
+      {can.pause && (
+        <button type="button" className="btn" onClick={() => act.mutate('pause')} disabled={act.isPending}>
+          Pause
+        </button>
+      )}
+      {can.resume && (
+        <button type="button" className="btn" onClick={() => act.mutate('resume')} disabled={act.isPending}>
+          Resume
+        </button>
+      )}
+      {can.cancel && (
+        <button
+          type="button"
+          className="btn danger"
+          disabled={act.isPending}
+          onClick={() => {
+            if (window.confirm('Cancel the campaign? Messages not sent yet are dropped.'))
+              act.mutate('cancel');
+          }}
+        >
+          Cancel campaign
+        </button>
+      )}
+      <ErrorMessage error={act.error} />
+    </div>
+  );
+}
+
+/** While it sends (refreshed every 2 s, no reload) and afterwards: counts, engagement, revenue, A/B. */
+function Progress({ campaign }: { campaign: Campaign }) {
+  const s = campaign.stats;
+  const recipients = campaign.recipient_count ?? s?.recipients ?? 0;
+  const sent = s?.sent ?? 0;
+  return (
+    <>
+      {campaign.status === 'failed' && <Notice tone="warning">{campaign.failure_reason}</Notice>}
+      {campaign.status === 'scheduled' && (
+        <Notice>Sending starts {formatDateTime(campaign.scheduled_at)}.</Notice>
+      )}
+      <section aria-labelledby="progress-heading" className="campaign-card">
+        <h2 id="progress-heading">Progress</h2>
+        <progress max={Math.max(recipients, 1)} value={sent} aria-label="Sent of recipients" />
+        <p aria-live="polite" className="progress-line">
+          Sent {formatNumber(sent)} of {formatNumber(recipients)}
+          {campaign.status === 'sending' ? ' · updating every 2 seconds' : ''}
+        </p>
+        <dl className="counts">
+          <Count label="Recipients" value={recipients} />
+          <Count label="Sent" value={s?.sent} />
+          <Count label="Delivered" value={s?.delivered} />
+          <Count label="Bounced" value={s?.bounced} />
+          <Count label="Complaints" value={s?.complained} />
+          <Count label="Opened (people)" value={s?.opens?.unique} />
+          <Count label="Clicked (people)" value={s?.clicks?.unique} />
+          <Count label="Unsubscribed" value={s?.unsubscribed} />
+        </dl>
+        {s && s.revenue.length > 0 && (
+          <p>
+            Revenue:{' '}
+            {s.revenue
+              .map((r) =>
+                new Intl.NumberFormat(undefined, { style: 'currency', currency: r.currency }).format(
+                  r.amount,
+                ),
+              )
+              .join(' · ')}
+          </p>
+        )}
+        <p className="muted small">
+          Started {formatDateTime(campaign.started_at)}
+          {campaign.finished_at ? ` · finished ${formatDateTime(campaign.finished_at)}` : ''}
+        </p>
+        <Actions campaign={campaign} />
+      </section>
+      <CampaignActivityCard campaign={campaign} />
+      {campaign.ab && (
+        <section aria-labelledby="ab-heading" className="campaign-card">
+          <h2 id="ab-heading">A/B test: {campaign.ab.phase.replace(/_/g, ' ')}</h2>
+          <table className="table">
+            <thead>
+              <tr>
+                <th scope="col">Variant</th>
+                <th scope="col">Sent</th>
+                <th scope="col">Opened</th>
+                <th scope="col">Clicked</th>
+              </tr>
+            </thead>
+            <tbody>
+              {campaign.ab.variants.map((v) => (
+                <tr key={v.index}>
+                  <th scope="row" data-label="Variant">
+                    {v.name}
+                    {campaign.ab?.winner_variant === v.index ? ' (winner)' : ''}
+                  </th>
+                  <td data-label="Sent">{formatNumber(v.sent)}</td>
+                  <td data-label="Opened">{formatNumber(v.opens_unique)}</td>
+                  <td data-label="Clicked">{formatNumber(v.clicks_unique)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </section>
+      )}
+    </>
+  );
+}
+
+/** One campaign: its builder while a draft; its live progress, results and controls afterwards. */
+export default function CampaignDetail() {
+  const { project } = useProject();
+  const { campaignId } = route.useParams();
+  const campaign = useQuery(campaignQuery(project.id, campaignId));
+  const c = campaign.data;
+  return (
+    <>
+      <PageHeader title={c?.name ?? 'Campaign'}>{c && <StatusBadge status={c.status} />}</PageHeader>
+      <p>
+        <Link to="/campaigns">All campaigns</Link>
+      </p>
+      <ErrorMessage error={campaign.error} />
+      {campaign.isPending && <p role="status">Loading the campaign…</p>}
+      {c && (c.status === 'draft' ? <CampaignBuilder campaign={c} /> : <Progress campaign={c} />)}
+    </>
+  );
+}

@@ -1,0 +1,283 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { type FormEvent, useState } from 'react';
+import { listsQuery, segmentsQuery } from '../../api/audience.ts';
+import { audienceQuery, type Campaign, campaigns } from '../../api/campaigns.ts';
+import { templatesQuery } from '../../api/templates.ts';
+import { ErrorMessage, Notice } from '../../components/Alert.tsx';
+import { Dialog, DialogClose } from '../../components/Dialog.tsx';
+import { Field, SelectField } from '../../components/Field.tsx';
+import { formatNumber } from '../../components/format.ts';
+import { TestSend } from '../../components/TestSend.tsx';
+import { useProject } from '../../project.tsx';
+import { AbFields } from './campaign-ab.tsx';
+
+const timeZone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+
+function Choices({
+  legend,
+  options,
+  chosen,
+  onChange,
+}: {
+  legend: string;
+  options: { id: string; name: string }[];
+  chosen: string[];
+  onChange(ids: string[]): void;
+}) {
+  return (
+    <fieldset className="choices">
+      <legend>{legend}</legend>
+      {options.length === 0 && <p className="muted small">None yet.</p>}
+      {options.map((o) => (
+        <label key={o.id}>
+          <input
+            type="checkbox"
+            checked={chosen.includes(o.id)}
+            onChange={(e) =>
+              onChange(e.target.checked ? [...chosen, o.id] : chosen.filter((id) => id !== o.id))
+            }
+          />
+          {o.name}
+        </label>
+      ))}
+    </fieldset>
+  );
+}
+
+/** Sends now after a confirmation that states how many people it reaches; or schedules it. */
+function SendControls({ campaign, recipients }: { campaign: Campaign; recipients: number | undefined }) {
+  const { project } = useProject();
+  const queryClient = useQueryClient();
+  const [open, setOpen] = useState(false);
+  const [at, setAt] = useState('');
+  const refresh = () =>
+    queryClient.invalidateQueries({ queryKey: ['project', project.id, 'campaign', campaign.id] });
+  const send = useMutation({
+    mutationFn: () => campaigns.send(project.id, campaign.id),
+    onSuccess: async () => {
+      setOpen(false);
+      await refresh();
+    },
+  });
+  const schedule = useMutation({
+    mutationFn: () => campaigns.schedule(project.id, campaign.id, new Date(at).toISOString()),
+    onSuccess: refresh,
+  });
+  const count = recipients === undefined ? '…' : formatNumber(recipients);
+  return (
+    <section aria-labelledby="send-heading" className="campaign-card">
+      <h2 id="send-heading">Send</h2>
+      <div className="actions">
+        <button type="button" className="btn primary" onClick={() => setOpen(true)} disabled={!recipients}>
+          Send now…
+        </button>
+      </div>
+      <Dialog
+        open={open}
+        onOpenChange={setOpen}
+        title={`Send to ${count} recipients?`}
+        description="Sending starts at once and cannot be undone; you can pause or cancel what is not sent yet."
+      >
+        <ErrorMessage error={send.error} />
+        <div className="actions">
+          <button
+            type="button"
+            className="btn primary"
+            onClick={() => send.mutate()}
+            disabled={send.isPending}
+          >
+            {send.isPending ? 'Starting…' : `Send to ${count} recipients`}
+          </button>
+          <DialogClose asChild>
+            <button type="button" className="btn">
+              Cancel
+            </button>
+          </DialogClose>
+        </div>
+      </Dialog>
+      <form
+        className="schedule"
+        aria-label="Schedule"
+        onSubmit={(e) => {
+          e.preventDefault();
+          schedule.mutate();
+        }}
+      >
+        <Field
+          label="Or send at"
+          type="datetime-local"
+          required
+          value={at}
+          onChange={(e) => setAt(e.target.value)}
+          hint={`Your time zone: ${timeZone}.`}
+        />
+        <ErrorMessage error={schedule.error} />
+        <button type="submit" className="btn" disabled={schedule.isPending || !at}>
+          Schedule
+        </button>
+      </form>
+    </section>
+  );
+}
+
+/** What the builder edits of a campaign. */
+type Draft = Pick<
+  Campaign,
+  | 'from'
+  | 'subject'
+  | 'preheader'
+  | 'template_id'
+  | 'html'
+  | 'list_ids'
+  | 'segment_ids'
+  | 'tracking'
+  | 'ab_test'
+>;
+
+/** A draft: sender, content, audience (with its live count) and tracking; saved, then sent or scheduled. */
+export function CampaignBuilder({ campaign }: { campaign: Campaign }) {
+  const { project } = useProject();
+  const queryClient = useQueryClient();
+  const lists = useQuery(listsQuery(project.id));
+  const segs = useQuery(segmentsQuery(project.id));
+  const tmpl = useQuery(templatesQuery(project.id));
+  const [form, setForm] = useState<Draft>({
+    from: campaign.from ?? '',
+    subject: campaign.subject ?? '',
+    preheader: campaign.preheader ?? '',
+    template_id: campaign.template_id ?? '',
+    html: campaign.html ?? '',
+    list_ids: campaign.list_ids,
+    segment_ids: campaign.segment_ids,
+    tracking: campaign.tracking,
+    ab_test: campaign.ab_test ?? null,
+  });
+  const set = (patch: Partial<typeof form>) => setForm((f) => ({ ...f, ...patch }));
+  const [savedAt, setSavedAt] = useState(campaign.created_at);
+  const audience = useQuery(audienceQuery(project.id, campaign.id, savedAt));
+  const save = useMutation({
+    mutationFn: () =>
+      campaigns.update(project.id, campaign.id, {
+        ...form,
+        from: form.from || null,
+        preheader: form.preheader || null,
+        template_id: form.template_id || null,
+        html: form.template_id ? null : form.html || null,
+        ab_test: form.ab_test && {
+          ...form.ab_test,
+          variants: form.ab_test.variants.map((v) => ({ ...v, subject: v.subject?.trim() || undefined })),
+          wait_minutes: form.ab_test.winner_by === 'manual' ? undefined : form.ab_test.wait_minutes,
+        },
+      }),
+    onSuccess: (updated) => {
+      queryClient.setQueryData(['project', project.id, 'campaign', campaign.id], updated);
+      setSavedAt(new Date().toISOString());
+    },
+  });
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    save.mutate();
+  };
+  const published = (tmpl.data?.data ?? []).filter((t) => t.latest_version !== null);
+  return (
+    <div className="campaign-builder">
+      <form onSubmit={submit} aria-label="Campaign" className="campaign-card">
+        <h2>Message</h2>
+        <Field
+          label="From"
+          placeholder="News <news@example.com>"
+          hint="An address on a verified domain."
+          value={form.from ?? ''}
+          onChange={(e) => set({ from: e.target.value })}
+        />
+        <Field
+          label="Subject"
+          value={form.subject ?? ''}
+          onChange={(e) => set({ subject: e.target.value })}
+        />
+        <Field
+          label="Preheader"
+          hint="The line after the subject in the inbox."
+          value={form.preheader ?? ''}
+          onChange={(e) => set({ preheader: e.target.value })}
+        />
+        <SelectField
+          label="Content"
+          value={form.template_id ?? ''}
+          onChange={(template_id) => set({ template_id })}
+          options={[
+            { value: '', label: 'HTML written here' },
+            ...published.map((t) => ({ value: t.id, label: `Template: ${t.name}` })),
+          ]}
+        />
+        {!form.template_id && (
+          <div className="field">
+            <label htmlFor="campaign-html">HTML</label>
+            <textarea
+              id="campaign-html"
+              rows={8}
+              value={form.html ?? ''}
+              onChange={(e) => set({ html: e.target.value })}
+            />
+          </div>
+        )}
+        <Choices
+          legend="Lists"
+          options={lists.data?.data ?? []}
+          chosen={form.list_ids ?? []}
+          onChange={(list_ids) => set({ list_ids })}
+        />
+        <Choices
+          legend="Segments"
+          options={segs.data?.data ?? []}
+          chosen={form.segment_ids ?? []}
+          onChange={(segment_ids) => set({ segment_ids })}
+        />
+        <fieldset className="choices">
+          <legend>Tracking</legend>
+          {(['opens', 'clicks'] as const).map((k) => (
+            <label key={k}>
+              <input
+                type="checkbox"
+                checked={form.tracking[k]}
+                onChange={(e) => set({ tracking: { ...form.tracking, [k]: e.target.checked } })}
+              />
+              Track {k}
+            </label>
+          ))}
+        </fieldset>
+        <AbFields
+          value={form.ab_test}
+          subject={form.subject ?? ''}
+          onChange={(ab_test) => set({ ab_test })}
+        />
+        <ErrorMessage error={save.error} />
+        <div className="actions">
+          <button type="submit" className="btn primary" disabled={save.isPending}>
+            {save.isPending ? 'Saving…' : 'Save draft'}
+          </button>
+        </div>
+      </form>
+      <div className="campaign-side">
+        <section aria-labelledby="audience-heading" className="campaign-card">
+          <h2 id="audience-heading">Audience</h2>
+          <ErrorMessage error={audience.error} />
+          {audience.data && (
+            <Notice>
+              <strong>{formatNumber(audience.data.recipients)} recipients</strong> after suppressions and
+              unsubscribes, as saved.
+            </Notice>
+          )}
+        </section>
+        <SendControls campaign={campaign} recipients={audience.data?.recipients} />
+        <section aria-labelledby="test-heading" className="campaign-card">
+          <h2 id="test-heading">Test</h2>
+          <TestSend
+            hint="It sends the campaign as saved, with [Test] in the subject; it is not counted in its stats."
+            send={(to) => campaigns.test(project.id, campaign.id, [to])}
+          />
+        </section>
+      </div>
+    </div>
+  );
+}

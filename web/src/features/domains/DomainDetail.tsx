@@ -1,0 +1,154 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { getRouteApi, Link } from '@tanstack/react-router';
+import { useId } from 'react';
+import { type DnsRecord, type Domain, domainQuery, domains, domainsQuery } from '../../api/sending.ts';
+import { ErrorMessage, Notice } from '../../components/Alert.tsx';
+import { CopyButton } from '../../components/CopyButton.tsx';
+import { formatDateTime } from '../../components/format.ts';
+import { PageHeader } from '../../components/PageHeader.tsx';
+import { StatusBadge } from '../../components/StatusBadge.tsx';
+import { canManage, useProject } from '../../project.tsx';
+import { InboundCard, RateCard, RemoveDomain } from './DomainSettings.tsx';
+
+const route = getRouteApi('/app/domains/$domainId');
+
+/** A short title for a record from its purpose ("DKIM: the public key…" → "DKIM"). */
+function recordTitle(record: DnsRecord): string {
+  const head = record.purpose.split(/[:(,]/)[0]?.trim() || record.purpose;
+  return `${record.type} · ${head}`;
+}
+
+/** One value to publish, shown in full (long DKIM keys wrap) with its copy button. */
+function CopyValue({ term, value }: { term: string; value: string }) {
+  return (
+    <div className="fact">
+      <dt>{term}</dt>
+      <dd className="record-value">
+        <code>{value}</code>
+        <CopyButton value={value} label={`Copy ${term.toLowerCase()}`} />
+      </dd>
+    </div>
+  );
+}
+
+function RecordCard({ record }: { record: DnsRecord }) {
+  const id = useId();
+  return (
+    <li>
+      <section className="card record" aria-labelledby={id}>
+        <div className="record-head">
+          <h3 id={id}>{recordTitle(record)}</h3>
+          <StatusBadge status={record.status} />
+          <span className="muted small">{record.required ? 'required' : 'recommended'}</span>
+        </div>
+        <dl className="facts">
+          <div className="fact">
+            <dt>Type</dt>
+            <dd>{record.type}</dd>
+          </div>
+          <CopyValue term="Name" value={record.name} />
+          <CopyValue term="Value" value={record.value} />
+          {record.priority !== undefined && (
+            <div className="fact">
+              <dt>Priority</dt>
+              <dd>{record.priority}</dd>
+            </div>
+          )}
+          {record.status !== 'verified' && record.found && record.found.length > 0 && (
+            <div className="fact">
+              <dt>DNS answered</dt>
+              <dd className="break">
+                <code>{record.found.join(' | ')}</code>
+              </dd>
+            </div>
+          )}
+        </dl>
+        <p className="muted small">{record.purpose}</p>
+      </section>
+    </li>
+  );
+}
+
+function StatusNote({ domain }: { domain: Domain }) {
+  if (domain.status === 'verified')
+    return (
+      <Notice tone="success">
+        Verified {formatDateTime(domain.verified_at)}: mail from @{domain.name} is signed with its own key.
+      </Notice>
+    );
+  if (domain.status === 'failed')
+    return (
+      <Notice tone="warning">
+        Required records are no longer found in DNS: mail from @{domain.name} is refused until they are back.
+        Publish them again and check.
+      </Notice>
+    );
+  return (
+    <Notice>
+      Publish the required records below at your DNS provider, then check. DNS changes can take a while to
+      show; Posthorn also checks by itself every hour.
+    </Notice>
+  );
+}
+
+/** Looks the records up in DNS now (POST /v1/domains/{id}/check); the answer is the domain's new state. */
+function CheckNow({ domain }: { domain: Domain }) {
+  const { project } = useProject();
+  const queryClient = useQueryClient();
+  const check = useMutation({
+    mutationFn: () => domains.check(project.id, domain.id),
+    onSuccess: (checked) => {
+      queryClient.setQueryData(domainQuery(project.id, domain.id).queryKey, checked);
+      queryClient.invalidateQueries({ queryKey: domainsQuery(project.id).queryKey });
+    },
+  });
+  return (
+    <div className="check-now">
+      <button type="button" className="btn primary" onClick={() => check.mutate()} disabled={check.isPending}>
+        {check.isPending ? 'Checking…' : 'Check now'}
+      </button>
+      <p className="muted small" role="status">
+        {check.isSuccess
+          ? `Checked just now: ${check.data.status}.`
+          : `Last checked: ${domain.last_checked_at ? formatDateTime(domain.last_checked_at) : 'never'}`}
+      </p>
+      <ErrorMessage error={check.error} />
+    </div>
+  );
+}
+
+/** A sending domain: each DNS record to publish with copy buttons and its status, checks, inbound, rate. */
+export default function DomainDetail() {
+  const { domainId } = route.useParams();
+  const { project } = useProject();
+  const manage = canManage(project);
+  const domain = useQuery(domainQuery(project.id, domainId));
+  const d = domain.data;
+  return (
+    <>
+      <p className="crumbs">
+        <Link to="/domains">Back to domains</Link>
+      </p>
+      <PageHeader title={d ? d.name : 'Domain'}>{d && <StatusBadge status={d.status} />}</PageHeader>
+      <ErrorMessage error={domain.error} />
+      {domain.isPending && <p role="status">Loading…</p>}
+      {d && (
+        <>
+          <StatusNote domain={d} />
+          {manage && <CheckNow domain={d} />}
+          <h2>DNS records</h2>
+          <ol className="records">
+            {d.records.map((r) => (
+              <RecordCard key={`${r.type} ${r.name}`} record={r} />
+            ))}
+          </ol>
+          <div className="detail">
+            <InboundCard domain={d} manage={manage} />
+            <RateCard domain={d} manage={manage} />
+          </div>
+          {manage && <RemoveDomain domain={d} />}
+        </>
+      )}
+    </>
+  );
+}

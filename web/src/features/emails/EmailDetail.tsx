@@ -1,0 +1,214 @@
+import * as Tabs from '@radix-ui/react-tabs';
+import { useQuery } from '@tanstack/react-query';
+import { getRouteApi, Link } from '@tanstack/react-router';
+import { useEffect, useState } from 'react';
+import { type EmailEvent, type EmailWithEvents, emailQuery } from '../../api/endpoints.ts';
+import { rawSourceQuery } from '../../api/overview.ts';
+import { ErrorMessage } from '../../components/Alert.tsx';
+import { formatDateTime, formatNumber } from '../../components/format.ts';
+import { PageHeader } from '../../components/PageHeader.tsx';
+import { StatusBadge } from '../../components/StatusBadge.tsx';
+import { useProject } from '../../project.tsx';
+
+const route = getRouteApi('/app/emails/$emailId');
+const IN_FLIGHT = new Set(['scheduled', 'queued', 'sending', 'deferred']);
+
+function detailText(detail: Record<string, unknown>): string {
+  return Object.entries(detail)
+    .filter(([, v]) => v !== null && v !== undefined && v !== '')
+    .map(([k, v]) => `${k.replaceAll('_', ' ')}: ${typeof v === 'object' ? JSON.stringify(v) : String(v)}`)
+    .join(' · ');
+}
+
+function Timeline({ events }: { events: EmailEvent[] }) {
+  if (events.length === 0) return <p>No events yet.</p>;
+  return (
+    <ol className="timeline">
+      {events.map((event, i) => (
+        // biome-ignore lint/suspicious/noArrayIndexKey: events have no id, and the list only grows at its end
+        <li key={i}>
+          <div className="timeline-head">
+            <StatusBadge status={event.type} />
+            <time dateTime={event.created_at}>{formatDateTime(event.created_at)}</time>
+          </div>
+          {event.recipient && <p className="break">{event.recipient}</p>}
+          {Object.keys(event.detail).length > 0 && (
+            <p className="muted break small">{detailText(event.detail)}</p>
+          )}
+        </li>
+      ))}
+    </ol>
+  );
+}
+
+function Summary({ email }: { email: EmailWithEvents }) {
+  const rows: [string, string][] = [
+    ['From', email.from],
+    ['To', email.to.join(', ')],
+    ...(email.cc.length ? ([['Cc', email.cc.join(', ')]] as [string, string][]) : []),
+    ['Stream', email.stream],
+    ['Created', formatDateTime(email.created_at)],
+    ['Sent', formatDateTime(email.sent_at)],
+    ['Attempts', String(email.attempts)],
+    ['Size', `${formatNumber(email.size_bytes)} bytes`],
+    ['Message-ID', email.message_id],
+  ];
+  if (email.last_response) rows.push(['Last response', email.last_response]);
+  if (email.tags.length) rows.push(['Tags', email.tags.map((t) => `${t.name}:${t.value}`).join(', ')]);
+  return (
+    <dl className="facts break">
+      {rows.map(([term, value]) => (
+        <div key={term} className="fact">
+          <dt>{term}</dt>
+          <dd>{value}</dd>
+        </div>
+      ))}
+    </dl>
+  );
+}
+
+// past this, the page shows the start and offers the whole message as a file
+const SHOWN_CHARACTERS = 200_000;
+
+/** A link that saves `text` as a file (an object URL, released when the link goes). */
+function DownloadLink({ text, filename }: { text: string; filename: string }) {
+  const [href, setHref] = useState<string>();
+  useEffect(() => {
+    const url = URL.createObjectURL(new Blob([text], { type: 'message/rfc822' }));
+    setHref(url);
+    return () => URL.revokeObjectURL(url);
+  }, [text]);
+  return href ? (
+    <a href={href} download={filename}>
+      Download the message (.eml)
+    </a>
+  ) : null;
+}
+
+/**
+ * The MIME source (GET /v1/emails/{id}/raw), fetched when its tab is opened: the message as
+ * delivery composes it, less the DKIM signature that is added as it leaves.
+ */
+function RawSource({ emailId }: { emailId: string }) {
+  const { project } = useProject();
+  const raw = useQuery(rawSourceQuery(project.id, emailId));
+  return (
+    <>
+      <p className="muted small">
+        The message as it is handed over, composed now from what is stored: only the DKIM signature, added as
+        the message leaves, is missing, and the date is today's.
+      </p>
+      <ErrorMessage error={raw.error} />
+      {raw.isPending && <p role="status">Loading…</p>}
+      {typeof raw.data === 'string' && (
+        <>
+          <p>
+            <DownloadLink text={raw.data} filename={`${emailId}.eml`} />
+          </p>
+          <pre className="source">
+            {raw.data.length > SHOWN_CHARACTERS
+              ? `${raw.data.slice(0, SHOWN_CHARACTERS)}\n… ${formatNumber(raw.data.length - SHOWN_CHARACTERS)} more characters in the file`
+              : raw.data}
+          </pre>
+        </>
+      )}
+    </>
+  );
+}
+
+/**
+ * The message's content. The HTML is shown in a frame with `sandbox=""`: no scripts, no forms, no
+ * navigation, and an opaque origin that cannot reach the dashboard's cookies or API.
+ */
+function Content({ email }: { email: EmailWithEvents }) {
+  const headers = Object.entries(email.headers);
+  return (
+    <Tabs.Root defaultValue={email.html ? 'preview' : 'text'} className="tabs">
+      <Tabs.List className="tab-list" aria-label="Message content">
+        {email.html && (
+          <Tabs.Trigger value="preview" className="tab">
+            Preview
+          </Tabs.Trigger>
+        )}
+        <Tabs.Trigger value="text" className="tab">
+          Text
+        </Tabs.Trigger>
+        {email.html && (
+          <Tabs.Trigger value="html" className="tab">
+            HTML source
+          </Tabs.Trigger>
+        )}
+        <Tabs.Trigger value="headers" className="tab">
+          Headers
+        </Tabs.Trigger>
+        <Tabs.Trigger value="raw" className="tab">
+          Raw source
+        </Tabs.Trigger>
+      </Tabs.List>
+      {email.html && (
+        <Tabs.Content value="preview" className="tab-panel">
+          <iframe className="preview" title="Preview of the email's HTML" sandbox="" srcDoc={email.html} />
+        </Tabs.Content>
+      )}
+      <Tabs.Content value="text" className="tab-panel">
+        <pre className="source">
+          {email.text ?? 'No text part was given: the text part sent was derived from the HTML.'}
+        </pre>
+      </Tabs.Content>
+      {email.html && (
+        <Tabs.Content value="html" className="tab-panel">
+          <pre className="source">{email.html}</pre>
+        </Tabs.Content>
+      )}
+      <Tabs.Content value="headers" className="tab-panel">
+        {headers.length === 0 ? (
+          <p>No custom headers.</p>
+        ) : (
+          <pre className="source">{headers.map(([k, v]) => `${k}: ${v}`).join('\n')}</pre>
+        )}
+      </Tabs.Content>
+      <Tabs.Content value="raw" className="tab-panel">
+        <RawSource emailId={email.id} />
+      </Tabs.Content>
+    </Tabs.Root>
+  );
+}
+
+/** One message: what it is, what became of it (the event timeline), and what it looks like. */
+export default function EmailDetail() {
+  const { emailId } = route.useParams();
+  const { project } = useProject();
+  const email = useQuery({
+    ...emailQuery(project.id, emailId),
+    // while the message is on its way, its timeline grows: look again every few seconds
+    refetchInterval: (query) => (IN_FLIGHT.has(query.state.data?.status ?? '') ? 3000 : false),
+  });
+  return (
+    <>
+      <p className="crumbs">
+        <Link to="/emails">Back to emails</Link>
+      </p>
+      <PageHeader title={email.data ? email.data.subject || '(no subject)' : 'Email'}>
+        {email.data && <StatusBadge status={email.data.status} />}
+      </PageHeader>
+      <ErrorMessage error={email.error} />
+      {email.isPending && <p role="status">Loading…</p>}
+      {email.data && (
+        <div className="detail">
+          <section className="card" aria-labelledby="summary-title">
+            <h2 id="summary-title">Message</h2>
+            <Summary email={email.data} />
+          </section>
+          <section className="card" aria-labelledby="timeline-title">
+            <h2 id="timeline-title">Timeline</h2>
+            <Timeline events={email.data.events} />
+          </section>
+          <section className="card wide" aria-labelledby="content-title">
+            <h2 id="content-title">Content</h2>
+            <Content email={email.data} />
+          </section>
+        </div>
+      )}
+    </>
+  );
+}

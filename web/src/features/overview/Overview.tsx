@@ -1,0 +1,307 @@
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { Suspense, use, useId, useState } from 'react';
+import { accountStatusQuery, type Limits, limitsQuery } from '../../api/endpoints.ts';
+import {
+  type DayCounts,
+  DEFAULT_STATS_DAYS,
+  type EmailStats,
+  emailStatsQuery,
+  type Rate,
+  STATS_PERIODS,
+} from '../../api/overview.ts';
+import { ErrorMessage } from '../../components/Alert.tsx';
+import { SelectField } from '../../components/Field.tsx';
+import { formatDate, formatNumber } from '../../components/format.ts';
+import { PageHeader } from '../../components/PageHeader.tsx';
+import { useProject } from '../../project.tsx';
+
+function Usage({ label, used, limit }: { label: string; used: number; limit: number | null }) {
+  const id = useId();
+  return (
+    <div className="usage">
+      <p id={id} className="usage-label">
+        {label}
+      </p>
+      <p className="usage-figure">
+        {formatNumber(used)}
+        {limit ? (
+          <span className="muted"> of {formatNumber(limit)}</span>
+        ) : (
+          <span className="muted"> (unmetered)</span>
+        )}
+      </p>
+      {limit ? <progress aria-labelledby={id} value={Math.min(used, limit)} max={limit} /> : null}
+    </div>
+  );
+}
+
+function PlanCard({ limits }: { limits: Limits }) {
+  const features = Object.entries(limits.features);
+  return (
+    <section className="card" aria-labelledby="plan-title">
+      <h2 id="plan-title">Plan: {limits.plan_name}</h2>
+      <Usage
+        label="Messages sent this month"
+        used={limits.sending.this_month}
+        limit={limits.sending.included_per_month}
+      />
+      {limits.sending.over_limit && (
+        <p className="alert alert-warning">
+          This project has used its monthly allowance: sending is refused until next month or an upgrade.
+        </p>
+      )}
+      <Usage label="Contacts" used={limits.contacts.count} limit={limits.contacts.limit || null} />
+      {features.length > 0 && (
+        <>
+          <h3>Features</h3>
+          <ul className="features">
+            {features.map(([name, on]) => (
+              <li key={name} className={on ? undefined : 'muted'}>
+                {name.replaceAll('_', ' ')}: {on ? 'included' : 'not included'}
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
+    </section>
+  );
+}
+
+function SendingCard() {
+  const { project } = useProject();
+  const me = useQuery(accountStatusQuery(project.id));
+  if (me.isError) return <ErrorMessage error={me.error} />;
+  if (!me.data) return null;
+  const { sending, footer } = me.data;
+  return (
+    <section className="card" aria-labelledby="sending-title">
+      <h2 id="sending-title">Sending</h2>
+      <p>
+        <span className={`badge ${sending.ready ? 'badge-good' : 'badge-warn'}`}>
+          {sending.ready ? 'Ready to send' : 'Not ready to send'}
+        </span>
+      </p>
+      <p>{sending.note}</p>
+      <dl className="facts">
+        <dt>Default sender</dt>
+        <dd>
+          <code>{sending.default_from}</code>
+        </dd>
+        <dt>Verified domains</dt>
+        <dd>{sending.verified_domains.length ? sending.verified_domains.join(', ') : 'none yet'}</dd>
+        <dt>Footer address</dt>
+        <dd>{footer.is_your_own_address ? footer.address : 'the placeholder (set your postal address)'}</dd>
+      </dl>
+    </section>
+  );
+}
+
+const SERIES: { key: keyof DayCounts; label: string; colour: string; dash?: string }[] = [
+  { key: 'sent', label: 'Sent', colour: '#1d4ed8' },
+  { key: 'delivered', label: 'Delivered', colour: '#15803d', dash: '8 4' },
+  { key: 'bounced', label: 'Bounced', colour: '#b42318', dash: '3 3' },
+  { key: 'complained', label: 'Complained', colour: '#7e22ce', dash: '10 3 2 3' },
+];
+
+const percent = new Intl.NumberFormat(undefined, { style: 'percent', maximumFractionDigits: 2 });
+const shortDate = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric', timeZone: 'UTC' });
+/** A UTC day of the API (YYYY-MM-DD) as the reader writes dates. */
+const dayLabel = (date: string) => shortDate.format(new Date(`${date}T00:00:00Z`));
+
+// the chart library is loaded on first use only, in a chunk of its own (not in the app's first load)
+let recharts: Promise<typeof import('recharts')> | undefined;
+const loadRecharts = () => {
+  recharts ??= import('recharts');
+  return recharts;
+};
+
+/**
+ * The daily lines. Each series has its own dash pattern as well as its colour, and the legend and
+ * the table below name them; the picture itself is one image to assistive technology (the table
+ * carries the numbers), so nothing in it takes the keyboard focus.
+ */
+function DeliveryChart({ stats }: { stats: EmailStats }) {
+  const { CartesianGrid, Legend, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } = use(
+    loadRecharts(),
+  );
+  const data = stats.data.map((d) => ({ ...d, day: dayLabel(d.date) }));
+  return (
+    <div
+      role="img"
+      aria-label={`Line chart of sent, delivered, bounced and complained emails per day, ${dayLabel(stats.from)} to ${dayLabel(stats.to)} (UTC). The numbers are in the table below.`}
+      // clipped: after the window narrows, the drawing keeps its old width until it is measured again
+      style={{ width: '100%', height: 280, marginTop: '1rem', overflow: 'hidden' }}
+    >
+      <ResponsiveContainer width="100%" height="100%">
+        <LineChart data={data} accessibilityLayer={false} margin={{ top: 8, right: 8, bottom: 0, left: -16 }}>
+          <CartesianGrid stroke="#d0d7de" strokeDasharray="3 3" />
+          <XAxis dataKey="day" tick={{ fill: '#57606a', fontSize: 12 }} minTickGap={16} />
+          <YAxis allowDecimals={false} tick={{ fill: '#57606a', fontSize: 12 }} width={56} />
+          <Tooltip />
+          <Legend itemSorter={null} />
+          {SERIES.map((s) => (
+            <Line
+              key={s.key}
+              type="linear"
+              dataKey={s.key}
+              name={s.label}
+              stroke={s.colour}
+              strokeWidth={2}
+              strokeDasharray={s.dash}
+              dot={false}
+              isAnimationActive={false}
+            />
+          ))}
+        </LineChart>
+      </ResponsiveContainer>
+    </div>
+  );
+}
+
+const LEVEL: Record<NonNullable<Rate['level']>, { word: string; tone: string }> = {
+  good: { word: 'Good', tone: 'good' },
+  warning: { word: 'Warning', tone: 'warn' },
+  critical: { word: 'Critical', tone: 'bad' },
+};
+
+/** One rate: the figure, its level in words (and colour), a meter, and the thresholds in writing. */
+function RateFigure({ name, rate, basis }: { name: string; rate: Rate; basis: string }) {
+  const id = useId();
+  const level = rate.level ? LEVEL[rate.level] : null;
+  return (
+    <div className="usage">
+      <p id={id} className="usage-label">
+        {name}
+      </p>
+      <p className="usage-figure">
+        {rate.value === null ? 'No mail sent yet' : percent.format(rate.value)}{' '}
+        {level && <span className={`badge badge-${level.tone}`}>{level.word}</span>}
+      </p>
+      {rate.value !== null && (
+        <meter
+          aria-labelledby={id}
+          style={{ width: '100%' }}
+          min={0}
+          max={rate.critical_at * 2}
+          low={rate.warning_at}
+          high={rate.critical_at}
+          optimum={0}
+          value={Math.min(rate.value, rate.critical_at * 2)}
+        />
+      )}
+      <p className="muted small">
+        Keep it below {percent.format(rate.warning_at)}; {percent.format(rate.critical_at)} or more is
+        critical. {basis}
+      </p>
+    </div>
+  );
+}
+
+function DayTable({ stats }: { stats: EmailStats }) {
+  return (
+    <details>
+      <summary>Numbers per day</summary>
+      <table className="table">
+        <caption className="visually-hidden">Emails per day (UTC)</caption>
+        <thead>
+          <tr>
+            <th scope="col">Day</th>
+            {SERIES.map((s) => (
+              <th key={s.key} scope="col">
+                {s.label}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {[...stats.data].reverse().map((d) => (
+            <tr key={d.date}>
+              <th scope="row" data-label="Day">
+                {formatDate(`${d.date}T12:00:00Z`)}
+              </th>
+              {SERIES.map((s) => (
+                <td key={s.key} data-label={s.label}>
+                  {formatNumber(d[s.key])}
+                </td>
+              ))}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </details>
+  );
+}
+
+/** Sent, delivered, bounced and complained mail per day (GET /v1/emails/stats), and the two rates. */
+function DeliveryCard() {
+  const { project } = useProject();
+  const [days, setDays] = useState(DEFAULT_STATS_DAYS);
+  const stats = useQuery({ ...emailStatsQuery(project.id, days), placeholderData: keepPreviousData });
+  return (
+    <section className="card" aria-labelledby="activity-title">
+      <div className="page-header">
+        <h2 id="activity-title">Delivery per day</h2>
+        <SelectField
+          label="Period"
+          name="days"
+          value={String(days)}
+          onChange={(v) => setDays(Number(v))}
+          options={STATS_PERIODS.map((n) => ({ value: String(n), label: `Last ${n} days` }))}
+        />
+      </div>
+      <ErrorMessage error={stats.error} />
+      {stats.isPending && <p role="status">Loading…</p>}
+      {stats.data && (
+        <>
+          <dl className="facts">
+            {SERIES.map((s) => (
+              <div key={s.key} className="fact">
+                <dt>{s.label}</dt>
+                <dd>{formatNumber(stats.data.totals[s.key])}</dd>
+              </div>
+            ))}
+          </dl>
+          <Suspense fallback={<p role="status">Loading the chart…</p>}>
+            <DeliveryChart stats={stats.data} />
+          </Suspense>
+          <div className="grid">
+            <RateFigure
+              name="Bounce rate"
+              rate={stats.data.bounce_rate}
+              basis="Bounces of the mail sent. Gmail and Yahoo publish no bounce limit; at 5% Amazon SES reviews a sender."
+            />
+            <RateFigure
+              name="Complaint rate"
+              rate={stats.data.complaint_rate}
+              basis="Spam complaints of the mail that reached a mailbox. Gmail asks for below 0.1% and never 0.3%; Yahoo for below 0.3%."
+            />
+          </div>
+          <DayTable stats={stats.data} />
+        </>
+      )}
+    </section>
+  );
+}
+
+/**
+ * The project at a glance: plan and usage (GET /v1/limits), whether it can send (GET /v1/me), and
+ * the delivery of the last days with the bounce and complaint rates (GET /v1/emails/stats).
+ */
+export default function Overview() {
+  const { project } = useProject();
+  const limits = useQuery(limitsQuery(project.id));
+  return (
+    <>
+      <PageHeader title="Overview" />
+      <div className="grid">
+        {limits.isError ? (
+          <ErrorMessage error={limits.error} />
+        ) : limits.data ? (
+          <PlanCard limits={limits.data} />
+        ) : null}
+        <SendingCard />
+      </div>
+      <DeliveryCard />
+    </>
+  );
+}

@@ -1,0 +1,139 @@
+import { useQuery } from '@tanstack/react-query';
+import { Link, Outlet, useNavigate, useRouterState } from '@tanstack/react-router';
+import { useEffect, useId } from 'react';
+import { type Session, sessionQuery } from '../../api/endpoints.ts';
+import { ProjectProvider, useProject } from '../../project.tsx';
+import { useSignOut } from '../../sign-out.ts';
+
+const NAV = [
+  { to: '/', label: 'Overview', exact: true },
+  { to: '/emails', label: 'Emails', exact: false },
+  { to: '/keys', label: 'API keys', exact: false },
+  { to: '/domains', label: 'Domains', exact: false },
+  { to: '/smtp', label: 'SMTP', exact: false },
+  { to: '/webhooks', label: 'Webhooks', exact: false },
+  { to: '/suppressions', label: 'Suppressions', exact: false },
+  { to: '/inbound', label: 'Inbound', exact: false },
+  { to: '/contacts', label: 'Contacts', exact: false },
+  { to: '/lists', label: 'Lists', exact: false },
+  { to: '/segments', label: 'Segments', exact: false },
+  { to: '/templates', label: 'Templates', exact: false },
+  { to: '/campaigns', label: 'Campaigns', exact: false },
+  { to: '/flows', label: 'Flows', exact: false },
+  { to: '/reports', label: 'Reports', exact: false },
+  { to: '/members', label: 'Members', exact: false },
+  { to: '/settings', label: 'Settings', exact: false },
+  { to: '/account', label: 'Account', exact: false },
+] as const;
+
+/** The lists whose pages under them (`/emails/<id>`, ...) name one project's resource. */
+const DETAIL_SECTIONS = [
+  '/emails',
+  '/contacts',
+  '/segments',
+  '/domains',
+  '/webhooks',
+  '/inbound',
+  '/templates',
+  '/campaigns',
+  '/flows',
+] as const;
+
+function ProjectSwitcher() {
+  const { project, session, choose } = useProject();
+  const navigate = useNavigate();
+  const pathname = useRouterState({ select: (s) => s.location.pathname });
+  const id = useId();
+  return (
+    <div className="switcher">
+      <label htmlFor={id}>Project</label>
+      <select
+        id={id}
+        value={project.id}
+        onChange={(e) => {
+          choose(e.target.value);
+          // a detail page belongs to the old project: go to the same list in the new one
+          const section = DETAIL_SECTIONS.find((s) => pathname.startsWith(`${s}/`));
+          if (section) navigate({ to: section });
+        }}
+      >
+        {session.projects.map((p) => (
+          <option key={p.id} value={p.id}>
+            {p.name} ({p.role})
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+}
+
+function SignOut({ email }: { email: string }) {
+  const navigate = useNavigate();
+  const signOut = useSignOut(() => navigate({ to: '/sign-in' }));
+  return (
+    <div className="account">
+      <span className="account-email" title={email}>
+        {email}
+      </span>
+      <button type="button" className="btn" onClick={() => signOut.mutate()} disabled={signOut.isPending}>
+        Sign out
+      </button>
+    </div>
+  );
+}
+
+function Frame({ session }: { session: Session }) {
+  return (
+    <div className="shell">
+      <a className="skip-link" href="#main">
+        Skip to content
+      </a>
+      <header className="topbar">
+        <Link to="/" className="brand">
+          <img className="brand-mark" src="./favicon.svg" alt="" width="24" height="24" /> Posthorn
+        </Link>
+        {session.projects.length > 0 && <ProjectSwitcher />}
+        <SignOut email={session.account.email} />
+      </header>
+      <nav className="nav" aria-label="Main">
+        <ul>
+          {NAV.map((item) => (
+            <li key={item.to}>
+              <Link
+                to={item.to}
+                activeOptions={{ exact: item.exact, includeSearch: false }}
+                activeProps={{ 'aria-current': 'page', className: 'active' }}
+              >
+                {item.label}
+              </Link>
+            </li>
+          ))}
+        </ul>
+      </nav>
+      <main id="main" className="content" tabIndex={-1}>
+        {session.projects.length > 0 ? (
+          <Outlet />
+        ) : (
+          <p>You are not a member of any project yet. Ask an Owner or Admin of a project to invite you.</p>
+        )}
+      </main>
+    </div>
+  );
+}
+
+/** The signed-in frame: project switcher, navigation, sign out, and the current screen. */
+export default function Shell() {
+  const { data: session } = useQuery(sessionQuery);
+  const navigate = useNavigate();
+  const href = useRouterState({ select: (s) => s.location.href });
+  useEffect(() => {
+    // the session ended (expired, revoked, signed out elsewhere): sign in again, then come back
+    if (session === null) navigate({ to: '/sign-in', search: { next: href } });
+  }, [session, navigate, href]);
+  if (!session) return null;
+  return (
+    <ProjectProvider session={session}>
+      <Frame session={session} />
+    </ProjectProvider>
+  );
+}

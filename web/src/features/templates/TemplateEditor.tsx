@@ -1,0 +1,261 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { getRouteApi, Link } from '@tanstack/react-router';
+import { useEffect, useRef, useState } from 'react';
+import { errorText } from '../../api/client.ts';
+import {
+  errorLine,
+  sampleVariables,
+  type Template,
+  type TemplatePreview,
+  templateQuery,
+  templates,
+  templatesQuery,
+  versionsQuery,
+} from '../../api/templates.ts';
+import { ErrorMessage, Notice } from '../../components/Alert.tsx';
+import { Field } from '../../components/Field.tsx';
+import { formatDate } from '../../components/format.ts';
+import { PageHeader } from '../../components/PageHeader.tsx';
+import { TestSend } from '../../components/TestSend.tsx';
+import { useProject } from '../../project.tsx';
+import { MjmlCode, type SourceError } from './template-code.tsx';
+import './templates.css';
+
+const route = getRouteApi('/app/templates/$templateId');
+const SAVE_AFTER_MS = 600;
+const WIDTHS = { phone: 390, desktop: 700 } as const;
+
+type SaveState =
+  | { kind: 'saved' }
+  | { kind: 'saving' }
+  | { kind: 'error'; error: SourceError | null; message: string };
+
+type Variables = Record<string, string | number | boolean>;
+
+/** Sample variables as JSON (the API takes strings, numbers and booleans), or the reason they are not. */
+function parseVariables(text: string): { value?: Variables; error?: string } {
+  if (text.trim() === '') return { value: {} };
+  try {
+    const value: unknown = JSON.parse(text);
+    if (!value || typeof value !== 'object' || Array.isArray(value)) return { error: 'Give a JSON object.' };
+    const values = Object.values(value);
+    if (!values.every((v) => ['string', 'number', 'boolean'].includes(typeof v)))
+      return { error: 'Give each variable a string, a number or true or false.' };
+    return { value: value as Variables };
+  } catch (err) {
+    return { error: `Not JSON: ${errorText(err)}` };
+  }
+}
+
+function PreviewPane({ template, revision }: { template: Template; revision: number }) {
+  const { project } = useProject();
+  const templateId = template.id;
+  const [width, setWidth] = useState<keyof typeof WIDTHS>('desktop');
+  const [variablesText, setVariablesText] = useState(() =>
+    JSON.stringify({ company_name: 'Acme', ...sampleVariables(template.variables) }, null, 2),
+  );
+  const [contact, setContact] = useState('');
+  const variables = parseVariables(variablesText);
+  const preview = useQuery({
+    queryKey: ['project', project.id, 'template', templateId, 'preview', revision, variablesText, contact],
+    queryFn: () =>
+      templates.preview(project.id, templateId, {
+        variables: variables.value,
+        ...(contact.trim() ? { contact: contact.trim() } : {}),
+      }),
+    enabled: variables.value !== undefined,
+    placeholderData: (previous: TemplatePreview | undefined) => previous,
+  });
+  return (
+    <section className="template-preview" aria-labelledby="preview-heading">
+      <div className="preview-bar">
+        <h2 id="preview-heading">Preview</h2>
+        <fieldset className="segmented">
+          <legend className="visually-hidden">Preview width</legend>
+          {(Object.keys(WIDTHS) as (keyof typeof WIDTHS)[]).map((w) => (
+            <label key={w}>
+              <input type="radio" name="width" value={w} checked={width === w} onChange={() => setWidth(w)} />
+              {w === 'phone' ? 'Phone' : 'Desktop'}
+            </label>
+          ))}
+        </fieldset>
+      </div>
+      {preview.data && (
+        <p className="preview-subject">
+          <span className="muted">Subject:</span> {preview.data.subject}
+        </p>
+      )}
+      <ErrorMessage error={preview.error} />
+      <div className="preview-frame" style={{ maxWidth: WIDTHS[width] }}>
+        <iframe title="Preview" sandbox="" srcDoc={preview.data?.html ?? ''} />
+      </div>
+      <details className="preview-data">
+        <summary>Sample data</summary>
+        <div className="field">
+          <label htmlFor="sample-variables">Variables (JSON)</label>
+          <textarea
+            id="sample-variables"
+            rows={4}
+            value={variablesText}
+            onChange={(e) => setVariablesText(e.target.value)}
+            aria-describedby="sample-variables-hint"
+          />
+          <p className="hint" id="sample-variables-hint">
+            {variables.error ?? 'Values for {{ name }} in the template; declared defaults fill the rest.'}
+          </p>
+        </div>
+        <Field
+          label="As a contact"
+          type="email"
+          placeholder="someone@example.com"
+          hint="Personalise with a contact of this project ({{ contact.first_name }}, ...)."
+          value={contact}
+          onChange={(e) => setContact(e.target.value)}
+        />
+      </details>
+      <TestSend
+        hint="It sends the draft with the sample data above, with [Test] in the subject."
+        send={(to) =>
+          templates.test(project.id, templateId, {
+            to,
+            variables: variables.value,
+            ...(contact.trim() ? { contact: contact.trim() } : {}),
+          })
+        }
+      />
+    </section>
+  );
+}
+
+function Versions({ template }: { template: Template }) {
+  const { project } = useProject();
+  const queryClient = useQueryClient();
+  const versions = useQuery(versionsQuery(project.id, template.id));
+  const publish = useMutation({
+    mutationFn: () => templates.publish(project.id, template.id),
+    onSuccess: async () => {
+      await queryClient.invalidateQueries({ queryKey: versionsQuery(project.id, template.id).queryKey });
+      await queryClient.invalidateQueries({ queryKey: templatesQuery(project.id).queryKey });
+    },
+  });
+  return (
+    <section aria-labelledby="versions-heading" className="template-versions">
+      <h2 id="versions-heading">Versions</h2>
+      <p className="muted small">Sends use the latest published version; publishing copies the draft.</p>
+      <div className="actions">
+        <button
+          type="button"
+          className="btn primary"
+          onClick={() => publish.mutate()}
+          disabled={publish.isPending}
+        >
+          {publish.isPending ? 'Publishing…' : 'Publish the draft'}
+        </button>
+      </div>
+      <ErrorMessage error={publish.error ?? versions.error} />
+      {versions.data && versions.data.data.length > 0 ? (
+        <ul className="plain-list">
+          {versions.data.data.map((v) => (
+            <li key={v.version}>
+              <strong>Version {v.version}</strong> · {formatDate(v.published_at)} · {v.subject}
+            </li>
+          ))}
+        </ul>
+      ) : (
+        <p>Not published yet.</p>
+      )}
+    </section>
+  );
+}
+
+function Editor({ template }: { template: Template }) {
+  const { project } = useProject();
+  const queryClient = useQueryClient();
+  const [subject, setSubject] = useState(template.subject);
+  const [state, setState] = useState<SaveState>({ kind: 'saved' });
+  const [revision, setRevision] = useState(0);
+  const pending = useRef<{ mjml?: string; subject?: string }>({});
+  const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+
+  const save = async () => {
+    const body = pending.current;
+    pending.current = {};
+    try {
+      await templates.update(project.id, template.id, body);
+      setState({ kind: 'saved' });
+      setRevision((r) => r + 1);
+      queryClient.invalidateQueries({ queryKey: templatesQuery(project.id).queryKey });
+    } catch (err) {
+      const message = errorText(err);
+      const line = body.mjml !== undefined ? errorLine(message) : null;
+      setState({ kind: 'error', message, error: line ? { line, message } : null });
+    }
+  };
+  const change = (patch: { mjml?: string; subject?: string }) => {
+    pending.current = { ...pending.current, ...patch };
+    setState({ kind: 'saving' });
+    clearTimeout(timer.current);
+    timer.current = setTimeout(save, SAVE_AFTER_MS);
+  };
+  useEffect(() => () => clearTimeout(timer.current), []);
+
+  return (
+    <div className="template-editor">
+      <section className="template-source" aria-labelledby="source-heading">
+        <h2 id="source-heading">MJML</h2>
+        <Field
+          label="Subject"
+          value={subject}
+          maxLength={998}
+          onChange={(e) => {
+            setSubject(e.target.value);
+            change({ subject: e.target.value });
+          }}
+        />
+        <p className="save-state" role="status">
+          {state.kind === 'saving' ? 'Saving…' : state.kind === 'saved' ? 'Draft saved' : 'Not saved'}
+        </p>
+        {state.kind === 'error' && (
+          <p className="alert alert-error" role="alert">
+            {state.error ? `Line ${state.error.line}: ` : ''}
+            {state.message}
+          </p>
+        )}
+        <MjmlCode
+          initial={template.mjml ?? ''}
+          label="MJML source"
+          error={state.kind === 'error' ? state.error : null}
+          onChange={(mjml) => change({ mjml })}
+        />
+      </section>
+      <PreviewPane template={template} revision={revision} />
+      <Versions template={template} />
+    </div>
+  );
+}
+
+/** One template: its MJML in a code editor, a live preview at phone and desktop widths, versions. */
+export default function TemplateEditor() {
+  const { project } = useProject();
+  const { templateId } = route.useParams();
+  const template = useQuery({
+    ...templateQuery(project.id, templateId),
+    staleTime: Number.POSITIVE_INFINITY,
+  });
+  return (
+    <>
+      <PageHeader title={template.data?.name ?? 'Template'} />
+      <p>
+        <Link to="/templates">All templates</Link>
+      </p>
+      <ErrorMessage error={template.error} />
+      {template.isPending && <p role="status">Loading the template…</p>}
+      {template.data && template.data.mjml === null && (
+        <Notice>
+          This template is written in HTML: edit it through the API (PATCH /v1/templates/{'{id}'}).
+        </Notice>
+      )}
+      {template.data && template.data.mjml !== null && <Editor template={template.data} />}
+    </>
+  );
+}

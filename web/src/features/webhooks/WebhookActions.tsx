@@ -1,0 +1,187 @@
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useNavigate } from '@tanstack/react-router';
+import { useState } from 'react';
+import {
+  type Webhook,
+  type WebhookDelivery,
+  webhookQuery,
+  webhooks,
+  webhooksQuery,
+} from '../../api/sending.ts';
+import { ErrorMessage, Notice } from '../../components/Alert.tsx';
+import { Dialog, DialogClose } from '../../components/Dialog.tsx';
+import { SecretOnce } from '../../components/sending-parts.tsx';
+import { useProject } from '../../project.tsx';
+
+/** What an Owner or Admin does to an endpoint: send a test, rotate the secret, pause, delete. */
+
+/** Refreshes everything the page shows of this endpoint (its facts, its deliveries, the list). */
+function useRefresh(webhookId: string) {
+  const { project } = useProject();
+  const queryClient = useQueryClient();
+  return () =>
+    Promise.all([
+      queryClient.invalidateQueries({ queryKey: webhookQuery(project.id, webhookId).queryKey }),
+      queryClient.invalidateQueries({ queryKey: webhooksQuery(project.id).queryKey }),
+    ]);
+}
+
+function outcome(d: WebhookDelivery): string {
+  const code = d.status_code === null ? '' : ` with ${d.status_code}`;
+  const time = d.latency_ms === null ? '' : ` in ${d.latency_ms} ms`;
+  if (d.status === 'succeeded') return `The test event was delivered: your endpoint answered${code}${time}.`;
+  return `The test event was not delivered${code}${d.error ? `: ${d.error}` : ''}.`;
+}
+
+/** POST /webhooks/{id}/test: a signed `webhook.test` event, sent now; the attempt is the answer. */
+function SendTest({ webhook }: { webhook: Webhook }) {
+  const { project } = useProject();
+  const refresh = useRefresh(webhook.id);
+  const test = useMutation({
+    mutationFn: () => webhooks.sendTest(project.id, webhook.id),
+    onSettled: refresh,
+  });
+  return (
+    <div>
+      <button type="button" className="btn primary" onClick={() => test.mutate()} disabled={test.isPending}>
+        {test.isPending ? 'Sending…' : 'Send test event'}
+      </button>
+      {test.data && (
+        <Notice tone={test.data.status === 'succeeded' ? 'success' : 'warning'}>{outcome(test.data)}</Notice>
+      )}
+      <ErrorMessage error={test.error} />
+    </div>
+  );
+}
+
+/** A new secret (the old one keeps signing beside it for 24 hours), shown once. */
+function RotateSecret({ webhook }: { webhook: Webhook }) {
+  const { project } = useProject();
+  const refresh = useRefresh(webhook.id);
+  const [open, setOpen] = useState(false);
+  const rotate = useMutation({
+    mutationFn: () => webhooks.rotateSecret(project.id, webhook.id),
+    onSuccess: refresh,
+  });
+  const change = (next: boolean) => {
+    setOpen(next);
+    if (!next) rotate.reset();
+  };
+  return (
+    <>
+      <button type="button" className="btn" onClick={() => change(true)}>
+        Rotate secret
+      </button>
+      <Dialog
+        open={open}
+        onOpenChange={change}
+        title={rotate.data ? 'Your new signing secret' : 'Rotate the signing secret?'}
+        description={
+          rotate.data
+            ? undefined
+            : 'Deliveries are signed with a new secret from now on, and also with the old one for 24 hours, so you can update your endpoint without losing any.'
+        }
+      >
+        {rotate.data?.secret ? (
+          <SecretOnce what="this webhook" secret={rotate.data.secret} />
+        ) : (
+          <>
+            <ErrorMessage error={rotate.error} />
+            <div className="actions">
+              <button
+                type="button"
+                className="btn primary"
+                onClick={() => rotate.mutate()}
+                disabled={rotate.isPending}
+              >
+                {rotate.isPending ? 'Rotating…' : 'Rotate secret'}
+              </button>
+              <DialogClose asChild>
+                <button type="button" className="btn">
+                  Cancel
+                </button>
+              </DialogClose>
+            </div>
+          </>
+        )}
+      </Dialog>
+    </>
+  );
+}
+
+/** Pauses deliveries, or resumes them (which clears the reason Posthorn disabled the endpoint for). */
+function PauseResume({ webhook }: { webhook: Webhook }) {
+  const { project } = useProject();
+  const refresh = useRefresh(webhook.id);
+  const toggle = useMutation({
+    mutationFn: () => webhooks.update(project.id, webhook.id, { enabled: !webhook.enabled }),
+    onSuccess: refresh,
+  });
+  return (
+    <>
+      <button type="button" className="btn" onClick={() => toggle.mutate()} disabled={toggle.isPending}>
+        {webhook.enabled ? 'Pause deliveries' : 'Resume deliveries'}
+      </button>
+      <ErrorMessage error={toggle.error} />
+    </>
+  );
+}
+
+function DeleteWebhook({ webhook }: { webhook: Webhook }) {
+  const { project } = useProject();
+  const queryClient = useQueryClient();
+  const navigate = useNavigate();
+  const [open, setOpen] = useState(false);
+  const remove = useMutation({
+    mutationFn: () => webhooks.remove(project.id, webhook.id),
+    onSuccess: async () => {
+      await queryClient.invalidateQueries({ queryKey: webhooksQuery(project.id).queryKey });
+      setOpen(false);
+      navigate({ to: '/webhooks' });
+    },
+  });
+  return (
+    <>
+      <button type="button" className="btn danger" onClick={() => setOpen(true)}>
+        Delete webhook
+      </button>
+      <Dialog
+        open={open}
+        onOpenChange={setOpen}
+        title="Delete this webhook?"
+        description="No more events are delivered to it, and its delivery log goes with it."
+      >
+        <ErrorMessage error={remove.error} />
+        <div className="actions">
+          <button
+            type="button"
+            className="btn danger"
+            onClick={() => remove.mutate()}
+            disabled={remove.isPending}
+          >
+            {remove.isPending ? 'Deleting…' : 'Delete webhook'}
+          </button>
+          <DialogClose asChild>
+            <button type="button" className="btn">
+              Cancel
+            </button>
+          </DialogClose>
+        </div>
+      </Dialog>
+    </>
+  );
+}
+
+/** The endpoint's actions, in one row. */
+export function WebhookActions({ webhook }: { webhook: Webhook }) {
+  return (
+    <div className="webhook-actions">
+      <SendTest webhook={webhook} />
+      <div className="actions">
+        <RotateSecret webhook={webhook} />
+        <PauseResume webhook={webhook} />
+        <DeleteWebhook webhook={webhook} />
+      </div>
+    </div>
+  );
+}

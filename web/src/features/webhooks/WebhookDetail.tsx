@@ -1,0 +1,180 @@
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { getRouteApi, Link } from '@tanstack/react-router';
+import { useState } from 'react';
+import {
+  DELIVERIES_PER_PAGE,
+  deliveriesQuery,
+  type Webhook,
+  type WebhookDelivery,
+  webhookQuery,
+  webhooks,
+} from '../../api/sending.ts';
+import { ErrorMessage } from '../../components/Alert.tsx';
+import { formatDateTime } from '../../components/format.ts';
+import { PageHeader } from '../../components/PageHeader.tsx';
+import { StatusBadge } from '../../components/StatusBadge.tsx';
+import { PageButtons, Section } from '../../components/sending-parts.tsx';
+import { canManage, useProject } from '../../project.tsx';
+import { WebhookActions } from './WebhookActions.tsx';
+
+const route = getRouteApi('/app/webhooks/$webhookId');
+
+function Facts({ webhook }: { webhook: Webhook }) {
+  const rows: [string, string][] = [
+    ['URL', webhook.url],
+    ['Events', webhook.events.join(', ')],
+    ['Description', webhook.description ?? '—'],
+    [
+      'Deliveries',
+      webhook.enabled ? 'enabled' : `paused${webhook.disabled_reason ? `: ${webhook.disabled_reason}` : ''}`,
+    ],
+    ['Created', formatDateTime(webhook.created_at)],
+    ['Changed', formatDateTime(webhook.updated_at)],
+  ];
+  return (
+    <dl className="facts break">
+      {rows.map(([term, value]) => (
+        <div key={term} className="fact">
+          <dt>{term}</dt>
+          <dd>{value}</dd>
+        </div>
+      ))}
+    </dl>
+  );
+}
+
+/** POST …/deliveries/{id}/retry: a new attempt now, with the same webhook-id. */
+function RetryButton({ delivery }: { delivery: WebhookDelivery }) {
+  const { project } = useProject();
+  const queryClient = useQueryClient();
+  const retry = useMutation({
+    mutationFn: () => webhooks.retry(project.id, delivery.webhook_id, delivery.id),
+    onSettled: () =>
+      queryClient.invalidateQueries({ queryKey: webhookQuery(project.id, delivery.webhook_id).queryKey }),
+  });
+  return (
+    <>
+      <button type="button" className="btn" onClick={() => retry.mutate()} disabled={retry.isPending}>
+        {retry.isPending ? 'Retrying…' : 'Retry'}
+        <span className="visually-hidden">
+          {' '}
+          {delivery.event_type} of {formatDateTime(delivery.created_at)}
+        </span>
+      </button>
+      <ErrorMessage error={retry.error} />
+    </>
+  );
+}
+
+function response(d: WebhookDelivery): string {
+  const parts = [
+    d.status_code === null ? null : `HTTP ${d.status_code}`,
+    d.latency_ms === null ? null : `${d.latency_ms} ms`,
+    d.error,
+    d.response_excerpt ? `“${d.response_excerpt}”` : null,
+    d.next_retry_at ? `next try ${formatDateTime(d.next_retry_at)}` : null,
+  ];
+  return parts.filter(Boolean).join(' · ') || '—';
+}
+
+function DeliveryTable({ list, manage }: { list: WebhookDelivery[]; manage: boolean }) {
+  return (
+    <table className="table">
+      <caption className="visually-hidden">Delivery attempts, newest first</caption>
+      <thead>
+        <tr>
+          <th scope="col">Time</th>
+          <th scope="col">Event</th>
+          <th scope="col">Attempt</th>
+          <th scope="col">Status</th>
+          <th scope="col">Response</th>
+          {manage && <th scope="col">Actions</th>}
+        </tr>
+      </thead>
+      <tbody>
+        {list.map((d) => (
+          <tr key={d.id}>
+            <th scope="row" data-label="Time">
+              {formatDateTime(d.created_at)}
+            </th>
+            <td data-label="Event">
+              <code>{d.event_type}</code>
+            </td>
+            <td data-label="Attempt">{d.attempt}</td>
+            <td data-label="Status">
+              <StatusBadge status={d.status} />
+            </td>
+            <td data-label="Response" className="break">
+              {response(d)}
+            </td>
+            {manage && <td data-label="Actions">{d.status !== 'pending' && <RetryButton delivery={d} />}</td>}
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+function Deliveries({ webhookId, manage }: { webhookId: string; manage: boolean }) {
+  const { project } = useProject();
+  const [page, setPage] = useState(1);
+  const list = useQuery({
+    ...deliveriesQuery(project.id, webhookId, page),
+    placeholderData: keepPreviousData,
+    // an attempt still pending is retried by the worker: look again every few seconds
+    refetchInterval: (query) => (query.state.data?.data.some((d) => d.status === 'pending') ? 3000 : false),
+  });
+  return (
+    <Section title="Deliveries" wide>
+      <ErrorMessage error={list.error} />
+      {list.isPending ? (
+        <p role="status">Loading deliveries…</p>
+      ) : list.data && list.data.total === 0 ? (
+        <p>No deliveries yet. Send a test event to see one.</p>
+      ) : (
+        list.data && (
+          <>
+            <DeliveryTable list={list.data.data} manage={manage} />
+            <PageButtons
+              page={page}
+              total={list.data.total}
+              perPage={DELIVERIES_PER_PAGE}
+              noun={['delivery', 'deliveries']}
+              onPage={setPage}
+            />
+          </>
+        )
+      )}
+    </Section>
+  );
+}
+
+/** One endpoint: its settings, a test event, secret rotation, and the log of deliveries with retry. */
+export default function WebhookDetail() {
+  const { webhookId } = route.useParams();
+  const { project } = useProject();
+  const manage = canManage(project);
+  const webhook = useQuery(webhookQuery(project.id, webhookId));
+  const w = webhook.data;
+  return (
+    <>
+      <p className="crumbs">
+        <Link to="/webhooks">Back to webhooks</Link>
+      </p>
+      <PageHeader title="Webhook">
+        {w && <StatusBadge status={w.enabled ? 'enabled' : 'disabled'} />}
+      </PageHeader>
+      <ErrorMessage error={webhook.error} />
+      {webhook.isPending && <p role="status">Loading…</p>}
+      {w && (
+        <div className="detail">
+          <Section title="Endpoint" wide>
+            <Facts webhook={w} />
+            {manage && <WebhookActions webhook={w} />}
+          </Section>
+          <Deliveries webhookId={w.id} manage={manage} />
+        </div>
+      )}
+    </>
+  );
+}
