@@ -6,7 +6,6 @@ import type { DomainContext } from '../core/context.ts';
 import { parseIsoDate } from '../core/dates.ts';
 import { ConflictError, DomainError, ValidationError } from '../core/errors.ts';
 import { emailRow, mailboxOf, renderedBody } from '../emails/email-row.ts';
-import { checkSendingLimits } from '../emails/usage.ts';
 import { applyWrite, type EmailRowInput, queuedWrite } from '../emails/write.ts';
 import { type ProjectFacts, projectFacts, sharedDefaultFrom } from '../plans/project-facts.ts';
 import type { TemplateContact } from '../templates/render.ts';
@@ -15,9 +14,8 @@ import { type CampaignRow, campaignView, findCampaign } from './campaigns.ts';
 import { type CampaignContent, templateData } from './content.ts';
 import {
   campaignJob,
+  checkCampaignSend,
   checkCampaignStart,
-  checkContent,
-  checkSendBlockers,
   STARTABLE,
   startCampaign,
   startJob,
@@ -201,15 +199,15 @@ async function takeBackQueued(tx: Tx, campaignId: string, sharedFrom: string) {
 export async function resumeCampaign(ctx: DomainContext, facts: ProjectFacts, id: string) {
   const campaign = await findCampaign(ctx, facts.id, id);
   if (campaign.status !== 'paused') throw wrongStatus(campaign, 'resumed', ['paused']);
-  checkSendBlockers(facts, campaign);
-  const { onShared } = await checkContent(ctx, facts, campaign);
-  const { n: pending } = await ctx.db
-    .selectFrom('campaign_recipients')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('campaign_id', '=', campaign.id)
-    .where('status', '=', 'pending')
-    .executeTakeFirstOrThrow();
-  await checkSendingLimits(ctx, facts, Number(pending), onShared ? Number(pending) : 0);
+  await checkCampaignSend(ctx, facts, campaign, async () => {
+    const { n: pending } = await ctx.db
+      .selectFrom('campaign_recipients')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('campaign_id', '=', campaign.id)
+      .where('status', '=', 'pending')
+      .executeTakeFirstOrThrow();
+    return Number(pending);
+  });
   const row = await ctx.db.transaction().execute(async (tx) => {
     const resumed = await tx
       .updateTable('campaigns')
@@ -353,9 +351,7 @@ export async function sendCampaignTest(ctx: DomainContext, facts: ProjectFacts, 
     throw new ValidationError(
       `\`to\`: ${JSON.stringify(stranger)} is not a member of this project: tests go only to the account email addresses of the project's members`,
     );
-  checkSendBlockers(facts, campaign);
-  const { content, onShared } = await checkContent(ctx, facts, campaign);
-  await checkSendingLimits(ctx, facts, addresses.length, onShared ? addresses.length : 0);
+  const content = await checkCampaignSend(ctx, facts, campaign, addresses.length);
   const contacts = await contactsOf(ctx, facts.id, addresses);
   const emails = await Promise.all(
     addresses.map((a) => testEmail(campaign, content, a, contacts.get(a.toLowerCase()))),
@@ -364,7 +360,7 @@ export async function sendCampaignTest(ctx: DomainContext, facts: ProjectFacts, 
     ctx.db,
     queuedWrite(facts.id, emails, {
       detail: { campaign_id: campaign.id, test: true },
-      onSharedDomain: onShared ? emails.length : 0,
+      onSharedDomain: content.fromAddress === sharedDefaultFrom(ctx) ? emails.length : 0,
     }),
   );
   return {

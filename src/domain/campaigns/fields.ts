@@ -4,7 +4,7 @@ import { parseMailbox } from '../core/addresses.ts';
 import type { DomainContext } from '../core/context.ts';
 import { NotFoundError, ValidationError } from '../core/errors.ts';
 import { isUuid } from '../core/ids.ts';
-import { checkFromAddress } from '../emails/accept.ts';
+import { checkFromAddress } from '../emails/send-checks.ts';
 import { applyRate, type RateInput } from '../emails/sending-rates.ts';
 import { checkTags } from '../emails/validate.ts';
 import { requireFeature } from '../plans/plans.ts';

@@ -2,10 +2,9 @@ import { sql } from 'kysely';
 import { BULK_PRIORITY, enqueue, type JobSpec } from '../../db/enqueue.ts';
 import type { CampaignStatus } from '../../db/schema.ts';
 import type { DomainContext } from '../core/context.ts';
-import { ConflictError, SendRefusedError, ValidationError } from '../core/errors.ts';
-import { checkFromAddress } from '../emails/accept.ts';
-import { checkSendingLimits } from '../emails/usage.ts';
-import { type ProjectFacts, sendBlockers } from '../plans/project-facts.ts';
+import { ConflictError, ValidationError } from '../core/errors.ts';
+import { checkSend, checkStream } from '../emails/send-checks.ts';
+import type { ProjectFacts } from '../plans/project-facts.ts';
 import { countAudience, snapshotAudience } from './audience.ts';
 import { type CampaignRow, campaignView, findCampaign } from './campaigns.ts';
 import { type CampaignContent, campaignContent } from './content.ts';
@@ -42,25 +41,30 @@ export function startJob(campaignId: string, runAt: Date): JobSpec {
 
 /** Refuses (400) a marketing send while the account or the footer blocks it, naming the fix. */
 export function checkSendBlockers(facts: ProjectFacts, campaign: Pick<CampaignRow, 'name'>): void {
-  const blockers = sendBlockers(facts, 'marketing');
-  if (blockers.length > 0)
-    throw new SendRefusedError(
-      blockers[0].code,
-      `Campaign "${campaign.name}" cannot be sent: ${blockers.map((b) => b.message).join('; ')}`,
-    );
+  checkStream(facts, 'marketing', cannotSend(campaign));
 }
 
 /**
- * The campaign's content and sender as they would go out now: the template still published, the
- * `from` still on a verified domain (true in `onShared` when it is the shared default address).
+ * The send checks for `count` of the campaign's messages as they would go out now (send-checks.ts):
+ * account and footer first (400), then the content (the template still published) and its `from`
+ * still on a verified domain (400), then the count, read only once those pass, and the plan's
+ * allowance for it. Returns the content.
  */
-export async function checkContent(
+export async function checkCampaignSend(
   ctx: DomainContext,
   facts: ProjectFacts,
   campaign: CampaignRow,
-): Promise<{ content: CampaignContent; onShared: boolean }> {
+  count: number | (() => Promise<number>),
+): Promise<CampaignContent> {
+  checkSendBlockers(facts, campaign);
   const content = await campaignContent(ctx, campaign);
-  return { content, onShared: checkFromAddress(ctx, facts, content.fromAddress) };
+  await checkSend(ctx, facts, {
+    stream: 'marketing',
+    who: cannotSend(campaign),
+    from: content.fromAddress,
+    count,
+  });
+  return content;
 }
 
 /**
@@ -74,12 +78,14 @@ export async function checkCampaignStart(
   facts: ProjectFacts,
   campaign: CampaignRow,
 ): Promise<void> {
-  checkSendBlockers(facts, campaign);
-  const { onShared } = await checkContent(ctx, facts, campaign);
-  const count = await countAudience(ctx, campaign);
-  if (count === 0) throw emptyAudience(campaign.name);
-  await checkSendingLimits(ctx, facts, count, onShared ? count : 0);
+  await checkCampaignSend(ctx, facts, campaign, async () => {
+    const count = await countAudience(ctx, campaign);
+    if (count === 0) throw emptyAudience(campaign.name);
+    return count;
+  });
 }
+
+const cannotSend = (campaign: Pick<CampaignRow, 'name'>) => `Campaign "${campaign.name}" cannot be sent`;
 
 /**
  * Starts a checked campaign in ONE transaction: moves it from one of `from` to `sending` (the

@@ -3,16 +3,15 @@ import { sql } from 'kysely';
 import type { Db, Tx } from '../../db/database.ts';
 import { deliveryJobKey } from '../../db/enqueue.ts';
 import type { EmailStatus } from '../../db/schema.ts';
-import { domainOf } from '../../mail/address.ts';
 import type { DomainContext } from '../core/context.ts';
-import { ConflictError, SendRefusedError, ValidationError } from '../core/errors.ts';
-import { type ProjectFacts, type Stream, sendBlockers, sharedDefaultFrom } from '../plans/project-facts.ts';
+import { ConflictError, ValidationError } from '../core/errors.ts';
+import { type ProjectFacts, type Stream, sharedDefaultFrom } from '../plans/project-facts.ts';
 import { expandTemplates, type TemplateUse } from '../templates/send.ts';
 import { projectsWithWebhooks } from '../webhooks/dispatch.ts';
 import { emailRow } from './email-row.ts';
 import { write as writeNow } from './email-writer.ts';
+import { checkSend } from './send-checks.ts';
 import { suppressedAmong } from './suppressions.ts';
-import { checkSendingLimits } from './usage.ts';
 import { type EmailInput, type ValidEmail, validateEmail } from './validate.ts';
 import { applyWrite, type EmailWrite } from './write.ts';
 
@@ -40,53 +39,6 @@ export interface Idempotency {
 
 export function requestHash(path: string, body: unknown): Buffer {
   return createHash('sha256').update(path).update('\n').update(JSON.stringify(body)).digest();
-}
-
-/**
- * The `from` rule every send path shares: an address on a verified domain of the project, or the
- * shared domain's default address (true when it is that one, which counts against its own limit).
- */
-export function checkFromAddress(
-  ctx: DomainContext,
-  facts: ProjectFacts,
-  address: string,
-  prefix = '',
-): boolean {
-  const shared = sharedDefaultFrom(ctx);
-  if (address === shared) return true;
-  const domain = domainOf(address);
-  if (!facts.verified_domains.includes(domain)) {
-    throw new SendRefusedError(
-      'unverified_domain',
-      `${prefix}\`from\` ${address} is not on a verified domain of this project: ${
-        facts.verified_domains.length
-          ? `verified domains are ${facts.verified_domains.join(', ')}`
-          : 'this project has no verified domain yet'
-      }. Verify ${domain} with POST /v1/domains, or send from ${shared}`,
-    );
-  }
-  return false;
-}
-
-/** The send checks every path shares: account, `from` domain; returns how many use the shared domain. */
-export function checkSenders(
-  ctx: DomainContext,
-  sender: Sender,
-  messages: ValidEmail[],
-  label: (i: number) => string,
-): number {
-  const blockers = sendBlockers(sender.facts, sender.stream);
-  if (blockers.length > 0) {
-    throw new SendRefusedError(
-      blockers[0].code,
-      `Sending is not possible yet: ${blockers.map((b) => b.message).join('; ')}`,
-    );
-  }
-  let onShared = 0;
-  messages.forEach((m, i) => {
-    if (checkFromAddress(ctx, sender.facts, m.from.address, label(i))) onShared++;
-  });
-  return onShared;
 }
 
 /**
@@ -119,9 +71,12 @@ export async function acceptEmails(
       throw err;
     }
   });
-  const onShared = checkSenders(ctx, sender, messages, label);
   try {
-    await checkSendingLimits(ctx, sender.facts, messages.length, onShared);
+    await checkSend(ctx, sender.facts, {
+      stream: sender.stream,
+      from: messages.map((m) => m.from.address),
+      label,
+    });
   } catch (err) {
     // the identical request may have committed since the lookup above, using the last of the limit
     const stored = opts.idempotency && (await storedResponse(ctx.db, projectId, opts.idempotency));

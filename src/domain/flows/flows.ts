@@ -5,10 +5,11 @@ import type { Db } from '../../db/database.ts';
 import type { FlowsTable } from '../../db/schema.ts';
 import { parseMailbox } from '../core/addresses.ts';
 import type { DomainContext } from '../core/context.ts';
-import { ConflictError, SendRefusedError, ValidationError } from '../core/errors.ts';
+import { ConflictError, ValidationError } from '../core/errors.ts';
 import { findInProject } from '../core/find.ts';
+import { checkStream } from '../emails/send-checks.ts';
 import { requireFeature } from '../plans/plans.ts';
-import { type ProjectFacts, sendBlockers, sharedDefaultFrom } from '../plans/project-facts.ts';
+import { type ProjectFacts, sharedDefaultFrom } from '../plans/project-facts.ts';
 import { type FlowDefinition, parseDefinition } from './definition.ts';
 import { checkReferences } from './references.ts';
 import { emptyCounts, enrollmentCounts, flowStats } from './stats.ts';
@@ -139,12 +140,7 @@ export async function getFlow(ctx: DomainContext, projectId: string, id: string)
 /** What activating a flow needs besides its definition: the plan's `automations` (402), a sendable account (400). */
 export function checkActivation(facts: ProjectFacts, name: string) {
   requireFeature(facts.plan, 'automations');
-  const blockers = sendBlockers(facts, 'automation');
-  if (blockers.length > 0)
-    throw new SendRefusedError(
-      blockers[0].code,
-      `Flow "${name}" cannot be activated: ${blockers.map((b) => b.message).join('; ')}`,
-    );
+  checkStream(facts, 'automation', `Flow "${name}" cannot be activated`);
 }
 
 /** How a draft or paused flow is activated, for the errors of what needs an active flow ('' otherwise). */

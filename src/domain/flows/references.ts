@@ -3,7 +3,7 @@ import { validateDefinition } from '../audience/segment-language.ts';
 import { parseMailbox } from '../core/addresses.ts';
 import type { DomainContext } from '../core/context.ts';
 import { DomainError, SendRefusedError, ValidationError } from '../core/errors.ts';
-import { checkFromAddress } from '../emails/accept.ts';
+import { checkFromAddress } from '../emails/send-checks.ts';
 import { type ProjectFacts, sharedDefaultFrom } from '../plans/project-facts.ts';
 import { checkMessageContent } from '../templates/message-checks.ts';
 import { type ResolvedVersion, resolveVersions } from '../templates/send.ts';

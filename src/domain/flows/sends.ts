@@ -8,11 +8,10 @@ import {
   SendRefusedError,
   ValidationError,
 } from '../core/errors.ts';
-import { checkFromAddress } from '../emails/accept.ts';
 import { emailRow, mailboxOf, renderedBody } from '../emails/email-row.ts';
-import { checkSendingLimits } from '../emails/usage.ts';
+import { checkSend, checkSender } from '../emails/send-checks.ts';
 import type { EmailRowInput } from '../emails/write.ts';
-import { type ProjectFacts, projectFacts, sendBlockers, sharedDefaultFrom } from '../plans/project-facts.ts';
+import { type ProjectFacts, projectFacts, sharedDefaultFrom } from '../plans/project-facts.ts';
 import { type MessageInput, messageSource, messageVariables } from '../templates/message-checks.ts';
 import type { RenderSource, TemplateContact } from '../templates/render.ts';
 import { type RenderOutcome, renderEach } from '../templates/render-pool.ts';
@@ -71,7 +70,8 @@ export class SendPlan {
   readonly sends: PlannedSend[] = [];
   private readonly facts = new Map<string, ProjectFacts>();
   private readonly contents = new Map<string, Promise<SendContent>>();
-  private readonly counted = new Map<string, { total: number; shared: number }>();
+  /** The `from` of each send planned so far, by project. */
+  private readonly planned = new Map<string, string[]>();
   private readonly ctx: DomainContext;
   private readonly now: Date;
 
@@ -120,13 +120,11 @@ export class SendPlan {
       let checked: Checked;
       try {
         const content = await this.contentOf(w, step);
-        const blockers = sendBlockers(facts, 'automation');
-        if (blockers.length > 0) throw new SendRefusedError(blockers[0].code, blockers[0].message);
         checked = {
           walker: w,
           step,
           content,
-          shared: checkFromAddress(this.ctx, facts, content.from.address),
+          shared: checkSender(this.ctx, facts, 'automation', content.from.address),
         };
       } catch (err) {
         this.refuse(w, step, err);
@@ -138,16 +136,16 @@ export class SendPlan {
     }
     for (const [projectId, sends] of byProject) {
       const facts = await this.factsOf(projectId);
-      const shared = sends.filter((s) => s.shared).length;
-      const before = this.counted.get(projectId) ?? { total: 0, shared: 0 };
+      // the allowance holds for this round's sends with those the batch planned before
+      const from = [...(this.planned.get(projectId) ?? []), ...sends.map((s) => s.content.from.address)];
       try {
-        await checkSendingLimits(this.ctx, facts, before.total + sends.length, before.shared + shared);
+        await checkSend(this.ctx, facts, { stream: 'automation', from });
       } catch (err) {
         if (!(err instanceof PlanFeatureError || err instanceof RateLimitError)) throw err;
         for (const s of sends) this.refuse(s.walker, s.step, err);
         continue;
       }
-      this.counted.set(projectId, { total: before.total + sends.length, shared: before.shared + shared });
+      this.planned.set(projectId, from);
       const contacts = sends.map((s) => contactOf(s.walker));
       // rendered (to check them, and to keep the subject) in the template pool, within its budget
       const renders = await renderEach(
