@@ -2,10 +2,9 @@ import { sql } from 'kysely';
 import type { EmailStatus } from '../../db/schema.ts';
 import { deliveryErrorOf } from '../../delivery/transport.ts';
 import { addressOf, domainOf } from '../../mail/address.ts';
-import { composeMessage } from '../../mail/compose.ts';
+import { type ComposeInput, composeMessage } from '../../mail/compose.ts';
 import type { DkimKey } from '../../mail/dkim.ts';
 import { createSigningKeys } from '../sending-domains/dkim-keys.ts';
-import { renderStored } from '../templates/send.ts';
 import {
   applyFailure,
   applyResult,
@@ -15,14 +14,12 @@ import {
   recordOutcomes,
 } from './delivery-outcomes.ts';
 import { type DeliveryDeps, handOver } from './hand-over.ts';
-import { applyMarketingLayer } from './marketing-layer.ts';
-import { composeInputOf } from './raw.ts';
+import { outgoingMessages } from './outgoing.ts';
 import { suppressedAmong } from './suppressions.ts';
 import { handBack, type Pace, pacesOf } from './throttle.ts';
 
 const CLAIMABLE: EmailStatus[] = ['queued', 'scheduled', 'deferred', 'sending'];
 
-type Attachment = { position: number; content: Buffer };
 /** A throttled message that found no slot soon: back to the queue until `atMs`. */
 type HandedBack = { id: string; atMs: number };
 
@@ -52,28 +49,18 @@ export async function deliverEmails(deps: DeliveryDeps, ids: string[]): Promise<
   const paces = await pacesOf(deps.ctx.db, rows);
   const attachments = await attachmentsOf(deps, rows);
   const suppressed = await suppressedByProject(deps, rows);
-  // template emails keep their version and data, not 20 KB of HTML each: rendered again here
-  const rendered = await renderStored(deps.ctx, rows);
-  const unrenderable = new Map<string, string>();
-  for (const row of rows) {
-    const r = rendered.get(row.id);
-    if (r && 'error' in r) unrenderable.set(row.id, r.error);
-    else if (r) Object.assign(row, { html: r.html, text_body: r.text });
-  }
-  // marketing and automation rows: tracking, footer and List-Unsubscribe (no query otherwise)
-  const layerable = rows.filter((r) => !unrenderable.has(r.id));
-  for (const [id, reason] of await applyMarketingLayer(deps.ctx, layerable)) unrenderable.set(id, reason);
+  // what goes on the wire: rendered again, the marketing layer, the composer's input (rows untouched)
+  const outgoing = await outgoingMessages(deps.ctx, rows, attachments);
   const results = await Promise.all(
-    rows.map(async (row) =>
-      unrenderable.has(row.id)
-        ? failedToRender(row.id, unrenderable.get(row.id) as string)
-        : deliverOne(deps, row, {
-            key: await signingKey(row.project_id, domainOf(row.from_address)),
-            attachments: attachments.filter((a) => a.email_id === row.id),
-            suppressed: suppressed.get(`${row.project_id}:${row.stream}`) as Set<string>,
-            pace: paces.get(row.id) ?? null,
-          }),
-    ),
+    rows.map(async (row, i) => {
+      const message = outgoing[i];
+      if ('refused' in message) return failedToRender(row.id, message.reason);
+      return deliverOne(deps, row, message.input, {
+        key: await signingKey(row.project_id, domainOf(row.from_address)),
+        suppressed: suppressed.get(`${row.project_id}:${row.stream}`) as Set<string>,
+        pace: paces.get(row.id) ?? null,
+      });
+    }),
   );
   const waiting = results.filter((r): r is HandedBack => !('events' in r));
   const outcomes = results.filter((r): r is Outcome => 'events' in r);
@@ -119,16 +106,12 @@ function failedToRender(id: string, reason: string): Outcome {
   };
 }
 
-/** Composes the stored message into the exact bytes that leave, signed with `key`. */
-function composeRow(row: EmailRow, attachments: Attachment[], key: DkimKey): Promise<Buffer> {
-  return composeMessage(composeInputOf(row, attachments), key);
-}
-
 /** One message: suppressed recipients are left out, the rest handed over, the answer recorded. */
 async function deliverOne(
   deps: DeliveryDeps,
   row: EmailRow,
-  extra: { key: DkimKey; attachments: Attachment[]; suppressed: Set<string>; pace: Pace },
+  input: ComposeInput,
+  extra: { key: DkimKey; suppressed: Set<string>; pace: Pace },
 ): Promise<Outcome | HandedBack> {
   const outcome = newOutcome(row.id);
   const recipients = bareRecipients(row).filter((r) => {
@@ -145,7 +128,7 @@ async function deliverOne(
 
   let raw: Buffer = Buffer.alloc(0);
   const compose = async () => {
-    raw = await composeRow(row, extra.attachments, extra.key);
+    raw = await composeMessage(input, extra.key);
     outcome.size = raw.length;
   };
   const send = async () => {

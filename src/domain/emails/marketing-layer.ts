@@ -22,38 +22,45 @@ export function testUnsubscribeUrl(ctx: DomainContext): string {
 
 const isTestMessage = (row: EmailRow) => row.headers?.[TEST_MESSAGE_HEADER] !== undefined;
 
+/** What a message says besides its envelope: the parts the marketing layer adds to. */
+export interface MessageBody {
+  html: string | null;
+  text: string | null;
+  headers: Record<string, string>;
+}
+
 /**
- * Applies the marketing mail layer (`mail/marketing.ts`) to the claimed rows of the `marketing` and
- * `automation` streams, in place, after their content is rendered and before they are composed:
- * tracked links and the open pixel (as the row asks), then the compliance footer with the
- * project's postal address and the contact's unsubscribe link, then the RFC 8058 headers (signed by
- * DKIM). A batch without such a row costs nothing: no query, no token. Returns the rows that cannot
- * carry the layer (no contact to unsubscribe, unless a campaign test), with the reason: they are
- * failed, never sent bare.
+ * The marketing mail layer (`mail/marketing.ts`) over stored messages with their rendered bodies:
+ * on the `marketing` and `automation` streams, tracked links and the open pixel (as the row asks),
+ * then the compliance footer with the project's postal address and the contact's unsubscribe link,
+ * then the RFC 8058 headers (signed by DKIM); other messages keep their body. One answer per
+ * message, in order. A batch without such
+ * a message costs nothing: no query, no token. A message that cannot carry the layer (no contact
+ * to unsubscribe, unless a campaign test) is refused with the reason: failed, never sent bare.
  */
-export async function applyMarketingLayer(
+export async function withMarketingLayer(
   ctx: DomainContext,
-  rows: EmailRow[],
-): Promise<Map<string, string>> {
-  const refused = new Map<string, string>();
-  const layered = rows.filter((r) => LAYERED_STREAMS.includes(r.stream));
-  if (layered.length === 0) return refused;
+  messages: { row: EmailRow; body: MessageBody }[],
+): Promise<(MessageBody | { refused: string })[]> {
+  const out: (MessageBody | { refused: string })[] = messages.map(({ body }) => body);
+  const layered = [...messages.entries()].filter(([, { row }]) => LAYERED_STREAMS.includes(row.stream));
+  if (layered.length === 0) return out;
   const projects = await ctx.db
     .selectFrom('projects')
     .select(['id', 'footer_address'])
-    .where('id', 'in', [...new Set(layered.map((r) => r.project_id))])
+    .where('id', 'in', [...new Set(layered.map(([, { row }]) => row.project_id))])
     .execute();
   const addressOf = new Map(projects.map((p) => [p.id, p.footer_address ?? PLACEHOLDER_ADDRESS]));
-  for (const row of layered) {
+  for (const [i, { row, body }] of layered) {
     if (row.contact_id === null && !isTestMessage(row)) {
-      refused.set(row.id, `a ${row.stream} message needs a contact for its unsubscribe link`);
+      out[i] = { refused: `a ${row.stream} message needs a contact for its unsubscribe link` };
       continue;
     }
     const urls = publicUrls(ctx, { emailId: row.id, contactId: row.contact_id });
-    let html = row.html;
+    let html = body.html;
     // the text part shows links as written, in every stream: a message without one gets it derived
     // from its HTML before the links are tracked (a template's is rendered the same way)
-    const text = row.text_body ?? (html === null ? null : htmlToText(html));
+    const text = body.text ?? (html === null ? null : htmlToText(html));
     if (html !== null && (row.track_clicks || row.track_opens)) {
       html = trackLinks(html, {
         clickUrl: (url, index) => (row.track_clicks ? clickUrlOr(url, () => urls.click(index, url)) : url),
@@ -65,11 +72,13 @@ export async function applyMarketingLayer(
       { html, text },
       { postalAddress: addressOf.get(row.project_id) ?? PLACEHOLDER_ADDRESS, unsubscribeUrl },
     );
-    row.html = parts.html;
-    row.text_body = parts.text;
-    row.headers = { ...row.headers, ...listUnsubscribeHeaders(unsubscribeUrl) };
+    out[i] = {
+      html: parts.html,
+      text: parts.text,
+      headers: { ...body.headers, ...listUnsubscribeHeaders(unsubscribeUrl) },
+    };
   }
-  return refused;
+  return out;
 }
 
 /** A link the click token cannot carry (too long, not a parseable URL) is left as written. */
