@@ -175,6 +175,8 @@ export function emailRow(spec: EmailSpec): EmailRowInput {
     to_addresses: spec.to.map(formatMailbox),
     cc_addresses: (spec.cc ?? []).map(formatMailbox),
     bcc_addresses: (spec.bcc ?? []).map(formatMailbox),
+    // To, Cc and Bcc as the emails log's recipient filter compares them (emails_recipients index)
+    recipients: [...spec.to, ...(spec.cc ?? []), ...(spec.bcc ?? [])].map((m) => m.address.toLowerCase()),
     reply_to: (spec.replyTo ?? []).map(formatMailbox),
     subject: body.subject,
     html: body.html,

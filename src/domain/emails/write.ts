@@ -44,6 +44,7 @@ const EMAIL_COLUMNS = [
   'track_clicks',
   'flow_id',
   'flow_step',
+  'recipients',
 ] as const satisfies readonly (keyof Insertable<EmailsTable>)[];
 /** Columns only one kind of send fills (a flow's step): left out, they are null. */
 type OptionalEmailColumn = 'flow_id' | 'flow_step';
@@ -72,16 +73,6 @@ export interface EmailWrite {
 
 const EMAIL_COLUMN_LIST = sql.join(EMAIL_COLUMNS.map((c) => sql.ref(c)));
 
-/** An address as the emails log's recipient filter compares it: the part in <...>, lower case. */
-export function bareAddress(address: string): string {
-  return (/<([^<>]*)>\s*$/.exec(address)?.[1] ?? address).trim().toLowerCase();
-}
-
-/** The row as written: its columns, and its recipients (To, Cc, Bcc) for the emails_recipients index. */
-const withRecipients = (e: EmailRowInput) => ({
-  ...e,
-  recipients: [...e.to_addresses, ...e.cc_addresses, ...e.bcc_addresses].map(bareAddress),
-});
 const USAGE_SHARDS = 16;
 
 /**
@@ -129,9 +120,9 @@ export async function applyWrite(db: Db | Tx, write: EmailWrite): Promise<void> 
   const usage = write.usage;
   await sql`
     with inserted_emails as (
-      insert into emails (${EMAIL_COLUMN_LIST}, recipients)
-      select ${EMAIL_COLUMN_LIST}, recipients
-        from json_populate_recordset(null::emails, ${JSON.stringify(write.emails.map(withRecipients))}::json)
+      insert into emails (${EMAIL_COLUMN_LIST})
+      select ${EMAIL_COLUMN_LIST}
+        from json_populate_recordset(null::emails, ${JSON.stringify(write.emails)}::json)
     ), inserted_events as (
       insert into email_events (email_id, project_id, type, recipient, detail)
       select email_id, project_id, type, recipient, detail
