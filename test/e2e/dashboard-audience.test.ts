@@ -137,7 +137,8 @@ describe('the audience screens', () => {
     const first = page.getByRole('group', { name: 'Condition 1' });
     await first.getByLabel('Type', { exact: true }).selectOption('list');
     await first.getByLabel('List', { exact: true }).selectOption({ label: 'Newsletter' });
-    if (liveCount) await expect.poll(() => status.textContent()).toBe('2 contacts match');
+    if (liveCount)
+      await expect.poll(() => status.textContent(), { timeout: 15_000 }).toBe('2 contacts match');
     else await status.getByText('save the segment to count it').waitFor();
 
     await page.getByRole('button', { name: 'Add condition' }).click();
@@ -147,12 +148,12 @@ describe('the audience screens', () => {
     await second.getByLabel('Event name', { exact: true }).fill('purchase');
     await second.getByLabel('In the last (days)', { exact: true }).fill('30');
     if (liveCount) {
-      await expect.poll(() => status.textContent()).toBe('1 contact match');
+      await expect.poll(() => status.textContent(), { timeout: 15_000 }).toBe('1 contact match');
       // any of the two: both list members
       await page.getByLabel('Contacts match', { exact: true }).selectOption('any');
-      await expect.poll(() => status.textContent()).toBe('2 contacts match');
+      await expect.poll(() => status.textContent(), { timeout: 15_000 }).toBe('2 contacts match');
       await page.getByLabel('Contacts match', { exact: true }).selectOption('all');
-      await expect.poll(() => status.textContent()).toBe('1 contact match');
+      await expect.poll(() => status.textContent(), { timeout: 15_000 }).toBe('1 contact match');
     }
     // a nested group numbers its conditions after it, and goes with one button
     await page.getByRole('button', { name: 'Add group', exact: true }).click();
@@ -161,7 +162,8 @@ describe('the audience screens', () => {
       .getByRole('group', { name: 'Condition 3.1' })
       .getByLabel('Value', { exact: true })
       .fill('bob');
-    if (liveCount) await expect.poll(() => status.textContent()).toBe('0 contacts match');
+    if (liveCount)
+      await expect.poll(() => status.textContent(), { timeout: 15_000 }).toBe('0 contacts match');
     await checkScreen(page, 'segment editor', () => group.waitFor());
     await group.getByRole('button', { name: 'Remove group 3' }).click();
     await group.waitFor({ state: 'detached' });
@@ -322,10 +324,14 @@ describe('the settings screens', () => {
     await page.reload();
     const sessions = page.getByRole('region', { name: 'Signed-in sessions' });
     await sessions.getByText('this browser').waitFor();
-    await expect.poll(() => sessions.getByRole('button', { name: /^Revoke/ }).count()).toBe(1);
+    await expect
+      .poll(() => sessions.getByRole('button', { name: /^Revoke/ }).count(), { timeout: 15_000 })
+      .toBe(1);
     await checkScreen(page, 'account', () => sessions.waitFor());
     await sessions.getByRole('button', { name: /^Revoke/ }).click();
-    await expect.poll(() => sessions.getByRole('button', { name: /^Revoke/ }).count()).toBe(0);
+    await expect
+      .poll(() => sessions.getByRole('button', { name: /^Revoke/ }).count(), { timeout: 15_000 })
+      .toBe(0);
     const revoked = await server.call('GET', '/api/session', { key: otherDevice });
     expect(revoked.status).toBe(401);
   });

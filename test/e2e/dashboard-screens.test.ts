@@ -56,7 +56,7 @@ describe('the dashboard, signed in', () => {
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { level: 1, name: 'API keys' }).waitFor();
     // focus lands on the new page's title, so a screen reader announces it
-    await expect.poll(() => focusedText(page)).toBe('API keys');
+    await expect.poll(() => focusedText(page), { timeout: 15_000 }).toBe('API keys');
   });
 
   it('creates a key: the secret is shown once with a copy button, and never again', async () => {

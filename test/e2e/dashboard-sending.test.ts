@@ -112,7 +112,7 @@ describe('the sending screens', () => {
     const api = await server.call('GET', '/v1/domains', { key: owner.project_key.key });
     const domain = api.body.data[0];
     const records = page.getByRole('listitem').filter({ has: page.getByRole('region') });
-    await expect.poll(() => records.count()).toBe(domain.records.length);
+    await expect.poll(() => records.count(), { timeout: 15_000 }).toBe(domain.records.length);
     const dkim = page.getByRole('region', { name: 'TXT · DKIM' });
     await dkim.getByText(domain.records[0].name, { exact: true }).waitFor();
     await dkim.getByText('pending', { exact: true }).waitFor();

@@ -94,7 +94,12 @@ export async function startTestServer(
       return res.body as SignupResult;
     },
     async codeFor(email, since = 0) {
-      const message = await sink.waitFor((m) => m.to.includes(email) && sink.messages.indexOf(m) >= since);
+      // the code goes out through a job: on a busy machine the worker (perhaps a process just
+      // started) takes its time
+      const message = await sink.waitFor(
+        (m) => m.to.includes(email) && sink.messages.indexOf(m) >= since,
+        60_000,
+      );
       const all = sink.messages.filter((m) => m.to.includes(email));
       return codeIn(all[all.length - 1] ?? message);
     },
