@@ -3,7 +3,8 @@ import type { Selectable } from 'kysely';
 import type { CampaignStatus, CampaignsTable } from '../../db/schema.ts';
 import type { DomainContext } from '../core/context.ts';
 import { ConflictError, NotFoundError } from '../core/errors.ts';
-import { findInProject } from '../core/find.ts';
+import { deleteUnlessBusy, findInProject } from '../core/find.ts';
+import { type Page, readPage } from '../core/pages.ts';
 import { presentRate } from '../emails/sending-rates.ts';
 import type { ProjectFacts } from '../plans/project-facts.ts';
 import {
@@ -78,22 +79,12 @@ export function findCampaign(ctx: DomainContext, projectId: string, id: string):
  * the cheap part (recipients and attributed revenue, one query for the page): the full stats read
  * every recipient of a campaign, which GET /campaigns/{id} does for one.
  */
-export async function listCampaigns(
-  ctx: DomainContext,
-  projectId: string,
-  page: { limit: number; offset: number },
-) {
-  const base = ctx.db.selectFrom('campaigns').where('project_id', '=', projectId);
-  const [rows, total] = await Promise.all([
-    base
-      .selectAll()
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(page.limit)
-      .offset(page.offset)
-      .execute(),
-    base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
-  ]);
+export async function listCampaigns(ctx: DomainContext, projectId: string, page: Page) {
+  const { rows, ...found } = await readPage(
+    ctx.db.selectFrom('campaigns').where('project_id', '=', projectId),
+    (base) => base.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc'),
+    page,
+  );
   const revenue = await campaignRevenue(
     ctx.db,
     rows.map((r) => r.id),
@@ -102,7 +93,7 @@ export async function listCampaigns(
     ...presentCampaign(row),
     stats: { recipients: row.recipient_count ?? 0, revenue: revenue.get(row.id) ?? [] },
   }));
-  return { data, total: Number(total.n), limit: page.limit, offset: page.offset };
+  return { data, ...found };
 }
 
 /** GET /campaigns/{id}. */
@@ -151,12 +142,7 @@ export async function updateCampaign(
 /** DELETE /campaigns/{id}: refused (409) while the campaign is sending; its recipients go with it. */
 export async function deleteCampaign(ctx: DomainContext, projectId: string, id: string) {
   const current = await findCampaign(ctx, projectId, id);
-  const deleted = await ctx.db
-    .deleteFrom('campaigns')
-    .where('id', '=', current.id)
-    .where('status', '!=', 'sending')
-    .executeTakeFirst();
-  if (Number(deleted.numDeletedRows) === 0) {
+  if (!(await deleteUnlessBusy(ctx.db, 'campaigns', current.id, 'sending'))) {
     const now = await findCampaign(ctx, projectId, id).catch(() => null);
     if (!now) throw new NotFoundError('Campaign');
     throw new ConflictError(`Campaign "${now.name}" is sending: pause or cancel it before deleting it`);

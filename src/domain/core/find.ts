@@ -38,3 +38,21 @@ export async function findInProject<
   if (!row) throw new NotFoundError(noun);
   return row as unknown as Pick<Row<T>, C>;
 }
+
+/**
+ * Deletes a resource by id unless its status is `busy` (a sending campaign, an active flow), in one
+ * statement, so a status change in between is seen. True when it was deleted.
+ */
+export async function deleteUnlessBusy(
+  db: Db,
+  table: 'campaigns' | 'flows',
+  id: string,
+  busy: 'sending' | 'active',
+): Promise<boolean> {
+  const deleted = await db
+    .deleteFrom(table)
+    .where('id', '=', id)
+    .where('status', '!=', busy)
+    .executeTakeFirst();
+  return Number(deleted.numDeletedRows) > 0;
+}

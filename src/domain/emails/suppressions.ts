@@ -4,6 +4,7 @@ import type { Db, Tx } from '../../db/database.ts';
 import { normalizeEmail } from '../core/addresses.ts';
 import type { DomainContext } from '../core/context.ts';
 import { NotFoundError, ValidationError } from '../core/errors.ts';
+import { readPage } from '../core/pages.ts';
 import type { Stream } from '../plans/project-facts.ts';
 
 /** Why an address is suppressed: the first two come from delivery, the last two from people. */
@@ -110,17 +111,12 @@ export async function listSuppressions(
 ) {
   let query = ctx.db.selectFrom('suppressions').where('project_id', '=', projectId);
   if (page.reason) query = query.where('reason', '=', page.reason);
-  const [rows, total] = await Promise.all([
-    query
-      .selectAll()
-      .orderBy('created_at', 'desc')
-      .orderBy('email')
-      .limit(page.limit)
-      .offset(page.offset)
-      .execute(),
-    query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
-  ]);
-  return { data: rows.map(present), total: Number(total.n), limit: page.limit, offset: page.offset };
+  const { rows, ...found } = await readPage(
+    query,
+    (base) => base.selectAll().orderBy('created_at', 'desc').orderBy('email'),
+    page,
+  );
+  return { data: rows.map(present), ...found };
 }
 
 /** POST /suppressions: adds an address by hand; an address already listed keeps its reason. */

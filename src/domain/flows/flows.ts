@@ -6,7 +6,8 @@ import type { FlowsTable } from '../../db/schema.ts';
 import { parseMailbox } from '../core/addresses.ts';
 import type { DomainContext } from '../core/context.ts';
 import { ConflictError, ValidationError } from '../core/errors.ts';
-import { findInProject } from '../core/find.ts';
+import { deleteUnlessBusy, findInProject } from '../core/find.ts';
+import { type Page, readPage } from '../core/pages.ts';
 import { checkStream } from '../emails/send-checks.ts';
 import { requireFeature } from '../plans/plans.ts';
 import { type ProjectFacts, sharedDefaultFrom } from '../plans/project-facts.ts';
@@ -101,26 +102,20 @@ function checkName(name: unknown): string {
  * enrollment counts (one query for the page): the per-step part reads every enrollment's history,
  * which GET /flows/{id} does for one.
  */
-export async function listFlows(
-  ctx: DomainContext,
-  projectId: string,
-  page: { limit: number; offset: number },
-) {
-  const base = ctx.db.selectFrom('flows').where('project_id', '=', projectId);
-  const [rows, total] = await Promise.all([
-    base
-      .innerJoin('flow_versions as v', (j) =>
-        j.onRef('v.flow_id', '=', 'flows.id').onRef('v.version', '=', 'flows.version'),
-      )
-      .selectAll('flows')
-      .select('v.definition')
-      .orderBy('flows.created_at', 'desc')
-      .orderBy('flows.id', 'desc')
-      .limit(page.limit)
-      .offset(page.offset)
-      .execute(),
-    base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
-  ]);
+export async function listFlows(ctx: DomainContext, projectId: string, page: Page) {
+  const { rows, ...found } = await readPage(
+    ctx.db.selectFrom('flows').where('project_id', '=', projectId),
+    (base) =>
+      base
+        .innerJoin('flow_versions as v', (j) =>
+          j.onRef('v.flow_id', '=', 'flows.id').onRef('v.version', '=', 'flows.version'),
+        )
+        .selectAll('flows')
+        .select('v.definition')
+        .orderBy('flows.created_at', 'desc')
+        .orderBy('flows.id', 'desc'),
+    page,
+  );
   const counts = await enrollmentCounts(
     ctx.db,
     rows.map((r) => r.id),
@@ -129,7 +124,7 @@ export async function listFlows(
     ...presentFlow(row, definition as FlowDefinition),
     stats: counts.get(row.id) ?? emptyCounts(),
   }));
-  return { data, total: Number(total.n), limit: page.limit, offset: page.offset };
+  return { data, ...found };
 }
 
 /** GET /flows/{id}: the current version, with its stats. */
@@ -309,12 +304,7 @@ async function writeVersion(tx: Db, flow: FlowRow, def: FlowDefinition): Promise
 /** DELETE /flows/{id}: refused (409) while active; its versions and enrollments go with it. */
 export async function deleteFlow(ctx: DomainContext, projectId: string, id: string) {
   const current = await findFlow(ctx, projectId, id);
-  const deleted = await ctx.db
-    .deleteFrom('flows')
-    .where('id', '=', current.id)
-    .where('status', '!=', 'active')
-    .executeTakeFirst();
-  if (Number(deleted.numDeletedRows) === 0) {
+  if (!(await deleteUnlessBusy(ctx.db, 'flows', current.id, 'active'))) {
     const now = await findFlow(ctx, projectId, id);
     throw new ConflictError(`Flow "${now.name}" is active: pause it before deleting it`);
   }

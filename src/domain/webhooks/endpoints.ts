@@ -6,6 +6,7 @@ import { checkDescription } from '../audience/fields.ts';
 import type { DomainContext } from '../core/context.ts';
 import { ValidationError } from '../core/errors.ts';
 import { findInProject } from '../core/find.ts';
+import { readPage } from '../core/pages.ts';
 import { requireFeature } from '../plans/plans.ts';
 import type { ProjectFacts } from '../plans/project-facts.ts';
 import { newWebhookSecret, webhookHeaders } from './signing.ts';
@@ -286,16 +287,10 @@ export async function listDeliveries(
   page: { limit: number; offset: number },
 ) {
   const endpoint = await findEndpoint(ctx, projectId, id);
-  const base = ctx.db.selectFrom('webhook_deliveries').where('endpoint_id', '=', endpoint.id);
-  const [rows, total] = await Promise.all([
-    base
-      .selectAll()
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(page.limit)
-      .offset(page.offset)
-      .execute(),
-    base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
-  ]);
-  return { data: rows.map(presentDelivery), total: Number(total.n), limit: page.limit, offset: page.offset };
+  const { rows, ...found } = await readPage(
+    ctx.db.selectFrom('webhook_deliveries').where('endpoint_id', '=', endpoint.id),
+    (base) => base.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc'),
+    page,
+  );
+  return { data: rows.map(presentDelivery), ...found };
 }
