@@ -87,13 +87,13 @@ describe('adding a domain', () => {
     expectError(await server.call('POST', '/v1/domains', { key, body }), 400, message);
   });
 
-  it("is 401 for a project key on the account API and 404 for another project's domain", async () => {
+  it("is 403 for a project key on the account API and 404 for another project's domain", async () => {
     expectError(
       await server.call('POST', `/v1/projects/${account.project.id}/domains`, {
         key,
         body: { domain: 'x.example.net' },
       }),
-      401,
+      403,
       /all-access/,
     );
     const mine = await server.call('POST', `/v1/projects/${account.project.id}/domains`, {
