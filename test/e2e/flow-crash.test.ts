@@ -1,11 +1,7 @@
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setWorkspacePlan } from '../../src/domain/accounts/workspaces.ts';
-import { insertVerifiedDomain } from '../helpers/emails.ts';
+import { describe, expect, it } from 'vitest';
+import { crashTestBed, messageIdsByRecipient } from '../helpers/crash-test.ts';
 import { eventually } from '../helpers/eventually.ts';
-import { type HeaderRecord, type HeaderSink, startHeaderSink } from '../helpers/header-sink.ts';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
-import { workerProcesses } from '../helpers/worker-process.ts';
 
 const SECRET = 'flow-crash-test-secret-0123456789abcdefgh';
 const CONTACTS = 10_000;
@@ -17,54 +13,15 @@ const STEPS = ['first', 'second'];
 const KILL_AFTER = 12_000;
 const DOMAIN = 'crash-flows.example';
 
-let server: TestServer;
-/** 20,000 whole messages would not fit the test's memory: this sink keeps recipients and two headers. */
-let sink: HeaderSink;
-const workers = workerProcesses(() => ({ databaseUrl: server.databaseUrl, secret: SECRET }));
-const startWorker = (relay: string) =>
-  workers.start(relay, { POSTHORN_STALE_WORKER_SECONDS: '2', POSTHORN_WORKER_CONCURRENCY: '10' });
-
-beforeAll(async () => {
-  // the API in this process; the worker in a separate process we can kill
-  server = await startTestServer({ POSTHORN_SECRET: SECRET }, ['api']);
-  sink = await startHeaderSink();
-});
-
-afterAll(async () => {
-  await workers.stopAll();
-  await server?.close();
-  await sink?.close();
-});
-
-/** Distinct Message-IDs per recipient address, and how many deliveries repeated one. */
-function messageIdsByRecipient(messages: HeaderRecord[]) {
-  const byRecipient = new Map<string, Set<string>>();
-  let repeated = 0;
-  for (const m of messages)
-    for (const to of m.to) {
-      const ids = byRecipient.get(to) ?? new Set<string>();
-      if (ids.has(m.messageId as string)) repeated++;
-      ids.add(m.messageId as string);
-      byRecipient.set(to, ids);
-    }
-  return { byRecipient, repeated };
-}
+const bed = crashTestBed(SECRET);
 
 describe(`a worker killed with SIGKILL while ${CONTACTS} enrollments pass through send steps`, () => {
   it("after a restart each enrollment has each step's message exactly once (one Message-ID per enrollment and step)", async () => {
+    const { server, sink, workers, startWorker } = bed;
     const began = Date.now();
-    const signupWorker = startWorker(server.sink.url);
-    const account = await server.signupConfirmed();
-    await workers.stop(signupWorker, 'SIGTERM');
+    const account = await bed.marketingAccount(DOMAIN);
     const key = account.project_key.key;
     const db = server.runtime.ctx.db;
-    await setWorkspacePlan(server.runtime.ctx, account.workspace.id, 'unlimited');
-    await insertVerifiedDomain(server, account.project.id, DOMAIN);
-    const footer = await server.call('PATCH', '/v1/me/footer', {
-      key,
-      body: { address: 'Crash Tests Ltd, 4 Quay Street, Bristol BS1 4DB' },
-    });
-    expect(footer.status, JSON.stringify(footer.body)).toBe(200);
 
     const created = await server.call('POST', '/v1/flows', {
       key,
