@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setWorkspacePlan } from '../../src/domain/accounts/workspaces.ts';
-import { FROM } from '../helpers/emails.ts';
+import { FROM, waitForCampaignStatus } from '../helpers/emails.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { startTimingSink, type TimedMessage, type TimingSink } from '../helpers/timing-sink.ts';
@@ -105,13 +105,7 @@ describe('a throttled campaign with two worker processes', () => {
     );
     const resetMessage = sink.messages.find((m) => m.subject === 'Password reset') as TimedMessage;
 
-    await eventually(
-      async () => {
-        const body = (await server.call('GET', `/v1/campaigns/${id}`, { key })).body;
-        if (body.status !== 'sent') throw new Error(`status ${body.status}`);
-      },
-      { timeoutMs: 60_000, intervalMs: 250, message: 'the throttled campaign never became sent' },
-    );
+    await waitForCampaignStatus(server, key, id, 'sent');
     const messages = ofCampaign();
     const recipients = new Set(messages.flatMap((m) => m.to));
     expect(recipients.size).toBe(RECIPIENTS);

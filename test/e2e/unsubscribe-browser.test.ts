@@ -2,8 +2,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setWorkspacePlan } from '../../src/domain/accounts/workspaces.ts';
 import { launchBrowser, type TestBrowser } from '../helpers/browser.ts';
-import { FROM, waitForStatus } from '../helpers/emails.ts';
-import { eventually } from '../helpers/eventually.ts';
+import { FROM, waitForCampaignStatus, waitForStatus } from '../helpers/emails.ts';
 import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
 import type { SinkMessage } from '../helpers/smtp-sink.ts';
 
@@ -37,10 +36,7 @@ async function runCampaign(name: string, listIds: string[]): Promise<Map<string,
   const id = created.body.id;
   const started = await server.call('POST', `/v1/campaigns/${id}/send`, { key });
   expect(started.status, JSON.stringify(started.body)).toBe(200);
-  await eventually(
-    async () => expect((await server.call('GET', `/v1/campaigns/${id}`, { key })).body.status).toBe('sent'),
-    { timeoutMs: 30_000, intervalMs: 100, message: `campaign ${name} never became sent` },
-  );
+  await waitForCampaignStatus(server, key, id, 'sent', 30_000);
   const messages = server.sink.messages.filter((m) =>
     String(m.parsed.headers.get('feedback-id') ?? '').includes(id),
   );

@@ -2,6 +2,7 @@ import type { Selectable } from 'kysely';
 import type { SystemEmailStatus, SystemEmailsTable } from '../../src/db/schema.ts';
 import { eventually } from './eventually.ts';
 import type { TestServer } from './server.ts';
+import type { SinkMessage } from './smtp-sink.ts';
 
 export { expectError } from './assertions.ts';
 
@@ -26,22 +27,62 @@ export async function insertVerifiedDomain(server: TestServer, projectId: string
 }
 
 /** Polls GET /v1/emails/{id} until the status is reached (or fails with the last state seen). */
-export async function waitForStatus(
+export function waitForStatus(
   server: TestServer,
   key: string,
   id: string,
   status: string,
   timeoutMs = 20_000,
 ) {
+  return untilStatus(server, key, `/v1/emails/${id}`, status, timeoutMs, `email ${id}`, (email) =>
+    JSON.stringify(email?.events),
+  );
+}
+
+/** Polls GET /v1/campaigns/{id} until the status is reached (or fails with the last state seen). */
+export function waitForCampaignStatus(
+  server: TestServer,
+  key: string,
+  id: string,
+  status: string,
+  timeoutMs = 60_000,
+) {
+  return untilStatus(server, key, `/v1/campaigns/${id}`, status, timeoutMs, `campaign ${id}`, (campaign) =>
+    JSON.stringify(campaign?.stats ?? null),
+  );
+}
+
+async function untilStatus(
+  server: TestServer,
+  key: string,
+  path: string,
+  status: string,
+  timeoutMs: number,
+  what: string,
+  detail: (body: any) => string,
+) {
   return eventually(
     async () => {
-      const email = (await server.call('GET', `/v1/emails/${id}`, { key })).body;
-      if (email?.status !== status)
-        throw new Error(`last: ${JSON.stringify(email?.status)} ${JSON.stringify(email?.events)}`);
-      return email;
+      const body = (await server.call('GET', path, { key })).body;
+      if (body?.status !== status) throw new Error(`last: ${JSON.stringify(body?.status)} ${detail(body)}`);
+      return body;
     },
-    { timeoutMs, intervalMs: 100, message: `email ${id} never reached ${status}` },
+    { timeoutMs, intervalMs: 100, message: `${what} never reached ${status}` },
   );
+}
+
+/** The header block of a raw message with folded lines joined (folding only adds whitespace before the break). */
+export function unfoldedHeaders(raw: Buffer): string {
+  const text = raw.toString('latin1');
+  return text
+    .slice(0, text.indexOf('\r\n\r\n'))
+    .replace(/\r\n[ \t]+/g, ' ')
+    .replace(/\r\n/g, '\n');
+}
+
+/** The messages of one campaign among a sink's (its Feedback-ID names the campaign). */
+export function campaignMessages(messages: SinkMessage[], campaignId: string): SinkMessage[] {
+  return messages.filter((m) => String(m.parsed.headers.get('feedback-id') ?? '').includes(campaignId));
 }
 
 export async function countEmails(server: TestServer): Promise<number> {

@@ -20,17 +20,9 @@ const as = (who: SignupResult) => ({
   del: (path: string) => server.call('DELETE', path, { key: who.account_key.key }),
 });
 
-/** The request log is written in batches: reads `fn` until `done` holds. */
-function poll<T>(fn: () => Promise<T>, done: (v: T) => boolean, timeoutMs = 5_000): Promise<T> {
-  return eventually(
-    async () => {
-      const value = await fn();
-      if (!done(value)) throw new Error(`last: ${JSON.stringify(value)}`);
-      return value;
-    },
-    { timeoutMs, intervalMs: 100, message: 'the request log did not catch up' },
-  );
-}
+/** The request log is written in batches: reads it until `check` passes. */
+const logged = <T>(check: () => Promise<T>) =>
+  eventually(check, { timeoutMs: 5_000, intervalMs: 100, message: 'the request log did not catch up' });
 
 const DAY = 86_400_000;
 const NIL = '00000000-0000-4000-8000-000000000000';
@@ -254,10 +246,11 @@ describe('request history', () => {
     await server.call('GET', '/v1/me', { key: k.key });
     await server.call('GET', '/v1/limits', { key: k.key });
     await server.call('GET', '/v1/workspaces', { key: k.key }); // refused (403) but still part of its history
-    const res = await poll(
-      () => as(ann).get(`/v1/api-keys/${k.id}/requests`),
-      (r) => r.body?.total >= 3,
-    );
+    const res = await logged(async () => {
+      const r = await as(ann).get(`/v1/api-keys/${k.id}/requests`);
+      expect(r.body?.total).toBeGreaterThanOrEqual(3);
+      return r;
+    });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ total: 3, limit: 25, offset: 0 });
     const byPath = Object.fromEntries(res.body.data.map((e: { path: string }) => [e.path, e]));
@@ -277,21 +270,23 @@ describe('request history', () => {
     expect(page.body.data[0].id).toBe(res.body.data[1].id);
     expect((await as(ann).get(`/v1/api-keys/${k.id}/requests?limit=100`)).body).toMatchObject({ limit: 100 });
 
-    const listed = await poll(
-      () => as(ann).get(`/v1/projects/${ann.project.id}/api-keys`),
-      (r) => r.body.data.find((x: { id: string }) => x.id === k.id)?.last_used_at,
-    );
-    const used = listed.body.data.find((x: { id: string }) => x.id === k.id).last_used_at;
+    const used = await logged(async () => {
+      const r = await as(ann).get(`/v1/projects/${ann.project.id}/api-keys`);
+      const lastUsed = r.body.data.find((x: { id: string }) => x.id === k.id)?.last_used_at;
+      expect(lastUsed).toEqual(expect.any(String));
+      return lastUsed as string;
+    });
     expect(Math.abs(Date.parse(used) - Date.now())).toBeLessThan(30_000);
 
     // rotation keeps the history: calls with the new secret join the same log
     const rotated = await as(ann).post(`/v1/api-keys/${k.id}/rotate`);
     expect(rotated.status).toBe(200);
     await server.call('GET', '/v1/me', { key: rotated.body.key });
-    const after = await poll(
-      () => as(ann).get(`/v1/api-keys/${k.id}/requests`),
-      (r) => r.body?.total >= 4,
-    );
+    const after = await logged(async () => {
+      const r = await as(ann).get(`/v1/api-keys/${k.id}/requests`);
+      expect(r.body?.total).toBeGreaterThanOrEqual(4);
+      return r;
+    });
     expect(after.body.total).toBe(4);
     expect(ids(after)).toEqual(expect.arrayContaining(ids(res)));
   });
@@ -301,18 +296,20 @@ describe('request history', () => {
     const key = solo.account_key;
     await as(solo).get('/v1/workspaces');
     await as(solo).get('/v1/me');
-    const account = await poll(
-      () => as(solo).get(`/v1/api-keys/${key.id}/account-requests`),
-      (r) => r.body?.data?.some((e: { path: string }) => e.path === '/v1/workspaces'),
-    );
+    const account = await logged(async () => {
+      const r = await as(solo).get(`/v1/api-keys/${key.id}/account-requests`);
+      expect(r.body?.data?.map((e: { path: string }) => e.path)).toContain('/v1/workspaces');
+      return r;
+    });
     expect(account.status).toBe(200);
     const entry = account.body.data.find((e: { path: string }) => e.path === '/v1/workspaces');
     expect(entry).toMatchObject({ method: 'GET', status: 200, key_name: expect.any(String) });
     expect(account.body.data.map((e: { path: string }) => e.path)).not.toContain('/v1/me');
-    const project = await poll(
-      () => as(solo).get(`/v1/api-keys/${key.id}/requests`),
-      (r) => r.body?.total >= 1,
-    );
+    const project = await logged(async () => {
+      const r = await as(solo).get(`/v1/api-keys/${key.id}/requests`);
+      expect(r.body?.total).toBeGreaterThanOrEqual(1);
+      return r;
+    });
     expect(project.body.data.map((e: { path: string }) => e.path)).toEqual(['/v1/me']);
     expect(project.body.data[0].project_id).toBe(solo.project.id);
   });

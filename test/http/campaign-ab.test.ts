@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setWorkspacePlan } from '../../src/domain/accounts/workspaces.ts';
 import { pickAbWinner } from '../../src/domain/campaigns/ab.ts';
 import { finishCampaign } from '../../src/domain/campaigns/send-batch.ts';
-import { expectError, FROM } from '../helpers/emails.ts';
+import { campaignMessages, expectError, FROM } from '../helpers/emails.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
 import type { SinkMessage } from '../helpers/smtp-sink.ts';
@@ -59,9 +59,7 @@ function waitFor(id: string, check: (c: any) => boolean, what: string) {
   );
 }
 
-function messagesOf(id: string): SinkMessage[] {
-  return server.sink.messages.filter((m) => String(m.parsed.headers.get('feedback-id') ?? '').includes(id));
-}
+const messagesOf = (campaignId: string) => campaignMessages(server.sink.messages, campaignId);
 
 async function waitForMessages(id: string, count: number) {
   return eventually(() => expect(messagesOf(id)).toHaveLength(count), {

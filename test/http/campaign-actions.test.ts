@@ -3,10 +3,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setWorkspacePlan } from '../../src/domain/accounts/workspaces.ts';
 import { CAMPAIGN_BATCH } from '../../src/domain/campaigns/send-batch.ts';
 import { expectError } from '../helpers/assertions.ts';
-import { insertVerifiedDomain } from '../helpers/emails.ts';
+import {
+  campaignMessages,
+  insertVerifiedDomain,
+  unfoldedHeaders,
+  waitForCampaignStatus,
+} from '../helpers/emails.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
-import type { SinkMessage } from '../helpers/smtp-sink.ts';
 
 const ADDRESS = 'Posthorn Tests Ltd, 2 High Street, Leeds LS1 1AA';
 const FROM = 'news@letters.example';
@@ -39,33 +43,8 @@ const act = (id: string, action: string, body?: unknown) =>
   server.call('POST', `/v1/campaigns/${id}/${action}`, { key, body });
 const get = async (id: string) => (await server.call('GET', `/v1/campaigns/${id}`, { key })).body;
 const inSeconds = (s: number) => new Date(Date.now() + s * 1000).toISOString();
-
-async function waitForStatus(id: string, status: string, timeoutMs = 60_000) {
-  return eventually(
-    async () => {
-      const body = await get(id);
-      if (body.status !== status) throw new Error(`status ${body.status}`);
-      return body;
-    },
-    { timeoutMs, intervalMs: 100, message: `campaign ${id} never became ${status}` },
-  );
-}
-
 /** The sink's messages of one campaign (Feedback-ID names it). */
-function messagesOf(campaignId: string): SinkMessage[] {
-  return server.sink.messages.filter((m) =>
-    String(m.parsed.headers.get('feedback-id') ?? '').includes(campaignId),
-  );
-}
-
-/** The header block with folded lines joined. */
-function unfold(raw: Buffer): string {
-  const text = raw.toString('latin1');
-  return text
-    .slice(0, text.indexOf('\r\n\r\n'))
-    .replace(/\r\n[ \t]+/g, ' ')
-    .replace(/\r\n/g, '\n');
-}
+const messagesOf = (campaignId: string) => campaignMessages(server.sink.messages, campaignId);
 
 /** How many of the campaign's emails are in each status. */
 async function emailStatuses(campaignId: string): Promise<Record<string, number>> {
@@ -182,7 +161,7 @@ describe('scheduling a campaign', () => {
     expect(edited.status, JSON.stringify(edited.body)).toBe(200);
     expect(edited.body.status).toBe('scheduled');
 
-    const done = await waitForStatus(id, 'sent');
+    const done = await waitForCampaignStatus(server, key, id, 'sent');
     expect(done.recipient_count).toBe(readers.length);
     const messages = messagesOf(id);
     expect(messages.flatMap((m) => m.to).sort()).toEqual([...readers].sort());
@@ -222,7 +201,7 @@ describe('scheduling a campaign', () => {
     expect(res.body.scheduled_at).toBe(soon);
     jobs = await startJobs(id);
     expect(jobs.map((j) => j.run_at.toISOString())).toEqual([soon]);
-    await waitForStatus(id, 'sent');
+    await waitForCampaignStatus(server, key, id, 'sent');
     expect(messagesOf(id)).toHaveLength(readers.length);
   });
 
@@ -233,7 +212,7 @@ describe('scheduling a campaign', () => {
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(res.body.status).toBe('sending');
     expect(await startJobs(id)).toHaveLength(0);
-    await waitForStatus(id, 'sent');
+    await waitForCampaignStatus(server, key, id, 'sent');
     expect(messagesOf(id)).toHaveLength(readers.length);
   });
 
@@ -248,7 +227,7 @@ describe('scheduling a campaign', () => {
     // worker has run what was due by then
     const control = await createCampaign(campaign({ name: 'Goes ahead' }));
     expect((await act(control, 'schedule', { scheduled_at: inSeconds(2) })).status).toBe(200);
-    await waitForStatus(control, 'sent');
+    await waitForCampaignStatus(server, key, control, 'sent');
     expect((await get(id)).status).toBe('cancelled');
     expect(await emailStatuses(id)).toEqual({});
     expect(messagesOf(id)).toHaveLength(0);
@@ -268,7 +247,7 @@ describe('scheduling a campaign', () => {
     const id = await createCampaign(campaign({ name: 'Vanished', list_ids: [lonely] }));
     expect((await act(id, 'schedule', { scheduled_at: inSeconds(2) })).status).toBe(200);
     expect((await server.call('DELETE', `/v1/contacts/${contact.body.id}`, { key })).status).toBe(204);
-    await waitForStatus(id, 'failed');
+    await waitForCampaignStatus(server, key, id, 'failed');
     const row = await server.runtime.ctx.db
       .selectFrom('campaigns')
       .select('failure_reason')
@@ -322,7 +301,7 @@ describe('pausing, resuming and cancelling while sending', () => {
       expect(resumed.body).toMatchObject({ status: 'sending', recipient_count: BIG });
       expectError(await act(id, 'resume'), 409, /only a paused campaign can be resumed/);
 
-      const done = await waitForStatus(id, 'sent', 90_000);
+      const done = await waitForCampaignStatus(server, key, id, 'sent', 90_000);
       expect(done.recipient_count).toBe(BIG);
       const received = messagesOf(id).flatMap((m) => m.to);
       expect(received).toHaveLength(BIG);
@@ -428,7 +407,7 @@ describe('pausing, resuming and cancelling while sending', () => {
     expectError(await act(id, 'pause'), 409, /draft: only a sending campaign can be paused/);
     expectError(await act(id, 'resume'), 409, /draft: only a paused campaign can be resumed/);
     expect((await act(id, 'send')).status).toBe(200);
-    await waitForStatus(id, 'sent');
+    await waitForCampaignStatus(server, key, id, 'sent');
     expectError(await act(id, 'cancel'), 409, /sent: only/);
     expectError(
       await act(id, 'schedule', { scheduled_at: inSeconds(60) }),
@@ -460,9 +439,9 @@ describe('test sends', () => {
     expect(message.parsed.html).toContain('2 High Street, Leeds LS1 1AA');
     expect(message.parsed.text).toContain('2 High Street, Leeds LS1 1AA');
     expect(message.parsed.headers.get('x-posthorn-stream')).toBe('marketing');
-    expect(unfold(message.raw)).toMatch(/^List-Unsubscribe: <http:\/\/[^>]+\/u\/test>/m);
-    expect(unfold(message.raw)).toMatch(/^List-Unsubscribe-Post: List-Unsubscribe=One-Click$/m);
-    expect(unfold(message.raw)).toMatch(/^X-Posthorn-Test: campaign$/m);
+    expect(unfoldedHeaders(message.raw)).toMatch(/^List-Unsubscribe: <http:\/\/[^>]+\/u\/test>/m);
+    expect(unfoldedHeaders(message.raw)).toMatch(/^List-Unsubscribe-Post: List-Unsubscribe=One-Click$/m);
+    expect(unfoldedHeaders(message.raw)).toMatch(/^X-Posthorn-Test: campaign$/m);
     const page = await fetch(`${server.url}/u/test`);
     expect(page.status).toBe(200);
     expect(await page.text()).toContain('test of a campaign');
@@ -493,7 +472,7 @@ describe('test sends', () => {
       (m) => m.to[0] === owner && m.parsed.subject === '[Test] Spring is here, Olive',
     );
     expect(message.parsed.html).toContain('Hello Olive');
-    expect(unfold(message.raw)).toMatch(/^List-Unsubscribe: <http:\/\/[^>]+\/u\/[\w-]{20,}>/m);
+    expect(unfoldedHeaders(message.raw)).toMatch(/^List-Unsubscribe: <http:\/\/[^>]+\/u\/[\w-]{20,}>/m);
   });
 
   it('refuses an address that is not a member with 400 naming it, and sends nothing', async () => {

@@ -2,10 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setWorkspacePlan } from '../../src/domain/accounts/workspaces.ts';
 import { STARTERS } from '../../src/domain/templates/starters.ts';
 import { expectError } from '../helpers/assertions.ts';
-import { FROM } from '../helpers/emails.ts';
+import { campaignMessages, FROM } from '../helpers/emails.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
-import type { SinkMessage } from '../helpers/smtp-sink.ts';
 
 /**
  * Campaign content is checked when it is saved, as a template is (issue 28, item 2): Liquid parses,
@@ -61,12 +60,7 @@ async function finished(id: string) {
   );
 }
 
-/** The sink's messages of one campaign (Feedback-ID names it). */
-function messagesOf(campaignId: string): SinkMessage[] {
-  return server.sink.messages.filter((m) =>
-    String(m.parsed.headers.get('feedback-id') ?? '').includes(campaignId),
-  );
-}
+const messagesOf = (campaignId: string) => campaignMessages(server.sink.messages, campaignId);
 
 beforeAll(async () => {
   server = await startTestServer();

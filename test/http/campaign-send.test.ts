@@ -4,8 +4,15 @@ import { setWorkspacePlan } from '../../src/domain/accounts/workspaces.ts';
 import { sendCampaignBatch } from '../../src/domain/campaigns/send-batch.ts';
 import { suppress } from '../../src/domain/emails/suppressions.ts';
 import { expectError } from '../helpers/assertions.ts';
-import { FROM, insertVerifiedDomain, sharedDkimResolver, waitForStatus } from '../helpers/emails.ts';
-import { eventually } from '../helpers/eventually.ts';
+import {
+  campaignMessages,
+  FROM,
+  insertVerifiedDomain,
+  sharedDkimResolver,
+  unfoldedHeaders,
+  waitForCampaignStatus,
+  waitForStatus,
+} from '../helpers/emails.ts';
 import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
 import type { SinkMessage } from '../helpers/smtp-sink.ts';
 
@@ -35,32 +42,7 @@ async function createCampaign(body: Record<string, unknown>, k = key): Promise<s
 
 const send = (id: string, k = key) => server.call('POST', `/v1/campaigns/${id}/send`, { key: k });
 
-async function waitForSent(id: string) {
-  return eventually(
-    async () => {
-      const body = (await server.call('GET', `/v1/campaigns/${id}`, { key })).body;
-      if (body.status !== 'sent') throw new Error(`status ${body.status}`);
-      return body;
-    },
-    { timeoutMs: 60_000, intervalMs: 100, message: `campaign ${id} never became sent` },
-  );
-}
-
-/** The header block with folded lines joined (folding only adds whitespace before the break). */
-function unfold(raw: Buffer): string {
-  const text = raw.toString('latin1');
-  return text
-    .slice(0, text.indexOf('\r\n\r\n'))
-    .replace(/\r\n[ \t]+/g, ' ')
-    .replace(/\r\n/g, '\n');
-}
-
-/** The sink's messages of one campaign (Feedback-ID names it), by recipient. */
-function messagesOf(campaignId: string): SinkMessage[] {
-  return server.sink.messages.filter((m) =>
-    String(m.parsed.headers.get('feedback-id') ?? '').includes(campaignId),
-  );
-}
+const messagesOf = (campaignId: string) => campaignMessages(server.sink.messages, campaignId);
 
 beforeAll(async () => {
   server = await startTestServer();
@@ -98,7 +80,7 @@ describe('sending a campaign', () => {
     expect(started.body).toMatchObject({ status: 'sending', recipient_count: readers.length });
     expect(started.body.started_at).not.toBeNull();
 
-    const done = await waitForSent(id);
+    const done = await waitForCampaignStatus(server, key, id, 'sent');
     expect(done.finished_at).not.toBeNull();
     const messages = messagesOf(id);
     expect(messages.flatMap((m) => m.to).sort()).toEqual([...readers].sort());
@@ -120,11 +102,13 @@ describe('sending a campaign', () => {
       expect(String(parsed.headers.get('feedback-id'))).toBe(
         `marketing:${id}:${account.project.id}:posthorn`,
       );
-      expect(unfold(message.raw)).toMatch(/^List-Unsubscribe: <http:\/\/[^>]+\/u\/[\w-]+>$/m);
-      expect(unfold(message.raw)).toMatch(/^List-Unsubscribe-Post: List-Unsubscribe=One-Click$/m);
+      expect(unfoldedHeaders(message.raw)).toMatch(/^List-Unsubscribe: <http:\/\/[^>]+\/u\/[\w-]+>$/m);
+      expect(unfoldedHeaders(message.raw)).toMatch(/^List-Unsubscribe-Post: List-Unsubscribe=One-Click$/m);
       const verified = await dkimVerify(message.raw, { resolver });
       expect(verified.results[0].status.result).toBe('pass');
-      const signed = /\bh=([^;]+)/.exec(unfold(message.raw).match(/^DKIM-Signature:.*$/m)?.[0] ?? '')?.[1];
+      const signed = /\bh=([^;]+)/.exec(
+        unfoldedHeaders(message.raw).match(/^DKIM-Signature:.*$/m)?.[0] ?? '',
+      )?.[1];
       expect(String(signed).replace(/\s/g, '').toLowerCase().split(':')).toEqual(
         expect.arrayContaining(['list-unsubscribe', 'list-unsubscribe-post']),
       );
@@ -147,7 +131,7 @@ describe('sending a campaign', () => {
       }),
     );
     expect((await send(id)).status).toBe(200);
-    await waitForSent(id);
+    await waitForCampaignStatus(server, key, id, 'sent');
     const messages = messagesOf(id);
     expect(messages).toHaveLength(readers.length);
     for (const { parsed } of messages) {
@@ -165,7 +149,7 @@ describe('sending a campaign', () => {
   it('a re-run of the send job after a crash writes no second email', async () => {
     const id = await createCampaign(campaign({ name: 'Again' }));
     expect((await send(id)).status).toBe(200);
-    await waitForSent(id);
+    await waitForCampaignStatus(server, key, id, 'sent');
     const db = server.runtime.ctx.db;
     const count = async () =>
       Number(
@@ -186,7 +170,7 @@ describe('sending a campaign', () => {
       .execute();
     expect(await sendCampaignBatch(server.runtime.ctx, id)).toBe(0);
     expect(await count()).toBe(readers.length);
-    await waitForSent(id);
+    await waitForCampaignStatus(server, key, id, 'sent');
     expect(messagesOf(id)).toHaveLength(readers.length);
   });
 
@@ -201,7 +185,7 @@ describe('sending a campaign', () => {
     const id = await createCampaign(campaign({ name: 'Big', from: 'news@letters.example', list_ids: [big] }));
     const started = await send(id);
     expect(started.body.recipient_count).toBe(addresses.length);
-    await waitForSent(id);
+    await waitForCampaignStatus(server, key, id, 'sent');
     const received = messagesOf(id).flatMap((m) => m.to);
     expect(received).toHaveLength(addresses.length);
     expect(new Set(received)).toEqual(new Set(addresses));
@@ -272,14 +256,14 @@ describe('sending a campaign', () => {
     );
     const started = await send(id);
     expect(started.status, JSON.stringify(started.body)).toBe(200);
-    await waitForSent(id);
+    await waitForCampaignStatus(server, key, id, 'sent');
     const messages = messagesOf(id);
     expect(messages.flatMap((m) => m.to).sort()).toEqual(expected);
     const { resolver } = await sharedDkimResolver(server);
     for (const message of messages) {
       expect(message.parsed.html).toContain('2 High Street, Leeds LS1 1AA');
       expect(message.parsed.text).toContain('2 High Street, Leeds LS1 1AA');
-      const head = unfold(message.raw);
+      const head = unfoldedHeaders(message.raw);
       expect(head).toMatch(/^List-Unsubscribe: <http:\/\/[^>]+\/u\/[\w-]+>$/m);
       expect(head).toMatch(/^List-Unsubscribe-Post: List-Unsubscribe=One-Click$/m);
       const verified = await dkimVerify(message.raw, { resolver });
@@ -301,10 +285,10 @@ describe('sending a campaign', () => {
   it('after a one-click unsubscribe, the next campaign skips that contact; transactional mail still flows', async () => {
     const first = await createCampaign(campaign({ name: 'Before' }));
     expect((await send(first)).status).toBe(200);
-    await waitForSent(first);
+    await waitForCampaignStatus(server, key, first, 'sent');
     const leaver = readers[1];
     const message = messagesOf(first).find((m) => m.to[0] === leaver) as SinkMessage;
-    const oneClick = /^List-Unsubscribe: <([^>]+)>/m.exec(unfold(message.raw))?.[1] as string;
+    const oneClick = /^List-Unsubscribe: <([^>]+)>/m.exec(unfoldedHeaders(message.raw))?.[1] as string;
     // as mailbox providers do it: a POST with the RFC 8058 body, no cookie, no confirmation
     const res = await fetch(`${server.url}${new URL(oneClick).pathname}`, {
       method: 'POST',
@@ -316,7 +300,7 @@ describe('sending a campaign', () => {
     const second = await createCampaign(campaign({ name: 'After' }));
     const started = await send(second);
     expect(started.body.recipient_count).toBe(readers.length - 1);
-    await waitForSent(second);
+    await waitForCampaignStatus(server, key, second, 'sent');
     expect(
       messagesOf(second)
         .flatMap((m) => m.to)

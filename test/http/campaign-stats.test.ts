@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setWorkspacePlan } from '../../src/domain/accounts/workspaces.ts';
-import { FROM } from '../helpers/emails.ts';
-import { eventually } from '../helpers/eventually.ts';
+import { FROM, waitForCampaignStatus } from '../helpers/emails.ts';
 import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
 import type { SinkMessage } from '../helpers/smtp-sink.ts';
 
@@ -50,10 +49,7 @@ async function sendCampaign(name: string): Promise<string> {
   expect(created.status, JSON.stringify(created.body)).toBe(200);
   const id = created.body.id;
   expect((await server.call('POST', `/v1/campaigns/${id}/send`, { key })).status).toBe(200);
-  await eventually(
-    async () => (await server.call('GET', `/v1/campaigns/${id}`, { key })).body.status === 'sent',
-    { timeoutMs: 60_000, intervalMs: 100, message: `campaign ${id} never became sent` },
-  );
+  await waitForCampaignStatus(server, key, id, 'sent');
   // two minutes old, so fetches are not taken for the machines that come within seconds of sending,
   // and the sending falls in an earlier minute than the deliveries even just after a minute turns
   await server.runtime.ctx.db
