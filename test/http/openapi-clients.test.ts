@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bin, root, runGeneratedClient } from '../helpers/generated-client.ts';
 import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
 
 /**
@@ -11,8 +12,6 @@ import { type SignupResult, startTestServer, type TestServer } from '../helpers/
  */
 
 const run = promisify(execFile);
-const root = path.resolve(import.meta.dirname, '../..');
-const bin = (name: string, dir = root) => path.join(dir, 'node_modules', '.bin', name);
 
 describe('the OpenAPI document generates working clients', () => {
   let server: TestServer;
@@ -68,10 +67,8 @@ describe('the OpenAPI document generates working clients', () => {
   });
 
   it('generates a typed client with openapi-typescript that compiles and works through openapi-fetch', async () => {
-    const tool = path.join(root, 'tools', 'openapi-client');
-    await run(bin('openapi-typescript', tool), [docFile, '-o', path.join(dir, 'api.d.ts')]);
-    writeFileSync(
-      path.join(dir, 'client.ts'),
+    const result = await runGeneratedClient(
+      doc,
       `import createClient from 'openapi-fetch';
 import type { paths } from './api.d.ts';
 
@@ -95,34 +92,8 @@ console.log(JSON.stringify({
   subject: one?.data?.subject, missing: missing.response.status, errorText,
 }));
 `,
+      [server.url, account.project_key.key],
     );
-    writeFileSync(
-      path.join(dir, 'tsconfig.json'),
-      JSON.stringify({
-        compilerOptions: {
-          target: 'esnext',
-          module: 'nodenext',
-          moduleResolution: 'nodenext',
-          strict: true,
-          noEmit: true,
-          skipLibCheck: true,
-          allowImportingTsExtensions: true,
-          types: ['node'],
-          typeRoots: [path.join(root, 'node_modules', '@types')],
-        },
-        files: ['client.ts'],
-      }),
-    );
-    writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ type: 'module' }));
-    await run(bin('tsc'), ['-p', dir]).catch((err: { stdout: string }) => {
-      throw new Error(`the generated client does not compile:\n${err.stdout}`);
-    });
-    const { stdout } = await run(process.execPath, [
-      path.join(dir, 'client.ts'),
-      server.url,
-      account.project_key.key,
-    ]);
-    const result = JSON.parse(stdout);
     expect(result).toMatchObject({
       listed: 200,
       total: 0,

@@ -1,8 +1,5 @@
-import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runGeneratedClient } from '../helpers/generated-client.ts';
 import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
 
 /**
@@ -10,10 +7,6 @@ import { type SignupResult, startTestServer, type TestServer } from '../helpers/
  * from it (openapi-typescript + openapi-fetch, as in openapi-clients.test.ts) can choose the project
  * with an all-access key that reaches several.
  */
-
-const run = promisify(execFile);
-const root = path.resolve(import.meta.dirname, '../..');
-const bin = (name: string, dir = root) => path.join(dir, 'node_modules', '.bin', name);
 
 let server: TestServer;
 let account: SignupResult;
@@ -68,22 +61,9 @@ describe('X-Project-Id in the OpenAPI document', () => {
 });
 
 describe('a generated client chooses the project', () => {
-  let dir: string;
-  beforeAll(() => {
-    mkdirSync(path.join(root, '.test-output'), { recursive: true });
-    dir = mkdtempSync(path.join(root, '.test-output', 'openapi-project-'));
-  });
-  afterAll(() => {
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  });
-
   it('compiles a call that names X-Project-Id and acts in that project with an all-access key', async () => {
-    const docFile = path.join(dir, 'openapi.json');
-    writeFileSync(docFile, JSON.stringify(doc));
-    const tool = path.join(root, 'tools', 'openapi-client');
-    await run(bin('openapi-typescript', tool), [docFile, '-o', path.join(dir, 'api.d.ts')]);
-    writeFileSync(
-      path.join(dir, 'client.ts'),
+    const result = await runGeneratedClient(
+      doc,
       `import createClient from 'openapi-fetch';
 import type { paths } from './api.d.ts';
 
@@ -104,36 +84,9 @@ console.log(JSON.stringify({
   inSecond: listed.data?.total, inFirst: elsewhere.data?.total,
 }));
 `,
+      [server.url, account.account_key.key, account.project.id, second.id],
     );
-    writeFileSync(
-      path.join(dir, 'tsconfig.json'),
-      JSON.stringify({
-        compilerOptions: {
-          target: 'esnext',
-          module: 'nodenext',
-          moduleResolution: 'nodenext',
-          strict: true,
-          noEmit: true,
-          skipLibCheck: true,
-          allowImportingTsExtensions: true,
-          types: ['node'],
-          typeRoots: [path.join(root, 'node_modules', '@types')],
-        },
-        files: ['client.ts'],
-      }),
-    );
-    writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ type: 'module' }));
-    await run(bin('tsc'), ['-p', dir]).catch((err: { stdout: string }) => {
-      throw new Error(`the generated client does not compile:\n${err.stdout}`);
-    });
-    const { stdout } = await run(process.execPath, [
-      path.join(dir, 'client.ts'),
-      server.url,
-      account.account_key.key,
-      account.project.id,
-      second.id,
-    ]);
-    expect(JSON.parse(stdout)).toEqual({
+    expect(result).toEqual({
       first: account.project.id,
       second: second.id,
       created: 200,
