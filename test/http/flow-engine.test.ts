@@ -2,8 +2,9 @@ import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { setWorkspacePlan } from '../../src/domain/accounts/workspaces.ts';
 import { expectError } from '../helpers/assertions.ts';
-import { sharedDkimResolver } from '../helpers/emails.ts';
+import { sharedDkimResolver, unfoldedHeaders } from '../helpers/emails.ts';
 import { eventually } from '../helpers/eventually.ts';
+import { flowWorkSettled } from '../helpers/flows.ts';
 import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
 import type { SinkMessage } from '../helpers/smtp-sink.ts';
 
@@ -78,24 +79,7 @@ async function noEnrollment(flowId: string, email: string) {
   expect(all).toEqual([]);
 }
 
-/** Waits until the audience events and flow jobs queued so far have run. */
-async function settled() {
-  await eventually(
-    async () => {
-      const { rows } = await server.runtime.ctx.pool.query(
-        `select count(*)::int as n from graphile_worker.jobs
-          where task_identifier in ('audience_event', 'audience_outbox', 'flow_advance')
-            and run_at <= now() and attempts < max_attempts`,
-      );
-      const { rows: outbox } = await server.runtime.ctx.pool.query(
-        'select count(*)::int as n from audience_outbox',
-      );
-      if (rows[0].n > 0 || outbox[0].n > 0)
-        throw new Error(`${rows[0].n} jobs, ${outbox[0].n} announcements`);
-    },
-    { timeoutMs: 20_000, message: 'flow work never settled' },
-  );
-}
+const settled = () => flowWorkSettled(server);
 
 beforeAll(async () => {
   server = await startTestServer();
@@ -110,15 +94,6 @@ afterAll(() => server?.close());
 afterEach(async () => {
   for (const id of active.splice(0)) await server.call('POST', `/v1/flows/${id}/pause`, { key });
 });
-
-/** The header block with folded lines joined. */
-function unfold(raw: Buffer): string {
-  const text = raw.toString('latin1');
-  return text
-    .slice(0, text.indexOf('\r\n\r\n'))
-    .replace(/\r\n[ \t]+/g, ' ')
-    .replace(/\r\n/g, '\n');
-}
 
 describe("the spec's own example", () => {
   it('creating a contact sends the flow message (stream automation, footer, one-click unsubscribe, DKIM) and lists the enrollment', async () => {
@@ -151,8 +126,8 @@ describe("the spec's own example", () => {
     expect(parsed.html).toContain('Glad you are here');
     expect(parsed.html).toContain('3 Mill Lane, Manchester M1 1AA');
     expect(parsed.text).toMatch(/Unsubscribe\W+http:\/\/\S+\/u\/[\w-]+/);
-    expect(unfold(message.raw)).toMatch(/^List-Unsubscribe: <http:\/\/[^>]+\/u\/[\w-]+>$/m);
-    expect(unfold(message.raw)).toMatch(/^List-Unsubscribe-Post: List-Unsubscribe=One-Click$/m);
+    expect(unfoldedHeaders(message.raw)).toMatch(/^List-Unsubscribe: <http:\/\/[^>]+\/u\/[\w-]+>$/m);
+    expect(unfoldedHeaders(message.raw)).toMatch(/^List-Unsubscribe-Post: List-Unsubscribe=One-Click$/m);
     const { resolver } = await sharedDkimResolver(server);
     const verified = await dkimVerify(message.raw, { resolver });
     expect(verified.results[0].status.result).toBe('pass');

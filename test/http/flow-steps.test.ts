@@ -6,6 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { setWorkspacePlan } from '../../src/domain/accounts/workspaces.ts';
 import { nudgeAdvance } from '../../src/domain/flows/engine.ts';
 import { eventually } from '../helpers/eventually.ts';
+import { flowWorkSettled } from '../helpers/flows.ts';
 import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
 import type { SinkMessage } from '../helpers/smtp-sink.ts';
 
@@ -110,24 +111,7 @@ async function until(flowId: string, id: string, check: (e: any) => boolean, k =
   );
 }
 
-/** Waits until the audience events and flow jobs queued so far have run. */
-async function settled() {
-  await eventually(
-    async () => {
-      const { rows } = await server.runtime.ctx.pool.query(
-        `select count(*)::int as n from graphile_worker.jobs
-          where task_identifier in ('audience_event', 'audience_outbox', 'flow_advance')
-            and run_at <= now() and attempts < max_attempts`,
-      );
-      const { rows: outbox } = await server.runtime.ctx.pool.query(
-        'select count(*)::int as n from audience_outbox',
-      );
-      if (rows[0].n > 0 || outbox[0].n > 0)
-        throw new Error(`${rows[0].n} jobs, ${outbox[0].n} announcements`);
-    },
-    { timeoutMs: 20_000, message: 'flow work never settled' },
-  );
-}
+const settled = () => flowWorkSettled(server);
 
 /** Asleep at a wait: the engine has set its wake_at past the moment it was enrolled. */
 const asleep = (e: any) => e.wake_at !== null && Date.parse(e.wake_at) > Date.parse(e.created_at);
