@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectError } from '../helpers/assertions.ts';
 import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
-import { codeIn } from '../helpers/smtp-sink.ts';
+import { type Session, signInByCode } from '../helpers/sessions.ts';
 
 /**
  * Members and roles through the dashboard: invitations (accepted by a new or an existing account),
@@ -19,24 +19,7 @@ beforeAll(async () => {
 });
 afterAll(() => server?.close());
 
-interface Session {
-  token: string;
-  csrf: string;
-}
-
-async function signIn(email: string): Promise<Session> {
-  const since = server.sink.messages.length;
-  expect((await server.call('POST', '/api/auth/login', { body: { email } })).status).toBe(200);
-  const message = await server.sink.waitFor(
-    (m) =>
-      m.to.includes(email) &&
-      /login code/i.test(m.parsed.subject ?? '') &&
-      server.sink.messages.indexOf(m) >= since,
-  );
-  const res = await server.call('POST', '/api/auth/login/verify', { body: { email, code: codeIn(message) } });
-  expect(res.status).toBe(200);
-  return { token: res.body.token, csrf: res.body.csrf_token };
-}
+const signIn = (email: string) => signInByCode(server, email);
 
 /** A browser call: the session cookie and, for changes, the anti-forgery header. */
 function as(s: Session, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {

@@ -7,8 +7,9 @@ import { STARTERS } from '../../src/domain/templates/starters.ts';
 import { deliverWebhook } from '../../src/domain/webhooks/delivery-attempts.ts';
 import { expectError } from '../helpers/assertions.ts';
 import { eventually } from '../helpers/eventually.ts';
+import { flowWorkSettled } from '../helpers/flows.ts';
 import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
-import { codeIn } from '../helpers/smtp-sink.ts';
+import { signInByCode } from '../helpers/sessions.ts';
 
 /**
  * Flows (issue 28): send steps are checked when saved and activated, as templates are (item 2); a
@@ -106,19 +107,7 @@ async function subjectsTo(email: string, count: number): Promise<string[]> {
 }
 
 /** Signs in through the dashboard's code sign-in; the session token acts on /v1 as a bearer. */
-async function signIn(email: string): Promise<string> {
-  const since = server.sink.messages.length;
-  expect((await server.call('POST', '/api/auth/login', { body: { email } })).status).toBe(200);
-  const message = await server.sink.waitFor(
-    (m) =>
-      m.to.includes(email) &&
-      /login code/i.test(m.parsed.subject ?? '') &&
-      server.sink.messages.indexOf(m) >= since,
-  );
-  const res = await server.call('POST', '/api/auth/login/verify', { body: { email, code: codeIn(message) } });
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  return res.body.token;
-}
+const signIn = async (email: string) => (await signInByCode(server, email)).token;
 
 /** A new account made a member of the owner's project with `role`, signed in: its session token. */
 async function joined(role: 'admin' | 'member'): Promise<{ id: string; token: string }> {
@@ -131,24 +120,8 @@ async function joined(role: 'admin' | 'member'): Promise<{ id: string; token: st
   return { id: person.account.id, token: await signIn(person.account.email) };
 }
 
-/** Waits until the audience events and flow jobs queued so far have run. */
-async function settled() {
-  await eventually(
-    async () => {
-      const { rows } = await server.runtime.ctx.pool.query(
-        `select count(*)::int as n from graphile_worker.jobs
-          where task_identifier in ('audience_event', 'audience_outbox', 'flow_advance', 'webhook_deliver')
-            and run_at <= now() and attempts < max_attempts`,
-      );
-      const { rows: outbox } = await server.runtime.ctx.pool.query(
-        'select count(*)::int as n from audience_outbox',
-      );
-      if (rows[0].n > 0 || outbox[0].n > 0)
-        throw new Error(`${rows[0].n} jobs, ${outbox[0].n} announcements`);
-    },
-    { timeoutMs: 30_000, message: 'flow work never settled' },
-  );
-}
+/** Waits until the flow work queued so far has run, its webhook calls too. */
+const settled = () => flowWorkSettled(server, { tasks: ['webhook_deliver'], timeoutMs: 30_000 });
 
 beforeAll(async () => {
   receiver = await startReceiver();

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectError } from '../helpers/assertions.ts';
 import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
-import { codeIn } from '../helpers/smtp-sink.ts';
+import { signInByCode } from '../helpers/sessions.ts';
 
 /**
  * A project key acts for its project whoever made it, so keys record who made them and a member
@@ -21,19 +21,7 @@ beforeAll(async () => {
 afterAll(() => server?.close());
 
 /** A dashboard session token (bearer) from an emailed login code. */
-async function signIn(email: string): Promise<string> {
-  const since = server.sink.messages.length;
-  expect((await server.call('POST', '/api/auth/login', { body: { email } })).status).toBe(200);
-  const message = await server.sink.waitFor(
-    (m) =>
-      m.to.includes(email) &&
-      /login code/i.test(m.parsed.subject ?? '') &&
-      server.sink.messages.indexOf(m) >= since,
-  );
-  const res = await server.call('POST', '/api/auth/login/verify', { body: { email, code: codeIn(message) } });
-  expect(res.status).toBe(200);
-  return res.body.token;
-}
+const signIn = async (email: string) => (await signInByCode(server, email)).token;
 
 const asSession = (token: string, method: string, path: string) =>
   server.call(method, path, { headers: { authorization: `Bearer ${token}` } });
