@@ -1,5 +1,5 @@
 import { queryOptions, skipToken } from '@tanstack/react-query';
-import { ApiError, api, type Schemas } from './client.ts';
+import { ApiError, api, projectQuery, type Schemas } from './client.ts';
 import { pageOf, type Role } from './endpoints.ts';
 import type { SendingRate } from './sending.ts';
 
@@ -35,32 +35,26 @@ export interface ContactFilters {
 }
 
 export const contactsQuery = (project: string, f: ContactFilters) =>
-  queryOptions({
-    queryKey: ['project', project, 'contacts', f],
-    queryFn: () =>
-      api.get('/v1/contacts', {
-        project,
-        query: {
-          search: f.search,
-          list: f.list,
-          segment: f.segment,
-          subscribed: f.subscribed,
-          ...pageOf(f.page, CONTACTS_PER_PAGE),
-        },
-      }),
-  });
+  projectQuery(project, ['contacts', f], () =>
+    api.get('/v1/contacts', {
+      project,
+      query: {
+        search: f.search,
+        list: f.list,
+        segment: f.segment,
+        subscribed: f.subscribed,
+        ...pageOf(f.page, CONTACTS_PER_PAGE),
+      },
+    }),
+  );
 
 export const contactQuery = (project: string, id: string) =>
-  queryOptions({
-    queryKey: ['project', project, 'contact', id],
-    queryFn: () => api.get('/v1/contacts/{id}', { project, path: { id } }),
-  });
+  projectQuery(project, ['contact', id], () => api.get('/v1/contacts/{id}', { project, path: { id } }));
 
 export const contactEventsQuery = (project: string, id: string) =>
-  queryOptions({
-    queryKey: ['project', project, 'contact', id, 'events'],
-    queryFn: () => api.get('/v1/contacts/{id}/events', { project, path: { id }, query: { limit: 20 } }),
-  });
+  projectQuery(project, ['contact', id, 'events'], () =>
+    api.get('/v1/contacts/{id}/events', { project, path: { id }, query: { limit: 20 } }),
+  );
 
 export const contacts = {
   create: (project: string, body: Schemas['CreateContactRequest']) =>
@@ -73,10 +67,7 @@ export const contacts = {
 // ---- lists
 
 export const listsQuery = (project: string) =>
-  queryOptions({
-    queryKey: ['project', project, 'lists'],
-    queryFn: () => api.get('/v1/lists', { project }),
-  });
+  projectQuery(project, ['lists'], () => api.get('/v1/lists', { project }));
 
 export const lists = {
   create: (project: string, body: Schemas['CreateListRequest']) => api.post('/v1/lists', { project, body }),
@@ -87,23 +78,16 @@ export const lists = {
 // ---- segments
 
 export const segmentsQuery = (project: string) =>
-  queryOptions({
-    queryKey: ['project', project, 'segments'],
-    queryFn: () => api.get('/v1/segments', { project }),
-  });
+  projectQuery(project, ['segments'], () => api.get('/v1/segments', { project }));
 
 export const segmentQuery = (project: string, id: string) =>
-  queryOptions({
-    queryKey: ['project', project, 'segment', id],
-    queryFn: () => api.get('/v1/segments/{id}', { project, path: { id } }),
-  });
+  projectQuery(project, ['segment', id], () => api.get('/v1/segments/{id}', { project, path: { id } }));
 
 /** How many contacts a saved segment holds now (GET /v1/segments/{id}/count). */
 export const segmentCountQuery = (project: string, id: string) =>
-  queryOptions({
-    queryKey: ['project', project, 'segment', id, 'count'],
-    queryFn: () => api.get('/v1/segments/{id}/count', { project, path: { id } }),
-  });
+  projectQuery(project, ['segment', id, 'count'], () =>
+    api.get('/v1/segments/{id}/count', { project, path: { id } }),
+  );
 
 /**
  * How many contacts an unsaved definition matches (POST /v1/segments/preview), for the editor's
@@ -143,10 +127,7 @@ export const segments = {
 // ---- settings
 
 export const sendingRateQuery = (project: string) =>
-  queryOptions({
-    queryKey: ['project', project, 'sending-rate'],
-    queryFn: () => api.get('/v1/me/sending-rate', { project }),
-  });
+  projectQuery(project, ['sending-rate'], () => api.get('/v1/me/sending-rate', { project }));
 
 /** The signed-in person's workspaces and projects (the account API: no project of its own). */
 export const workspacesQuery = queryOptions({
@@ -168,26 +149,22 @@ export const settings = {
 // ---- members (dashboard API)
 
 export const membersQuery = (project: string) =>
-  queryOptions({
-    queryKey: ['project', project, 'members'],
-    queryFn: () => api.get('/api/projects/{project_id}/members', { path: { project_id: project } }),
-  });
+  projectQuery(project, ['members'], () =>
+    api.get('/api/projects/{project_id}/members', { path: { project_id: project } }),
+  );
 
 export const invitationsQuery = (project: string) =>
-  queryOptions({
-    queryKey: ['project', project, 'invitations'],
-    queryFn: () => api.get('/api/projects/{project_id}/invitations', { path: { project_id: project } }),
-  });
+  projectQuery(project, ['invitations'], () =>
+    api.get('/api/projects/{project_id}/invitations', { path: { project_id: project } }),
+  );
 
 /** The project keys a member made here, which removing them revokes unless they are kept. */
 export const memberKeysQuery = (project: string, accountId: string) =>
-  queryOptions({
-    queryKey: ['project', project, 'members', accountId, 'keys'],
-    queryFn: () =>
-      api.get('/api/projects/{project_id}/members/{account_id}/keys', {
-        path: { project_id: project, account_id: accountId },
-      }),
-  });
+  projectQuery(project, ['members', accountId, 'keys'], () =>
+    api.get('/api/projects/{project_id}/members/{account_id}/keys', {
+      path: { project_id: project, account_id: accountId },
+    }),
+  );
 
 export const members = {
   withdraw: (project: string, id: string) =>

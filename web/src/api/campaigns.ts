@@ -1,5 +1,4 @@
-import { queryOptions } from '@tanstack/react-query';
-import { api, type Schemas } from './client.ts';
+import { api, projectQuery, type Schemas } from './client.ts';
 import { pageOf } from './endpoints.ts';
 
 export type Campaign = Schemas['Campaign'];
@@ -11,24 +10,20 @@ export type CampaignActivity = Schemas['CampaignActivity'];
 export const CAMPAIGNS_PER_PAGE = 25;
 
 export const campaignsQuery = (project: string, page: number) =>
-  queryOptions({
-    queryKey: ['project', project, 'campaigns', page],
-    queryFn: () => api.get('/v1/campaigns', { project, query: pageOf(page, CAMPAIGNS_PER_PAGE) }),
-  });
+  projectQuery(project, ['campaigns', page], () =>
+    api.get('/v1/campaigns', { project, query: pageOf(page, CAMPAIGNS_PER_PAGE) }),
+  );
 
 /** One campaign with every count, polled every 2 s while it sends (the progress view). */
 export const campaignQuery = (project: string, id: string) =>
-  queryOptions({
-    queryKey: ['project', project, 'campaign', id],
-    queryFn: () => api.get('/v1/campaigns/{id}', { project, path: { id } }),
+  projectQuery(project, ['campaign', id], () => api.get('/v1/campaigns/{id}', { project, path: { id } }), {
     refetchInterval: (query) => (query.state.data?.status === 'sending' ? 2_000 : false),
   });
 
 export const audienceQuery = (project: string, id: string, key: string) =>
-  queryOptions({
-    queryKey: ['project', project, 'campaign', id, 'audience', key],
-    queryFn: () => api.get('/v1/campaigns/{id}/audience', { project, path: { id } }),
-  });
+  projectQuery(project, ['campaign', id, 'audience', key], () =>
+    api.get('/v1/campaigns/{id}/audience', { project, path: { id } }),
+  );
 
 export const campaigns = {
   create: (project: string, body: Schemas['CreateCampaignRequest']) =>
@@ -47,8 +42,9 @@ export const campaigns = {
 
 /** A campaign over time and its most clicked links, refreshed every 5 s while it sends. */
 export const activityQuery = (project: string, id: string, sending: boolean) =>
-  queryOptions({
-    queryKey: ['project', project, 'campaign', id, 'activity'],
-    queryFn: () => api.get('/v1/campaigns/{id}/activity', { project, path: { id } }),
-    refetchInterval: sending ? 5_000 : false,
-  });
+  projectQuery(
+    project,
+    ['campaign', id, 'activity'],
+    () => api.get('/v1/campaigns/{id}/activity', { project, path: { id } }),
+    { refetchInterval: sending ? 5_000 : false },
+  );

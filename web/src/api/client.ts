@@ -1,3 +1,4 @@
+import { queryOptions, type UseQueryOptions } from '@tanstack/react-query';
 import type { components, paths } from './openapi.d.ts';
 
 /**
@@ -148,6 +149,25 @@ export const api = {
   patch: caller('patch'),
   delete: caller('delete'),
 };
+
+type QueryExtras<T> = Omit<UseQueryOptions<T, Error, T, readonly unknown[]>, 'queryKey' | 'queryFn'>;
+
+/**
+ * A query of one project's data. Its key starts with the project (`['project', id, ...key]`), so
+ * one project's answers never show in another, and a change can refresh everything of a kind.
+ */
+export function projectQuery<T>(
+  project: string,
+  key: readonly unknown[],
+  queryFn: () => Promise<T>,
+  extras: QueryExtras<T> = {},
+) {
+  return queryOptions<T, Error, T, readonly unknown[]>({
+    ...extras,
+    queryKey: ['project', project, ...key],
+    queryFn,
+  });
+}
 
 /** The message to show for any failure. */
 export function errorText(err: unknown): string {

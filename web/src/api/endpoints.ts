@@ -1,5 +1,5 @@
 import { queryOptions } from '@tanstack/react-query';
-import { ApiError, api, type Schemas, setCsrfToken } from './client.ts';
+import { ApiError, api, projectQuery, type Schemas, setCsrfToken } from './client.ts';
 
 /** The session, sign-in and invitations, the project's plan and status, API keys and the email log. */
 
@@ -61,22 +61,15 @@ export const invitations = {
 };
 
 export const limitsQuery = (project: string) =>
-  queryOptions({
-    queryKey: ['project', project, 'limits'],
-    queryFn: () => api.get('/v1/limits', { project }),
-  });
+  projectQuery(project, ['limits'], () => api.get('/v1/limits', { project }));
 
 export const accountStatusQuery = (project: string) =>
-  queryOptions({
-    queryKey: ['project', project, 'me'],
-    queryFn: () => api.get('/v1/me', { project }),
-  });
+  projectQuery(project, ['me'], () => api.get('/v1/me', { project }));
 
 export const keysQuery = (project: string) =>
-  queryOptions({
-    queryKey: ['project', project, 'keys'],
-    queryFn: () => api.get('/v1/projects/{project_id}/api-keys', { path: { project_id: project } }),
-  });
+  projectQuery(project, ['keys'], () =>
+    api.get('/v1/projects/{project_id}/api-keys', { path: { project_id: project } }),
+  );
 
 export type NewKey = Schemas['CreateTeamApiKeyRequest'];
 
@@ -112,17 +105,12 @@ export const EMAIL_STATUSES = [
 export type EmailStatus = (typeof EMAIL_STATUSES)[number];
 
 export const emailsQuery = (project: string, f: EmailFilters) =>
-  queryOptions({
-    queryKey: ['project', project, 'emails', f],
-    queryFn: () =>
-      api.get('/v1/emails', {
-        project,
-        query: { status: f.status, to: f.to, ...pageOf(f.page, EMAILS_PER_PAGE) },
-      }),
-  });
+  projectQuery(project, ['emails', f], () =>
+    api.get('/v1/emails', {
+      project,
+      query: { status: f.status, to: f.to, ...pageOf(f.page, EMAILS_PER_PAGE) },
+    }),
+  );
 
 export const emailQuery = (project: string, id: string) =>
-  queryOptions({
-    queryKey: ['project', project, 'email', id],
-    queryFn: () => api.get('/v1/emails/{id}', { project, path: { id } }),
-  });
+  projectQuery(project, ['email', id], () => api.get('/v1/emails/{id}', { project, path: { id } }));

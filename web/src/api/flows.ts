@@ -1,5 +1,4 @@
-import { queryOptions } from '@tanstack/react-query';
-import { api, type Schemas } from './client.ts';
+import { api, projectQuery, type Schemas } from './client.ts';
 import { pageOf } from './endpoints.ts';
 
 /**
@@ -95,21 +94,19 @@ export const FLOWS_PER_PAGE = 25;
 export const ENROLLMENTS_PER_PAGE = 25;
 
 export const flowsQuery = (project: string, page: number) =>
-  queryOptions({
-    queryKey: ['project', project, 'flows', page],
-    queryFn: async () => {
-      const answer = await api.get('/v1/flows', { project, query: pageOf(page, FLOWS_PER_PAGE) });
-      return { ...answer, data: answer.data.map(asFlow) };
-    },
+  projectQuery(project, ['flows', page], async () => {
+    const answer = await api.get('/v1/flows', { project, query: pageOf(page, FLOWS_PER_PAGE) });
+    return { ...answer, data: answer.data.map(asFlow) };
   });
 
 /** One flow with its per-step counts, refreshed every 5 s while it runs. */
 export const flowQuery = (project: string, id: string) =>
-  queryOptions({
-    queryKey: ['project', project, 'flow', id],
-    queryFn: async () => asFlow(await api.get('/v1/flows/{id}', { project, path: { id } })),
-    refetchInterval: (query) => (query.state.data?.status === 'active' ? 5_000 : false),
-  });
+  projectQuery(
+    project,
+    ['flow', id],
+    async () => asFlow(await api.get('/v1/flows/{id}', { project, path: { id } })),
+    { refetchInterval: (query) => (query.state.data?.status === 'active' ? 5_000 : false) },
+  );
 
 export interface EnrollmentFilter {
   status: EnrollmentStatus | '';
@@ -121,9 +118,10 @@ export interface EnrollmentFilter {
 export const FIRST_ENROLLMENTS: EnrollmentFilter = { status: '', search: '', page: 1 };
 
 export const enrollmentsQuery = (project: string, flowId: string, f: EnrollmentFilter) =>
-  queryOptions({
-    queryKey: ['project', project, 'flow', flowId, 'enrollments', f],
-    queryFn: () =>
+  projectQuery(
+    project,
+    ['flow', flowId, 'enrollments', f],
+    () =>
       api.get('/v1/flows/{id}/enrollments', {
         project,
         path: { id: flowId },
@@ -133,8 +131,8 @@ export const enrollmentsQuery = (project: string, flowId: string, f: EnrollmentF
           ...pageOf(f.page, ENROLLMENTS_PER_PAGE),
         },
       }),
-    refetchInterval: 5_000,
-  });
+    { refetchInterval: 5_000 },
+  );
 
 export const flows = {
   create: async (

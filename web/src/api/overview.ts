@@ -1,5 +1,4 @@
-import { queryOptions } from '@tanstack/react-query';
-import { api, type Schemas } from './client.ts';
+import { api, projectQuery, type Schemas } from './client.ts';
 
 /** The overview's and the message page's calls: sending statistics and a message's raw source. */
 
@@ -13,26 +12,29 @@ export const STATS_PERIODS = [7, 30, 90] as const;
 export const DEFAULT_STATS_DAYS = 30;
 
 export const emailStatsQuery = (projectId: string, days: number) =>
-  queryOptions({
-    queryKey: ['project', projectId, 'email-stats', days],
-    queryFn: () => api.get('/v1/emails/stats', { project: projectId, query: { days } }),
-    // today's counts grow while mail goes out
-    refetchInterval: 60_000,
-  });
+  projectQuery(
+    projectId,
+    ['email-stats', days],
+    () => api.get('/v1/emails/stats', { project: projectId, query: { days } }),
+    {
+      // today's counts grow while mail goes out
+      refetchInterval: 60_000,
+    },
+  );
 
 /** GET /v1/emails/{id}/raw: the MIME source as delivery composes it (text, not JSON). */
 export const rawSourceQuery = (projectId: string, id: string) =>
-  queryOptions({
-    queryKey: ['project', projectId, 'email', id, 'raw'],
-    queryFn: () => api.get('/v1/emails/{id}/raw', { project: projectId, path: { id } }),
-    staleTime: Number.POSITIVE_INFINITY,
-  });
+  projectQuery(
+    projectId,
+    ['email', id, 'raw'],
+    () => api.get('/v1/emails/{id}/raw', { project: projectId, path: { id } }),
+    { staleTime: Number.POSITIVE_INFINITY },
+  );
 
 export type RevenueGroup = 'day' | 'event' | 'campaign' | 'flow';
 
 /** GET /v1/reports/revenue: revenue from tracked events with a value, per currency, by a group. */
 export const revenueQuery = (projectId: string, by: RevenueGroup) =>
-  queryOptions({
-    queryKey: ['project', projectId, 'revenue', by],
-    queryFn: () => api.get('/v1/reports/revenue', { project: projectId, query: { group_by: by } }),
-  });
+  projectQuery(projectId, ['revenue', by], () =>
+    api.get('/v1/reports/revenue', { project: projectId, query: { group_by: by } }),
+  );

@@ -1,5 +1,4 @@
-import { queryOptions } from '@tanstack/react-query';
-import { api, type Schemas, send } from './client.ts';
+import { api, projectQuery, type Schemas, send } from './client.ts';
 import { pageOf } from './endpoints.ts';
 
 /**
@@ -18,16 +17,10 @@ export type InboundSummary = Schemas['InboundEmailSummary'];
 export type InboundEmail = Schemas['InboundEmail'];
 
 export const domainsQuery = (project: string) =>
-  queryOptions({
-    queryKey: ['project', project, 'domains'],
-    queryFn: () => api.get('/v1/domains', { project }),
-  });
+  projectQuery(project, ['domains'], () => api.get('/v1/domains', { project }));
 
 export const domainQuery = (project: string, id: string) =>
-  queryOptions({
-    queryKey: ['project', project, 'domain', id],
-    queryFn: () => api.get('/v1/domains/{id}', { project, path: { id } }),
-  });
+  projectQuery(project, ['domain', id], () => api.get('/v1/domains/{id}', { project, path: { id } }));
 
 export const domains = {
   add: (project: string, domain: string) => api.post('/v1/domains', { project, body: { domain } }),
@@ -66,27 +59,19 @@ void everyEvent;
 export const DELIVERIES_PER_PAGE = 25;
 
 export const webhooksQuery = (project: string) =>
-  queryOptions({
-    queryKey: ['project', project, 'webhooks'],
-    queryFn: () => api.get('/v1/webhooks', { project }),
-  });
+  projectQuery(project, ['webhooks'], () => api.get('/v1/webhooks', { project }));
 
 export const webhookQuery = (project: string, id: string) =>
-  queryOptions({
-    queryKey: ['project', project, 'webhook', id],
-    queryFn: () => api.get('/v1/webhooks/{id}', { project, path: { id } }),
-  });
+  projectQuery(project, ['webhook', id], () => api.get('/v1/webhooks/{id}', { project, path: { id } }));
 
 export const deliveriesQuery = (project: string, id: string, page: number) =>
-  queryOptions({
-    queryKey: ['project', project, 'webhook', id, 'deliveries', page],
-    queryFn: () =>
-      api.get('/v1/webhooks/{id}/deliveries', {
-        project,
-        path: { id },
-        query: pageOf(page, DELIVERIES_PER_PAGE),
-      }),
-  });
+  projectQuery(project, ['webhook', id, 'deliveries', page], () =>
+    api.get('/v1/webhooks/{id}/deliveries', {
+      project,
+      path: { id },
+      query: pageOf(page, DELIVERIES_PER_PAGE),
+    }),
+  );
 
 export const webhooks = {
   create: (project: string, body: Schemas['CreateWebhookRequest']) =>
@@ -110,14 +95,12 @@ export const SUPPRESSION_REASONS: SuppressionReason[] = ['hard_bounce', 'complai
 export const SUPPRESSIONS_PER_PAGE = 50;
 
 export const suppressionsQuery = (project: string, f: { reason?: SuppressionReason; page: number }) =>
-  queryOptions({
-    queryKey: ['project', project, 'suppressions', f],
-    queryFn: () =>
-      api.get('/v1/suppressions', {
-        project,
-        query: { reason: f.reason, ...pageOf(f.page, SUPPRESSIONS_PER_PAGE) },
-      }),
-  });
+  projectQuery(project, ['suppressions', f], () =>
+    api.get('/v1/suppressions', {
+      project,
+      query: { reason: f.reason, ...pageOf(f.page, SUPPRESSIONS_PER_PAGE) },
+    }),
+  );
 
 export const suppressions = {
   add: (project: string, body: Schemas['CreateSuppressionRequest']) =>
@@ -129,24 +112,20 @@ export const suppressions = {
 export const INBOUND_PER_PAGE = 25;
 
 export const inboundListQuery = (project: string, f: { from?: string; page: number }) =>
-  queryOptions({
-    queryKey: ['project', project, 'inbound', f],
-    queryFn: () =>
-      api.get('/v1/inbound', { project, query: { from: f.from, ...pageOf(f.page, INBOUND_PER_PAGE) } }),
-  });
+  projectQuery(project, ['inbound', f], () =>
+    api.get('/v1/inbound', { project, query: { from: f.from, ...pageOf(f.page, INBOUND_PER_PAGE) } }),
+  );
 
 export const inboundQuery = (project: string, id: string) =>
-  queryOptions({
-    queryKey: ['project', project, 'inbound-email', id],
-    queryFn: () => api.get('/v1/inbound/{id}', { project, path: { id } }),
-  });
+  projectQuery(project, ['inbound-email', id], () => api.get('/v1/inbound/{id}', { project, path: { id } }));
 
 export const inboundRawQuery = (project: string, id: string) =>
-  queryOptions({
-    queryKey: ['project', project, 'inbound-email', id, 'raw'],
-    queryFn: () => api.get('/v1/inbound/{id}/raw', { project, path: { id } }),
-    staleTime: Number.POSITIVE_INFINITY,
-  });
+  projectQuery(
+    project,
+    ['inbound-email', id, 'raw'],
+    () => api.get('/v1/inbound/{id}/raw', { project, path: { id } }),
+    { staleTime: Number.POSITIVE_INFINITY },
+  );
 
 /**
  * An attachment's bytes (GET /v1/inbound/{id}/attachments/{position}) as a Blob: a plain link

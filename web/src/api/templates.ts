@@ -1,5 +1,4 @@
-import { queryOptions } from '@tanstack/react-query';
-import { api, type Schemas } from './client.ts';
+import { api, projectQuery, type Schemas } from './client.ts';
 
 /** Templates as GET /v1/templates returns them (draft content; `latest_version` once published). */
 export type TemplateVariable = Schemas['TemplateVariable'];
@@ -8,29 +7,20 @@ export type TemplatePreview = Schemas['TemplatePreview'];
 type PreviewInput = Omit<Schemas['TemplatePreviewRequest'], 'version'>;
 
 export const templatesQuery = (project: string) =>
-  queryOptions({
-    queryKey: ['project', project, 'templates'],
-    queryFn: () => api.get('/v1/templates', { project }),
-  });
+  projectQuery(project, ['templates'], () => api.get('/v1/templates', { project }));
 
 export const startersQuery = (project: string) =>
-  queryOptions({
-    queryKey: ['project', project, 'template-starters'],
-    queryFn: () => api.get('/v1/templates/starters', { project }),
+  projectQuery(project, ['template-starters'], () => api.get('/v1/templates/starters', { project }), {
     staleTime: Number.POSITIVE_INFINITY,
   });
 
 export const templateQuery = (project: string, id: string) =>
-  queryOptions({
-    queryKey: ['project', project, 'template', id],
-    queryFn: () => api.get('/v1/templates/{id}', { project, path: { id } }),
-  });
+  projectQuery(project, ['template', id], () => api.get('/v1/templates/{id}', { project, path: { id } }));
 
 export const versionsQuery = (project: string, id: string) =>
-  queryOptions({
-    queryKey: ['project', project, 'template', id, 'versions'],
-    queryFn: () => api.get('/v1/templates/{id}/versions', { project, path: { id } }),
-  });
+  projectQuery(project, ['template', id, 'versions'], () =>
+    api.get('/v1/templates/{id}/versions', { project, path: { id } }),
+  );
 
 export const templates = {
   create: (project: string, body: Schemas['CreateTemplateRequest']) =>
