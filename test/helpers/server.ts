@@ -55,6 +55,8 @@ export async function startTestServer(
     POSTHORN_RATE_LIMIT: '0',
     POSTHORN_PG_POOL_SIZE: '5',
     POSTHORN_WORKER_CONCURRENCY: '4',
+    // the spec's Free plan and its 402s, as on a server that sells plans (the default is unlimited)
+    POSTHORN_DEFAULT_PLAN: 'free',
     LOG_LEVEL: 'warn',
     ...env,
   });

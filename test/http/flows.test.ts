@@ -269,7 +269,8 @@ describe('activation and the life of a flow', () => {
     const refused = await act(flow.id, 'activate');
     expect(refused.status).toBe(402);
     expect(refused.body).toEqual({
-      error: 'The Free plan does not include automations; upgrade to Starter (starter) to use it',
+      error:
+        'The Free plan does not include automations; upgrade to Starter (starter) to use it. On this server the operator moves a workspace to another plan with `npx posthorn admin plan <workspace id or name> starter`, or starts new workspaces on one with POSTHORN_DEFAULT_PLAN',
       code: 'plan_upgrade_required',
       feature: 'automations',
       upgrade_to: 'starter',

@@ -162,8 +162,8 @@ describe('sharedDomainRecords', () => {
 describe('POSTHORN_DEFAULT_PLAN', () => {
   const base = { POSTHORN_SECRET: 's'.repeat(40), POSTHORN_DATA_DIR: '/nonexistent/posthorn-config-test' };
 
-  it('defaults to free and takes a known plan', () => {
-    expect(loadConfig(base).defaultPlan).toBe('free');
+  it('defaults to unlimited and takes a known plan', () => {
+    expect(loadConfig(base).defaultPlan).toBe('unlimited');
     expect(loadConfig({ ...base, POSTHORN_DEFAULT_PLAN: 'pro' }).defaultPlan).toBe('pro');
     expect(loadConfig({ ...base, POSTHORN_DEFAULT_PLAN: ' Unlimited ' }).defaultPlan).toBe('unlimited');
   });

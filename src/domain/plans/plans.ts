@@ -73,14 +73,21 @@ export const PLANS: Plan[] = [
   },
 ];
 
-export const DEFAULT_PLAN = 'free';
+/**
+ * The plan of a new workspace when POSTHORN_DEFAULT_PLAN is unset: a self-hosted server has no
+ * upgrade to sell, so nothing is walled; an operator who sells plans sets `free`.
+ */
+export const DEFAULT_PLAN = 'unlimited';
+
+/** The plan a workspace whose stored plan is unknown is held to: the least, never more than it paid for. */
+const FALLBACK_PLAN = 'free';
 
 export function findPlan(id: string): Plan | undefined {
   return PLANS.find((p) => p.id === id);
 }
 
 export function planOrDefault(id: string): Plan {
-  return findPlan(id) ?? (findPlan(DEFAULT_PLAN) as Plan);
+  return findPlan(id) ?? (findPlan(FALLBACK_PLAN) as Plan);
 }
 
 /** What a plan may lack: a feature, room for more contacts, or sending past the monthly allowance. */
