@@ -2,6 +2,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, type TestBrowser } from '../helpers/browser.ts';
 import { checkScreen } from '../helpers/dashboard.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 let server: TestServer;
@@ -86,9 +87,11 @@ describe('the signed-out screens', () => {
     // the tabs are reached and switched with the keyboard (Radix: arrow keys move between tabs)
     await page.getByRole('tab', { name: 'Email code' }).focus();
     await page.keyboard.press('ArrowRight');
-    await expect
-      .poll(() => page.getByRole('tab', { name: 'Password' }).getAttribute('aria-selected'))
-      .toBe('true');
+    await eventually(
+      async () =>
+        expect(await page.getByRole('tab', { name: 'Password' }).getAttribute('aria-selected')).toBe('true'),
+      { timeoutMs: 1_000 },
+    );
     const password = page.getByRole('tabpanel', { name: 'Password' }).getByLabel('Password', { exact: true });
     await checkScreen(page, 'sign-in (password)', () => password.waitFor());
   });

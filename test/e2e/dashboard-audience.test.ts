@@ -2,6 +2,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, type TestBrowser } from '../helpers/browser.ts';
 import { checkScreen, signInWithCode } from '../helpers/dashboard.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
 
 /** The audience and settings screens: contacts, lists, segments, settings, members and account. */
@@ -138,7 +139,9 @@ describe('the audience screens', () => {
     await first.getByLabel('Type', { exact: true }).selectOption('list');
     await first.getByLabel('List', { exact: true }).selectOption({ label: 'Newsletter' });
     if (liveCount)
-      await expect.poll(() => status.textContent(), { timeout: 15_000 }).toBe('2 contacts match');
+      await eventually(async () => expect(await status.textContent()).toBe('2 contacts match'), {
+        timeoutMs: 15_000,
+      });
     else await status.getByText('save the segment to count it').waitFor();
 
     await page.getByRole('button', { name: 'Add condition' }).click();
@@ -148,12 +151,18 @@ describe('the audience screens', () => {
     await second.getByLabel('Event name', { exact: true }).fill('purchase');
     await second.getByLabel('In the last (days)', { exact: true }).fill('30');
     if (liveCount) {
-      await expect.poll(() => status.textContent(), { timeout: 15_000 }).toBe('1 contact match');
+      await eventually(async () => expect(await status.textContent()).toBe('1 contact match'), {
+        timeoutMs: 15_000,
+      });
       // any of the two: both list members
       await page.getByLabel('Contacts match', { exact: true }).selectOption('any');
-      await expect.poll(() => status.textContent(), { timeout: 15_000 }).toBe('2 contacts match');
+      await eventually(async () => expect(await status.textContent()).toBe('2 contacts match'), {
+        timeoutMs: 15_000,
+      });
       await page.getByLabel('Contacts match', { exact: true }).selectOption('all');
-      await expect.poll(() => status.textContent(), { timeout: 15_000 }).toBe('1 contact match');
+      await eventually(async () => expect(await status.textContent()).toBe('1 contact match'), {
+        timeoutMs: 15_000,
+      });
     }
     // a nested group numbers its conditions after it, and goes with one button
     await page.getByRole('button', { name: 'Add group', exact: true }).click();
@@ -163,7 +172,9 @@ describe('the audience screens', () => {
       .getByLabel('Value', { exact: true })
       .fill('bob');
     if (liveCount)
-      await expect.poll(() => status.textContent(), { timeout: 15_000 }).toBe('0 contacts match');
+      await eventually(async () => expect(await status.textContent()).toBe('0 contacts match'), {
+        timeoutMs: 15_000,
+      });
     await checkScreen(page, 'segment editor', () => group.waitFor());
     await group.getByRole('button', { name: 'Remove group 3' }).click();
     await group.waitFor({ state: 'detached' });
@@ -223,14 +234,16 @@ describe('the settings screens', () => {
     await workspaces.getByRole('button', { name: 'Create project' }).click();
     await workspaces.getByText('Second project').first().waitFor();
     // the new project is one to switch to
-    await expect
-      .poll(() =>
-        page
-          .getByLabel('Project', { exact: true })
-          .getByRole('option', { name: /Second project/ })
-          .count(),
-      )
-      .toBe(1);
+    await eventually(
+      async () =>
+        expect(
+          await page
+            .getByLabel('Project', { exact: true })
+            .getByRole('option', { name: /Second project/ })
+            .count(),
+        ).toBe(1),
+      { timeoutMs: 1_000 },
+    );
     await checkScreen(page, 'settings', () => workspaces.waitFor());
   });
 
@@ -298,9 +311,11 @@ describe('the settings screens', () => {
     const members = async () =>
       (await server.call('GET', `/v1/projects/${owner.project.id}/members`, { key: owner.account_key.key }))
         .body.data;
-    await expect
-      .poll(async () => (await members()).find((m: { email: string }) => m.email === email)?.role)
-      .toBe('admin');
+    await eventually(
+      async () =>
+        expect((await members()).find((m: { email: string }) => m.email === email)?.role).toBe('admin'),
+      { timeoutMs: 1_000 },
+    );
     await row.getByRole('button', { name: `Remove ${email}` }).click();
     const confirm = page.getByRole('dialog', { name: `Remove ${email}?` });
     await confirm.getByRole('button', { name: 'Remove member' }).click();
@@ -324,14 +339,16 @@ describe('the settings screens', () => {
     await page.reload();
     const sessions = page.getByRole('region', { name: 'Signed-in sessions' });
     await sessions.getByText('this browser').waitFor();
-    await expect
-      .poll(() => sessions.getByRole('button', { name: /^Revoke/ }).count(), { timeout: 15_000 })
-      .toBe(1);
+    await eventually(
+      async () => expect(await sessions.getByRole('button', { name: /^Revoke/ }).count()).toBe(1),
+      { timeoutMs: 15_000 },
+    );
     await checkScreen(page, 'account', () => sessions.waitFor());
     await sessions.getByRole('button', { name: /^Revoke/ }).click();
-    await expect
-      .poll(() => sessions.getByRole('button', { name: /^Revoke/ }).count(), { timeout: 15_000 })
-      .toBe(0);
+    await eventually(
+      async () => expect(await sessions.getByRole('button', { name: /^Revoke/ }).count()).toBe(0),
+      { timeoutMs: 15_000 },
+    );
     const revoked = await server.call('GET', '/api/session', { key: otherDevice });
     expect(revoked.status).toBe(401);
   });

@@ -126,7 +126,9 @@ describe('campaigns in the dashboard', () => {
     expect(opened.status).toBe(200);
     await page.reload();
     const opens = page.locator('.count', { hasText: 'Opened (people)' }).locator('dd');
-    await expect.poll(async () => (await opens.textContent())?.trim(), { timeout: 15_000 }).toBe('1');
+    await eventually(async () => expect((await opens.textContent())?.trim()).toBe('1'), {
+      timeoutMs: 15_000,
+    });
 
     await page.getByRole('link', { name: 'All campaigns' }).click();
     const row = page.getByRole('row', { name: /Spring sale/ });
@@ -156,15 +158,17 @@ describe('campaigns in the dashboard', () => {
     await form.getByLabel('Variant B subject').fill('Offers for spring');
     await form.getByLabel('Test share (% of the audience)').fill('100');
     await form.getByRole('button', { name: 'Save draft' }).click();
-    await expect
-      .poll(async () => (await server.call('GET', `/v1/campaigns/${id}`, { key })).body.ab_test)
-      .toMatchObject({
-        test_share: 100,
-        variants: [
-          { name: 'A', subject: 'Spring offers' },
-          { name: 'B', subject: 'Offers for spring' },
-        ],
-      });
+    await eventually(
+      async () =>
+        expect((await server.call('GET', `/v1/campaigns/${id}`, { key })).body.ab_test).toMatchObject({
+          test_share: 100,
+          variants: [
+            { name: 'A', subject: 'Spring offers' },
+            { name: 'B', subject: 'Offers for spring' },
+          ],
+        }),
+      { timeoutMs: 1_000 },
+    );
     await checkScreen(page, 'campaign builder with an A/B test', () =>
       form.getByLabel('Variant B subject').waitFor(),
     );

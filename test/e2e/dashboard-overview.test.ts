@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, type TestBrowser } from '../helpers/browser.ts';
 import { checkScreen, signInWithCode } from '../helpers/dashboard.ts';
 import { FROM, waitForStatus } from '../helpers/emails.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
 
 /** The overview's delivery chart and rates (GET /v1/emails/stats) and a message's raw source. */
@@ -44,7 +45,9 @@ describe('the overview', () => {
     const chart = page.getByRole('img', { name: /^Line chart of sent, delivered, bounced and complained/ });
     await chart.waitFor();
     // the chart library (a chunk of its own) drew one line per series
-    await expect.poll(() => chart.locator('.recharts-line-curve').count(), { timeout: 15_000 }).toBe(4);
+    await eventually(async () => expect(await chart.locator('.recharts-line-curve').count()).toBe(4), {
+      timeoutMs: 15_000,
+    });
     expect(await total('Sent').textContent()).toBe('2');
     expect(await total('Delivered').textContent()).toBe('1');
     expect(await total('Bounced').textContent()).toBe('1');
@@ -52,7 +55,9 @@ describe('the overview', () => {
 
     // the rates in figures and words, not by colour alone, with the thresholds written out
     const bounce = page.locator('.usage', { hasText: 'Bounce rate' });
-    await expect.poll(() => bounce.textContent(), { timeout: 15_000 }).toMatch(/50%\s*Critical/);
+    await eventually(async () => expect(await bounce.textContent()).toMatch(/50%\s*Critical/), {
+      timeoutMs: 15_000,
+    });
     expect(await bounce.textContent()).toContain('Keep it below 2%; 5% or more is critical.');
     expect(await bounce.getByRole('meter', { name: 'Bounce rate' }).count()).toBe(1);
     const complaint = page.locator('.usage', { hasText: 'Complaint rate' });
@@ -67,8 +72,10 @@ describe('the overview', () => {
     await checkScreen(page, 'overview with the delivery chart', () => chart.waitFor());
 
     await page.getByLabel('Period', { exact: true }).selectOption('7');
-    await expect.poll(() => table.getByRole('row').count(), { timeout: 15_000 }).toBe(8);
-    await expect.poll(() => chart.locator('.recharts-line-curve').count(), { timeout: 15_000 }).toBe(4);
+    await eventually(async () => expect(await table.getByRole('row').count()).toBe(8), { timeoutMs: 15_000 });
+    await eventually(async () => expect(await chart.locator('.recharts-line-curve').count()).toBe(4), {
+      timeoutMs: 15_000,
+    });
   });
 
   it("shows a message's raw source, with its Message-ID", async () => {

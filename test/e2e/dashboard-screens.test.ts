@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, type TestBrowser } from '../helpers/browser.ts';
 import { checkScreen, focusedText, scriptCookies, signInWithCode } from '../helpers/dashboard.ts';
 import { FROM, waitForStatus } from '../helpers/emails.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
 
 let server: TestServer;
@@ -42,9 +43,11 @@ describe('the dashboard, signed in', () => {
     await checkScreen(page, 'overview', (p) =>
       p.getByRole('heading', { level: 2, name: /^Plan: / }).waitFor(),
     );
-    await expect
-      .poll(() => page.getByLabel('Project', { exact: true }).inputValue())
-      .toBe(account.project.id);
+    await eventually(
+      async () =>
+        expect(await page.getByLabel('Project', { exact: true }).inputValue()).toBe(account.project.id),
+      { timeoutMs: 1_000 },
+    );
   });
 
   it('moves between screens by keyboard: skip link first, then the navigation', async () => {
@@ -56,7 +59,7 @@ describe('the dashboard, signed in', () => {
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { level: 1, name: 'API keys' }).waitFor();
     // focus lands on the new page's title, so a screen reader announces it
-    await expect.poll(() => focusedText(page), { timeout: 15_000 }).toBe('API keys');
+    await eventually(async () => expect(await focusedText(page)).toBe('API keys'), { timeoutMs: 15_000 });
   });
 
   it('creates a key: the secret is shown once with a copy button, and never again', async () => {
@@ -122,9 +125,13 @@ describe('the dashboard, signed in', () => {
     for (const event of ['queued', 'delivered']) await timeline.getByText(event, { exact: true }).waitFor();
     const frame = page.locator('iframe[title="Preview of the email\'s HTML"]');
     expect(await frame.getAttribute('sandbox')).toBe('');
-    await expect
-      .poll(() => page.frameLocator('iframe').getByRole('heading', { name: 'Hello from the log' }).count())
-      .toBe(1);
+    await eventually(
+      async () =>
+        expect(
+          await page.frameLocator('iframe').getByRole('heading', { name: 'Hello from the log' }).count(),
+        ).toBe(1),
+      { timeoutMs: 1_000 },
+    );
     // the email's script never runs: the frame has no scripts and an opaque origin
     expect(await page.title()).not.toBe('pwned');
     await checkScreen(page, 'message page', (p) => p.getByRole('region', { name: 'Timeline' }).waitFor());

@@ -2,6 +2,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, type TestBrowser } from '../helpers/browser.ts';
 import { checkScreen, signInWithCode } from '../helpers/dashboard.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
 
 /** The template screens (issue 19): from a starter, live preview as the MJML changes, errors at their line, publish. */
@@ -114,9 +115,11 @@ describe('templates in the dashboard', () => {
 
     // the phone width narrows the preview
     await page.getByRole('radio', { name: 'Phone' }).check();
-    await expect
-      .poll(async () => (await page.locator('.preview-frame').boundingBox())?.width ?? 0)
-      .toBeLessThanOrEqual(391);
+    await eventually(
+      async () =>
+        expect((await page.locator('.preview-frame').boundingBox())?.width ?? 0).toBeLessThanOrEqual(391),
+      { timeoutMs: 1_000 },
+    );
 
     await page.getByRole('link', { name: 'All templates' }).click();
     const row = page.getByRole('row', { name: /Welcome mail/ });
