@@ -5,6 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, type TestBrowser } from '../helpers/browser.ts';
 import { checkScreen, signInWithCode } from '../helpers/dashboard.ts';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.ts';
+import { publishRecords, type RecordToPublish } from '../helpers/dns-zone.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
 import { deliverToMx } from '../helpers/smtp-clients.ts';
 
@@ -77,26 +79,7 @@ const clipboard = (p: Page) =>
     ).navigator.clipboard.readText(),
   );
 
-interface PublishedRecord {
-  type: string;
-  name: string;
-  value: string;
-  priority?: number;
-}
-
-/** Publishes a domain's records in the test DNS zone, as its owner would at their DNS provider. */
-function publish(records: PublishedRecord[]) {
-  for (const r of records) {
-    const list = dns.zone.get(r.name) ?? [];
-    if (r.type === 'TXT')
-      list.push({
-        type: 'TXT',
-        data: r.value.length > 255 ? [r.value.slice(0, 255), r.value.slice(255)] : r.value,
-      });
-    else list.push({ type: 'MX', exchange: r.value, priority: r.priority ?? 10 });
-    dns.zone.set(r.name, list);
-  }
-}
+const publish = (records: RecordToPublish[]) => publishRecords(dns, records);
 
 describe('the sending screens', () => {
   it('adds a domain, shows each record with copy buttons, and checks it now', async () => {
@@ -112,7 +95,9 @@ describe('the sending screens', () => {
     const api = await server.call('GET', '/v1/domains', { key: owner.project_key.key });
     const domain = api.body.data[0];
     const records = page.getByRole('listitem').filter({ has: page.getByRole('region') });
-    await expect.poll(() => records.count(), { timeout: 15_000 }).toBe(domain.records.length);
+    await eventually(async () => expect(await records.count()).toBe(domain.records.length), {
+      timeoutMs: 15_000,
+    });
     const dkim = page.getByRole('region', { name: 'TXT · DKIM' });
     await dkim.getByText(domain.records[0].name, { exact: true }).waitFor();
     await dkim.getByText('pending', { exact: true }).waitFor();
@@ -212,7 +197,7 @@ describe('the sending screens', () => {
     await deliveries.getByText('2 deliveries · page 1 of 1').waitFor();
     // the worker sends the new attempt; the log looks again while one is pending
     const succeeded = deliveries.getByRole('row', { name: /webhook\.test/ }).filter({ hasText: 'succeeded' });
-    await expect.poll(() => succeeded.count(), { timeout: 15_000 }).toBe(2);
+    await eventually(async () => expect(await succeeded.count()).toBe(2), { timeoutMs: 15_000 });
     expect(receiver.received).toHaveLength(2);
     // a retry is the same message again: the same webhook-id
     expect(receiver.received[1]?.headers['webhook-id']).toBe(receiver.received[0]?.headers['webhook-id']);
@@ -313,9 +298,13 @@ describe('the sending screens', () => {
     await page.getByRole('region', { name: 'Authentication' }).getByText('SPF').waitFor();
     const frame = page.locator('iframe[title="Preview of the message\'s HTML"]');
     expect(await frame.getAttribute('sandbox')).toBe('');
-    await expect
-      .poll(() => page.frameLocator('iframe').getByRole('heading', { name: 'Where is my parcel?' }).count())
-      .toBe(1);
+    await eventually(
+      async () =>
+        expect(
+          await page.frameLocator('iframe').getByRole('heading', { name: 'Where is my parcel?' }).count(),
+        ).toBe(1),
+      { timeoutMs: 1_000 },
+    );
     expect(await page.title()).not.toBe('pwned');
     await checkScreen(page, 'inbound message', (p) => p.getByRole('region', { name: 'Content' }).waitFor());
     await page.getByRole('tab', { name: 'Text', exact: true }).click();

@@ -4,6 +4,7 @@ import { createDnsLookup } from '../../src/domain/sending-domains/dns-lookup.ts'
 import { recheckDomains } from '../../src/domain/sending-domains/domains.ts';
 import { expectError } from '../helpers/assertions.ts';
 import { authenticateAtReceiver, startDnsServer, type TestDnsServer } from '../helpers/dns-server.ts';
+import { publishRecords } from '../helpers/dns-zone.ts';
 import { waitForStatus } from '../helpers/emails.ts';
 import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
 
@@ -33,19 +34,7 @@ type Rec = {
   required: boolean;
 };
 
-/** Publishes the records Posthorn asked for in the test DNS zone. */
-function publish(records: Rec[]) {
-  for (const r of records) {
-    const list = dns.zone.get(r.name) ?? [];
-    if (r.type === 'TXT')
-      list.push({
-        type: 'TXT',
-        data: r.value.length > 255 ? [r.value.slice(0, 255), r.value.slice(255)] : r.value,
-      });
-    else list.push({ type: 'MX', exchange: r.value, priority: r.priority ?? 10 });
-    dns.zone.set(r.name, list);
-  }
-}
+const publish = (records: Rec[]) => publishRecords(dns, records);
 
 describe('adding a domain', () => {
   it('returns the DNS records to publish, each pending', async () => {
