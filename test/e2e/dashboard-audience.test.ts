@@ -4,6 +4,7 @@ import { launchBrowser, type TestBrowser } from '../helpers/browser.ts';
 import { checkScreen, signInWithCode } from '../helpers/dashboard.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
+import { signInByCode } from '../helpers/sessions.ts';
 
 /** The audience and settings screens: contacts, lists, segments, settings, members and account. */
 
@@ -44,14 +45,7 @@ async function linkToken(email: string, kind: string, since: number): Promise<st
 }
 
 /** A dashboard session opened through the API (another device of the same person). */
-async function apiSession(email: string): Promise<string> {
-  const since = server.sink.messages.length;
-  expect((await server.call('POST', '/api/auth/login', { body: { email } })).status).toBe(200);
-  const code = await server.codeFor(email, since);
-  const verified = await server.call('POST', '/api/auth/login/verify', { body: { email, code } });
-  expect(verified.status, JSON.stringify(verified.body)).toBe(200);
-  return verified.body.token;
-}
+const apiSession = async (email: string) => (await signInByCode(server, email, 60_000)).token;
 
 describe('the audience screens', () => {
   it('creates a contact, and shows its fields, consent history and events', async () => {

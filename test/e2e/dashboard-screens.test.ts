@@ -5,6 +5,7 @@ import { checkScreen, focusedText, scriptCookies, signInWithCode } from '../help
 import { FROM, waitForStatus } from '../helpers/emails.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
+import { signInByCode } from '../helpers/sessions.ts';
 
 let server: TestServer;
 let browser: TestBrowser;
@@ -20,14 +21,7 @@ beforeAll(async () => {
 });
 
 /** Signs in through the dashboard API and returns the session token (for `Authorization: Bearer`). */
-async function apiSession(email: string): Promise<string> {
-  const since = server.sink.messages.length;
-  expect((await server.call('POST', '/api/auth/login', { body: { email } })).status).toBe(200);
-  const code = await server.codeFor(email, since);
-  const verified = await server.call('POST', '/api/auth/login/verify', { body: { email, code } });
-  expect(verified.status, JSON.stringify(verified.body)).toBe(200);
-  return verified.body.token;
-}
+const apiSession = async (email: string) => (await signInByCode(server, email, 60_000)).token;
 
 afterAll(async () => {
   await browser?.close();

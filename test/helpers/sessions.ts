@@ -8,8 +8,11 @@ export interface Session {
   csrf: string;
 }
 
-/** Signs in through the dashboard's code sign-in: asks for a code, reads it from the sink, verifies it. */
-export async function signInByCode(server: TestServer, email: string): Promise<Session> {
+/**
+ * Signs in through the dashboard's code sign-in: asks for a code, reads it from the sink (waiting up
+ * to `timeoutMs` for it), verifies it.
+ */
+export async function signInByCode(server: TestServer, email: string, timeoutMs = 15_000): Promise<Session> {
   const since = server.sink.messages.length;
   expect((await server.call('POST', '/api/auth/login', { body: { email } })).status).toBe(200);
   const message = await server.sink.waitFor(
@@ -17,6 +20,7 @@ export async function signInByCode(server: TestServer, email: string): Promise<S
       m.to.includes(email) &&
       /login code/i.test(m.parsed.subject ?? '') &&
       server.sink.messages.indexOf(m) >= since,
+    timeoutMs,
   );
   const res = await server.call('POST', '/api/auth/login/verify', { body: { email, code: codeIn(message) } });
   expect(res.status, JSON.stringify(res.body)).toBe(200);
