@@ -46,6 +46,8 @@ export interface Config {
   workerConcurrency: number;
   poolSize: number;
   logLevel: string;
+  /** `text`: readable lines; `json`: pino's JSON lines; `auto`: text on a terminal, JSON otherwise. */
+  logFormat: 'auto' | 'text' | 'json';
   embeddedPgPort: number;
   /** Seconds to wait before each delivery retry; the last one repeats. */
   retrySchedule: number[];
@@ -173,6 +175,13 @@ function trustProxy(env: Env, name: string): TrustProxy {
   return entries;
 }
 
+function logFormat(env: Env, name: string): Config['logFormat'] {
+  const raw = (env[name] ?? '').trim().toLowerCase() || 'auto';
+  if (raw !== 'auto' && raw !== 'text' && raw !== 'json')
+    throw new ConfigError(`${name} must be auto, text or json, got "${env[name]}"`);
+  return raw;
+}
+
 function plan(env: Env, name: string): string {
   const raw = (env[name] ?? '').trim().toLowerCase();
   if (raw === '') return DEFAULT_PLAN;
@@ -250,6 +259,7 @@ export function loadConfig(env: Env = process.env): Config {
     workerConcurrency: integer(env, 'POSTHORN_WORKER_CONCURRENCY', 10, 1, 1000),
     poolSize: integer(env, 'POSTHORN_PG_POOL_SIZE', 12, 1, 1000),
     logLevel: env.LOG_LEVEL || 'info',
+    logFormat: logFormat(env, 'POSTHORN_LOG_FORMAT'),
     embeddedPgPort: integer(env, 'POSTHORN_EMBEDDED_PG_PORT', 0, 0, 65535),
     retrySchedule: retrySchedule(env.POSTHORN_RETRY_SCHEDULE),
     retryForHours: integer(env, 'POSTHORN_RETRY_FOR_HOURS', 72, 0, 24 * 30),

@@ -1,10 +1,11 @@
 import { Command } from 'commander';
-import pino, { type Logger } from 'pino';
+import type { Logger } from 'pino';
 import { registerClientCommands } from './cli/client-commands.ts';
 import { runOperatorCommand } from './cli/operator.ts';
 import { type Config, ConfigError, loadConfig } from './config.ts';
 import { ensureWebBuild } from './http/web-app.ts';
 import { type RoleName, type Runtime, startRuntime } from './runtime.ts';
+import { announceStart, createLogger } from './startup-log.ts';
 
 /**
  * Starts the given roles and stops them cleanly on SIGTERM/SIGINT. The signals are this process's
@@ -13,7 +14,7 @@ import { type RoleName, type Runtime, startRuntime } from './runtime.ts';
  */
 async function serve(roles: RoleName[]) {
   const config = loadConfig();
-  const log = pino({ level: config.logLevel });
+  const log = createLogger(config);
   let stopSignal: string | undefined;
   let started = false;
   const starting = startRoles(config, roles, log, () => stopSignal !== undefined);
@@ -43,8 +44,9 @@ async function serve(roles: RoleName[]) {
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
-  await starting;
+  const runtime = await starting;
   started = true;
+  if (runtime && !stopSignal) announceStart(log, config, runtime);
 }
 
 /** The roles' runtime, or nothing when a stop was asked for before it began. */
