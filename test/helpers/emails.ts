@@ -85,6 +85,18 @@ export function campaignMessages(messages: SinkMessage[], campaignId: string): S
   return messages.filter((m) => String(m.parsed.headers.get('feedback-id') ?? '').includes(campaignId));
 }
 
+/** Records messages a project has sent today (in one usage shard, 0 unless named), as if it had sent them. */
+export async function addUsageToday(
+  server: TestServer,
+  projectId: string,
+  counts: { sent: number; shared_domain_sent?: number; shard?: number },
+) {
+  await server.runtime.ctx.db
+    .insertInto('sending_usage')
+    .values({ project_id: projectId, day: new Date().toISOString().slice(0, 10), shard: 0, ...counts })
+    .execute();
+}
+
 export async function countEmails(server: TestServer): Promise<number> {
   const row = await server.runtime.ctx.db
     .selectFrom('emails')

@@ -2,6 +2,7 @@ import SwaggerParser from '@apidevtools/swagger-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setWorkspacePlan } from '../../src/domain/accounts/workspaces.ts';
 import { expectError } from '../helpers/assertions.ts';
+import { addUsageToday } from '../helpers/emails.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 let server: TestServer;
@@ -143,10 +144,7 @@ describe('GET /v1/me and GET /v1/limits', () => {
     });
     expect(limits.body.features).toMatchObject({ automations: false, custom_domains: true });
 
-    await server.runtime.ctx.db
-      .insertInto('sending_usage')
-      .values({ project_id: project.id, day: new Date().toISOString().slice(0, 10), shard: 3, sent: 5 })
-      .execute();
+    await addUsageToday(server, project.id, { sent: 5, shard: 3 });
     const used = await server.call('GET', '/v1/limits', { key: project_key.key });
     expect(used.body.sending).toMatchObject({ this_month: 5, remaining: 2995 });
 

@@ -5,6 +5,7 @@ import { sendCampaignBatch } from '../../src/domain/campaigns/send-batch.ts';
 import { suppress } from '../../src/domain/emails/suppressions.ts';
 import { expectError } from '../helpers/assertions.ts';
 import {
+  addUsageToday,
   campaignMessages,
   FROM,
   insertVerifiedDomain,
@@ -323,16 +324,7 @@ describe('sending a campaign', () => {
     const theirs = (await server.call('POST', '/v1/lists', { key: k, body: { name: 'All' } })).body.id;
     await server.call('POST', `/v1/lists/${theirs}/contacts`, { key: k, body: { emails: readers } });
     // the free plan's 3,000 messages a month, all but two used
-    await server.runtime.ctx.db
-      .insertInto('sending_usage')
-      .values({
-        project_id: other.project.id,
-        day: new Date().toISOString().slice(0, 10),
-        shard: 0,
-        sent: 2_998,
-        shared_domain_sent: 0,
-      })
-      .execute();
+    await addUsageToday(server, other.project.id, { sent: 2_998, shared_domain_sent: 0 });
     const id = await createCampaign(campaign({ list_ids: [theirs] }), k);
     const refused = await send(id, k);
     expect(refused.status, JSON.stringify(refused.body)).toBe(402);

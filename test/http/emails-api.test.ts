@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setWorkspacePlan } from '../../src/domain/accounts/workspaces.ts';
-import { countEmails, expectError, FROM, waitForStatus } from '../helpers/emails.ts';
+import { addUsageToday, countEmails, expectError, FROM, waitForStatus } from '../helpers/emails.ts';
 import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
 
 let server: TestServer;
@@ -21,10 +21,7 @@ const send = (body: unknown, headers?: Record<string, string>) =>
 
 /** Usage already counted today for a project, as earlier sends would have left it. */
 const addUsage = (projectId: string, counts: { sent: number; shared_domain_sent?: number }) =>
-  server.runtime.ctx.db
-    .insertInto('sending_usage')
-    .values({ project_id: projectId, day: new Date().toISOString().slice(0, 10), shard: 0, ...counts })
-    .execute();
+  addUsageToday(server, projectId, counts);
 
 describe('POST /v1/emails delivers every field as sent', () => {
   it('arrives in the SMTP sink with addresses, bodies, headers, attachments, inline image and Posthorn headers', async () => {
@@ -186,12 +183,8 @@ describe('refusals write nothing', () => {
 
   it('refuses past the monthly allowance with 402 and past the shared-domain daily cap with 429', async () => {
     const other = await server.signupConfirmed();
-    const today = new Date().toISOString().slice(0, 10);
     const body = { from: FROM, to: 'a@example.org', subject: 'S', text: 'x' };
-    await server.runtime.ctx.db
-      .insertInto('sending_usage')
-      .values({ project_id: other.project.id, day: today, shard: 0, sent: 3000 })
-      .execute();
+    await addUsage(other.project.id, { sent: 3000 });
     const before = await countEmails(server);
     const monthly = await server.call('POST', '/v1/emails', { key: other.project_key.key, body });
     expect(monthly.status).toBe(402);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setWorkspacePlan } from '../../src/domain/accounts/workspaces.ts';
 import { expectError } from '../helpers/assertions.ts';
-import { FROM } from '../helpers/emails.ts';
+import { addUsageToday, FROM } from '../helpers/emails.ts';
 import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
 
 /**
@@ -109,16 +109,7 @@ describe('a 429 says which limit it is', () => {
   it("the shared domain's daily cap is `daily_limit`", async () => {
     const other = await server.signupConfirmed();
     await setWorkspacePlan(server.runtime.ctx, other.workspace.id, 'starter');
-    await server.runtime.ctx.db
-      .insertInto('sending_usage')
-      .values({
-        project_id: other.project.id,
-        day: new Date().toISOString().slice(0, 10),
-        shard: 0,
-        sent: 500,
-        shared_domain_sent: 500,
-      })
-      .execute();
+    await addUsageToday(server, other.project.id, { sent: 500, shared_domain_sent: 500 });
     const daily = await call(
       'POST',
       '/v1/emails',
