@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { type ReactNode, useId, useState } from 'react';
 
 async function copy(text: string): Promise<boolean> {
   try {
@@ -32,5 +32,30 @@ export function CopyButton({ value, label = 'Copy' }: { value: string; label?: s
             : ''}
       </span>
     </>
+  );
+}
+
+/** A read-only value with its copy button (named "Copy <label>" unless `copyLabel` says otherwise). */
+export function CopyField({
+  label,
+  value,
+  hint,
+  copyLabel = `Copy ${label.toLowerCase()}`,
+}: {
+  label: string;
+  value: string;
+  hint?: ReactNode;
+  copyLabel?: string;
+}) {
+  const id = useId();
+  return (
+    <div className="field">
+      <label htmlFor={id}>{label}</label>
+      <div className="copy-row">
+        <input id={id} readOnly value={value} onFocus={(e) => e.target.select()} spellCheck={false} />
+        <CopyButton value={value} label={copyLabel} />
+      </div>
+      {hint && <p className="hint">{hint}</p>}
+    </div>
   );
 }

@@ -40,26 +40,24 @@ export function RateForm({
   };
   return (
     <form onSubmit={submit} aria-label={label}>
-      <Field
-        label="Messages per second"
-        type="number"
-        min={1}
-        max={100000}
-        placeholder="no limit"
-        hint="Blank for no limit."
-        value={perSecond}
-        onChange={(e) => setPerSecond(e.target.value)}
-      />
-      <Field
-        label="Messages per hour"
-        type="number"
-        min={1}
-        max={360000000}
-        placeholder="no limit"
-        hint="Blank for no limit."
-        value={perHour}
-        onChange={(e) => setPerHour(e.target.value)}
-      />
+      {(
+        [
+          ['Messages per second', 100_000, perSecond, setPerSecond],
+          ['Messages per hour', 360_000_000, perHour, setPerHour],
+        ] as const
+      ).map(([label, max, value, set]) => (
+        <Field
+          key={label}
+          label={label}
+          type="number"
+          min={1}
+          max={max}
+          placeholder="no limit"
+          hint="Blank for no limit."
+          value={value}
+          onChange={(e) => set(e.target.value)}
+        />
+      ))}
       {saving.isSuccess && <Notice tone="success">Sending rate saved.</Notice>}
       <ErrorMessage error={saving.error} />
       <button type="submit" className="btn primary" disabled={saving.isPending}>

@@ -1,8 +1,9 @@
 import { useMutation } from '@tanstack/react-query';
-import { type FormEvent, useState } from 'react';
+import { useState } from 'react';
 import { useProject } from '../project.tsx';
-import { ErrorMessage, Notice } from './Alert.tsx';
+import { Notice } from './Alert.tsx';
 import { Field } from './Field.tsx';
+import { ActionForm } from './Form.tsx';
 
 /**
  * "Send a test": to your own address (prefilled) or a project member's, the only addresses the API
@@ -16,13 +17,21 @@ export function TestSend({ hint, send }: { hint: string; send(to: string): Promi
     mutationFn: () => send(to.trim()),
     onSuccess: () => setSentTo(to.trim()),
   });
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    setSentTo(null);
-    test.mutate();
-  };
   return (
-    <form onSubmit={submit} aria-label="Send a test" className="test-send">
+    <ActionForm
+      label="Send a test"
+      className="test-send"
+      action={test}
+      onSubmit={() => {
+        setSentTo(null);
+        test.mutate();
+      }}
+      submit="Send test"
+      pendingLabel="Sending…"
+      submitClassName="btn"
+      note={sentTo && <Notice tone="success">Test sent to {sentTo}.</Notice>}
+      row
+    >
       <Field
         label="Send a test to"
         type="email"
@@ -31,13 +40,6 @@ export function TestSend({ hint, send }: { hint: string; send(to: string): Promi
         value={to}
         onChange={(e) => setTo(e.target.value)}
       />
-      <ErrorMessage error={test.error} />
-      {sentTo && <Notice tone="success">Test sent to {sentTo}.</Notice>}
-      <div className="actions">
-        <button type="submit" className="btn" disabled={test.isPending}>
-          {test.isPending ? 'Sending…' : 'Send test'}
-        </button>
-      </div>
-    </form>
+    </ActionForm>
   );
 }

@@ -1,79 +1,50 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { type FormEvent, useId, useState } from 'react';
 import { account, type SessionItem, sessionsQuery } from '../../api/audience.ts';
 import { sessionQuery } from '../../api/endpoints.ts';
 import { ErrorMessage, Notice } from '../../components/Alert.tsx';
-import { Field } from '../../components/Field.tsx';
+import { DataTable } from '../../components/DataTable.tsx';
+import { ActionForm } from '../../components/Form.tsx';
 import { formatDateTime } from '../../components/format.ts';
+import { MIN_PASSWORD_LENGTH, useNewPassword } from '../../components/NewPassword.tsx';
 import { PageHeader } from '../../components/PageHeader.tsx';
+import { Facts, Section } from '../../components/Section.tsx';
 import { useProject } from '../../project.tsx';
-
-// the server has the last word (its 400 names the rule); this only saves a round trip
-const MIN_LENGTH = 10;
 
 function PasswordCard({ hasPassword }: { hasPassword: boolean }) {
   const queryClient = useQueryClient();
-  const id = useId();
-  const [password, setPassword] = useState('');
-  const [confirm, setConfirm] = useState('');
-  const [mismatch, setMismatch] = useState(false);
+  const password = useNewPassword();
   const save = useMutation({
-    mutationFn: () => account.setPassword(password),
+    mutationFn: () => account.setPassword(password.password),
     onSuccess: async () => {
-      setPassword('');
-      setConfirm('');
+      password.clear();
       await queryClient.invalidateQueries({ queryKey: sessionQuery.queryKey });
       await queryClient.invalidateQueries({ queryKey: sessionsQuery.queryKey });
     },
   });
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    setMismatch(password !== confirm);
-    if (password === confirm) save.mutate();
-  };
   const title = hasPassword ? 'Change your password' : 'Set a password';
   return (
-    <section className="card" aria-labelledby={id}>
-      <h2 id={id}>{title}</h2>
+    <Section title={title}>
       <p className="muted">
         {hasPassword
           ? 'Signing in by emailed code keeps working too.'
           : 'You sign in with an emailed code; a password lets you sign in without waiting for it.'}
       </p>
-      <form onSubmit={submit} aria-label={title}>
-        <Field
-          label="New password"
-          type="password"
-          autoComplete="new-password"
-          minLength={MIN_LENGTH}
-          maxLength={200}
-          required
-          hint={`At least ${MIN_LENGTH} characters. Your other sessions are signed out.`}
-          value={password}
-          onChange={(e) => setPassword(e.target.value)}
-        />
-        <Field
-          label="Repeat the new password"
-          type="password"
-          autoComplete="new-password"
-          required
-          value={confirm}
-          onChange={(e) => setConfirm(e.target.value)}
-        />
-        {mismatch && (
-          <p className="alert alert-error" role="alert">
-            The two passwords differ.
-          </p>
-        )}
+      <ActionForm
+        label={title}
+        action={save}
+        onSubmit={() => password.agrees() && save.mutate()}
+        submit="Save password"
+        pendingLabel="Saving…"
+      >
+        {password.fields({
+          hint: `At least ${MIN_PASSWORD_LENGTH} characters. Your other sessions are signed out.`,
+          maxLength: 200,
+        })}
         {save.isSuccess && (
           <Notice tone="success">Password saved. Your other sessions were signed out.</Notice>
         )}
-        <ErrorMessage error={save.error} />
-        <button type="submit" className="btn primary" disabled={save.isPending}>
-          {save.isPending ? 'Saving…' : 'Save password'}
-        </button>
-      </form>
-    </section>
+      </ActionForm>
+    </Section>
   );
 }
 
@@ -115,45 +86,34 @@ function RevokeSession({ item }: { item: SessionItem }) {
 }
 
 function SessionsCard() {
-  const id = useId();
   const sessions = useQuery(sessionsQuery);
   return (
-    <section className="card wide" aria-labelledby={id}>
-      <h2 id={id}>Signed-in sessions</h2>
+    <Section title="Signed-in sessions" wide>
       <ErrorMessage error={sessions.error} />
       {sessions.data && (
-        <table className="table">
-          <caption className="visually-hidden">Your sessions, newest first</caption>
-          <thead>
-            <tr>
-              <th scope="col">Device</th>
-              <th scope="col">IP address</th>
-              <th scope="col">Signed in</th>
-              <th scope="col">Last used</th>
-              <th scope="col">Actions</th>
-            </tr>
-          </thead>
-          <tbody>
-            {sessions.data.data.map((s) => (
-              <tr key={s.id}>
-                <th scope="row" data-label="Device" className="break" title={s.user_agent ?? undefined}>
+        <DataTable
+          caption="Your sessions, newest first"
+          rows={sessions.data.data}
+          columns={[
+            {
+              label: 'Device',
+              className: 'break',
+              title: (s) => s.user_agent ?? undefined,
+              cell: (s) => (
+                <>
                   {deviceOf(s.user_agent)}
                   {s.current && <span className="badge badge-good session-current">this browser</span>}
-                </th>
-                <td data-label="IP address" className="break">
-                  {s.ip ?? '—'}
-                </td>
-                <td data-label="Signed in">{formatDateTime(s.created_at)}</td>
-                <td data-label="Last used">{formatDateTime(s.last_used_at)}</td>
-                <td data-label="Actions">
-                  <RevokeSession item={s} />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+                </>
+              ),
+            },
+            { label: 'IP address', cell: (s) => s.ip ?? '—', className: 'break' },
+            { label: 'Signed in', cell: (s) => formatDateTime(s.created_at) },
+            { label: 'Last used', cell: (s) => formatDateTime(s.last_used_at) },
+            { label: 'Actions', cell: (s) => <RevokeSession item={s} /> },
+          ]}
+        />
       )}
-    </section>
+    </Section>
   );
 }
 
@@ -165,19 +125,14 @@ export default function Account() {
     <>
       <PageHeader title="Account" />
       <div className="detail">
-        <section className="card" aria-labelledby="account-who">
-          <h2 id="account-who">You</h2>
-          <dl className="facts">
-            <div className="fact">
-              <dt>Name</dt>
-              <dd>{name}</dd>
-            </div>
-            <div className="fact">
-              <dt>Email</dt>
-              <dd>{email}</dd>
-            </div>
-          </dl>
-        </section>
+        <Section title="You">
+          <Facts
+            rows={[
+              ['Name', name],
+              ['Email', email],
+            ]}
+          />
+        </Section>
         <PasswordCard hasPassword={has_password === true} />
         <SessionsCard />
       </div>

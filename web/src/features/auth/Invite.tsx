@@ -1,31 +1,15 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { getRouteApi, Link, useNavigate } from '@tanstack/react-router';
-import { type FormEvent, useId, useState } from 'react';
+import { useState } from 'react';
 import { type InvitationPreview, invitationQuery, invitations, sessionQuery } from '../../api/endpoints.ts';
 import { ErrorMessage, Notice } from '../../components/Alert.tsx';
-import { Field } from '../../components/Field.tsx';
+import { CheckboxField, Field } from '../../components/Field.tsx';
+import { ActionForm } from '../../components/Form.tsx';
 import { rememberProject } from '../../project.tsx';
 import { useSignOut } from '../../sign-out.ts';
 import { PublicPage } from './PublicPage.tsx';
 
 const route = getRouteApi('/invite');
-
-function TermsBox({ checked, onChange }: { checked: boolean; onChange(checked: boolean): void }) {
-  const id = useId();
-  return (
-    <div className="field checkbox">
-      <input
-        id={id}
-        type="checkbox"
-        name="accept_terms"
-        required
-        checked={checked}
-        onChange={(e) => onChange(e.target.checked)}
-      />
-      <label htmlFor={id}>I accept the terms of service</label>
-    </div>
-  );
-}
 
 /** Accepting: a new account gives its name and ticks the terms box itself; a signed-in one just joins. */
 function AcceptForm({
@@ -49,12 +33,13 @@ function AcceptForm({
       await navigate({ to: '/' });
     },
   });
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    accept.mutate();
-  };
   return (
-    <form onSubmit={submit} aria-label="Accept the invitation">
+    <ActionForm
+      label="Accept the invitation"
+      action={accept}
+      submit={newAccount ? 'Create account and join' : 'Accept and join'}
+      pendingLabel="Joining…"
+    >
       {newAccount && (
         <>
           <p>Accepting creates your Posthorn account for {invitation.email}.</p>
@@ -67,14 +52,16 @@ function AcceptForm({
             value={name}
             onChange={(e) => setName(e.target.value)}
           />
-          <TermsBox checked={terms} onChange={setTerms} />
+          <CheckboxField
+            label="I accept the terms of service"
+            name="accept_terms"
+            required
+            checked={terms}
+            onChange={setTerms}
+          />
         </>
       )}
-      <ErrorMessage error={accept.error} />
-      <button type="submit" className="btn primary" disabled={accept.isPending}>
-        {accept.isPending ? 'Joining…' : newAccount ? 'Create account and join' : 'Accept and join'}
-      </button>
-    </form>
+    </ActionForm>
   );
 }
 

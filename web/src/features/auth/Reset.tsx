@@ -1,22 +1,18 @@
 import { useMutation } from '@tanstack/react-query';
 import { getRouteApi, Link } from '@tanstack/react-router';
-import { type FormEvent, useState } from 'react';
 import { auth } from '../../api/endpoints.ts';
-import { ErrorMessage, Notice } from '../../components/Alert.tsx';
-import { Field } from '../../components/Field.tsx';
+import { Notice } from '../../components/Alert.tsx';
+import { ActionForm } from '../../components/Form.tsx';
+import { MIN_PASSWORD_LENGTH, useNewPassword } from '../../components/NewPassword.tsx';
 import { PublicPage } from './PublicPage.tsx';
 
 const route = getRouteApi('/reset');
-// the server has the last word (its 400 names the rule); this only saves a round trip
-const MIN_LENGTH = 10;
 
 /** The page of the emailed reset link: a new password, once; a used or expired link says so. */
 export default function Reset() {
   const { token } = route.useSearch();
-  const [password, setPassword] = useState('');
-  const [confirm, setConfirm] = useState('');
-  const [mismatch, setMismatch] = useState(false);
-  const reset = useMutation({ mutationFn: () => auth.resetPassword(token ?? '', password) });
+  const password = useNewPassword();
+  const reset = useMutation({ mutationFn: () => auth.resetPassword(token ?? '', password.password) });
 
   if (!token) {
     return (
@@ -44,49 +40,24 @@ export default function Reset() {
       </PublicPage>
     );
   }
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    setMismatch(password !== confirm);
-    if (password === confirm) reset.mutate();
-  };
   return (
     <PublicPage title="Set a new password">
-      <form onSubmit={submit} aria-label="Set a new password">
-        <Field
-          label="New password"
-          type="password"
-          name="password"
-          autoComplete="new-password"
-          minLength={MIN_LENGTH}
-          required
-          hint={`At least ${MIN_LENGTH} characters.`}
-          value={password}
-          onChange={(e) => setPassword(e.target.value)}
-        />
-        <Field
-          label="Repeat the new password"
-          type="password"
-          name="confirm"
-          autoComplete="new-password"
-          required
-          value={confirm}
-          onChange={(e) => setConfirm(e.target.value)}
-        />
-        {mismatch && (
-          <p className="alert alert-error" role="alert">
-            The two passwords differ.
-          </p>
-        )}
-        <ErrorMessage error={reset.error} />
-        {reset.isError && (
-          <p>
-            <Link to="/forgot">Ask for a new link</Link>
-          </p>
-        )}
-        <button type="submit" className="btn primary" disabled={reset.isPending}>
-          {reset.isPending ? 'Saving…' : 'Set password'}
-        </button>
-      </form>
+      <ActionForm
+        label="Set a new password"
+        action={reset}
+        onSubmit={() => password.agrees() && reset.mutate()}
+        submit="Set password"
+        pendingLabel="Saving…"
+        note={
+          reset.isError && (
+            <p>
+              <Link to="/forgot">Ask for a new link</Link>
+            </p>
+          )
+        }
+      >
+        {password.fields({ hint: `At least ${MIN_PASSWORD_LENGTH} characters.`, names: true })}
+      </ActionForm>
     </PublicPage>
   );
 }

@@ -1,10 +1,12 @@
 import * as Tabs from '@radix-ui/react-tabs';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { getRouteApi, Link, useNavigate } from '@tanstack/react-router';
-import { type FormEvent, useState } from 'react';
+import { useState } from 'react';
 import { auth, sessionQuery } from '../../api/endpoints.ts';
-import { ErrorMessage, Notice } from '../../components/Alert.tsx';
+import { Notice } from '../../components/Alert.tsx';
 import { Field } from '../../components/Field.tsx';
+import { ActionForm } from '../../components/Form.tsx';
+import { EmailField } from './EmailField.tsx';
 import { PublicPage } from './PublicPage.tsx';
 
 const route = getRouteApi('/sign-in');
@@ -35,34 +37,38 @@ function EmailCodeForm() {
   });
 
   if (!sentTo) {
-    const submit = (e: FormEvent) => {
-      e.preventDefault();
-      send.mutate(email.trim());
-    };
     return (
-      <form onSubmit={submit} aria-label="Sign in with an emailed code">
-        <Field
-          label="Email"
-          type="email"
-          name="email"
-          autoComplete="email"
-          required
-          value={email}
-          onChange={(e) => setEmail(e.target.value)}
-        />
-        <ErrorMessage error={send.error} />
-        <button type="submit" className="btn primary" disabled={send.isPending}>
-          {send.isPending ? 'Sending…' : 'Email me a code'}
-        </button>
-      </form>
+      <ActionForm
+        label="Sign in with an emailed code"
+        action={send}
+        onSubmit={() => send.mutate(email.trim())}
+        submit="Email me a code"
+        pendingLabel="Sending…"
+      >
+        <EmailField autoComplete="email" value={email} onChange={setEmail} />
+      </ActionForm>
     );
   }
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    verify.mutate();
-  };
   return (
-    <form onSubmit={submit} aria-label="Enter the emailed code">
+    <ActionForm
+      label="Enter the emailed code"
+      action={verify}
+      submit="Sign in"
+      pendingLabel="Signing in…"
+      more={
+        <button
+          type="button"
+          className="btn link"
+          onClick={() => {
+            setSentTo(null);
+            setCode('');
+            verify.reset();
+          }}
+        >
+          Use another email
+        </button>
+      }
+    >
       <Notice>
         If <strong>{sentTo}</strong> has an account, a six-character code is on its way. It is valid for a few
         minutes.
@@ -78,24 +84,7 @@ function EmailCodeForm() {
         value={code}
         onChange={(e) => setCode(e.target.value)}
       />
-      <ErrorMessage error={verify.error} />
-      <div className="actions">
-        <button type="submit" className="btn primary" disabled={verify.isPending}>
-          {verify.isPending ? 'Signing in…' : 'Sign in'}
-        </button>
-        <button
-          type="button"
-          className="btn link"
-          onClick={() => {
-            setSentTo(null);
-            setCode('');
-            verify.reset();
-          }}
-        >
-          Use another email
-        </button>
-      </div>
-    </form>
+    </ActionForm>
   );
 }
 
@@ -107,21 +96,19 @@ function PasswordForm() {
     mutationFn: () => auth.signInWithPassword(email.trim(), password),
     onSuccess: signedIn,
   });
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    signIn.mutate();
-  };
   return (
-    <form onSubmit={submit} aria-label="Sign in with a password">
-      <Field
-        label="Email"
-        type="email"
-        name="email"
-        autoComplete="username"
-        required
-        value={email}
-        onChange={(e) => setEmail(e.target.value)}
-      />
+    <ActionForm
+      label="Sign in with a password"
+      action={signIn}
+      submit="Sign in"
+      pendingLabel="Signing in…"
+      more={
+        <Link to="/forgot" className="btn link">
+          Forgot your password?
+        </Link>
+      }
+    >
+      <EmailField autoComplete="username" value={email} onChange={setEmail} />
       <Field
         label="Password"
         type="password"
@@ -131,16 +118,7 @@ function PasswordForm() {
         value={password}
         onChange={(e) => setPassword(e.target.value)}
       />
-      <ErrorMessage error={signIn.error} />
-      <div className="actions">
-        <button type="submit" className="btn primary" disabled={signIn.isPending}>
-          {signIn.isPending ? 'Signing in…' : 'Sign in'}
-        </button>
-        <Link to="/forgot" className="btn link">
-          Forgot your password?
-        </Link>
-      </div>
-    </form>
+    </ActionForm>
   );
 }
 

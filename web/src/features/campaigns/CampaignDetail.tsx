@@ -2,6 +2,8 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { getRouteApi, Link } from '@tanstack/react-router';
 import { type Campaign, campaignQuery, campaigns } from '../../api/campaigns.ts';
 import { ErrorMessage, Notice } from '../../components/Alert.tsx';
+import { DataTable } from '../../components/DataTable.tsx';
+import { ConfirmButton } from '../../components/Dialog.tsx';
 import { formatDateTime, formatNumber } from '../../components/format.ts';
 import { PageHeader } from '../../components/PageHeader.tsx';
 import { StatusBadge } from '../../components/StatusBadge.tsx';
@@ -21,17 +23,24 @@ function Count({ label, value }: { label: string; value: number | undefined }) {
   );
 }
 
-function Actions({ campaign }: { campaign: Campaign }) {
+/** Pauses, resumes or cancels the campaign; the answer names what changed (the rest stays as loaded). */
+function useCampaignAction(campaign: Campaign, action: 'pause' | 'resume' | 'cancel') {
   const { project } = useProject();
   const queryClient = useQueryClient();
-  const act = useMutation({
-    mutationFn: (action: 'pause' | 'resume' | 'cancel') => campaigns[action](project.id, campaign.id),
-    // the answer names what an action changes (CampaignActionResult): the rest stays as loaded
+  return useMutation({
+    mutationFn: () => campaigns[action](project.id, campaign.id),
     onSuccess: (updated) =>
       queryClient.setQueryData(campaignQuery(project.id, campaign.id).queryKey, (old) =>
         old ? { ...old, ...updated } : old,
       ),
   });
+}
+
+function Actions({ campaign }: { campaign: Campaign }) {
+  const pause = useCampaignAction(campaign, 'pause');
+  const resume = useCampaignAction(campaign, 'resume');
+  const cancel = useCampaignAction(campaign, 'cancel');
+  const busy = pause.isPending || resume.isPending || cancel.isPending;
   const can = {
     pause: campaign.status === 'sending' || campaign.status === 'scheduled',
     resume: campaign.status === 'paused',
@@ -41,29 +50,28 @@ function Actions({ campaign }: { campaign: Campaign }) {
   return (
     <div className="actions">
       {can.pause && (
-        <button type="button" className="btn" onClick={() => act.mutate('pause')} disabled={act.isPending}>
+        <button type="button" className="btn" onClick={() => pause.mutate()} disabled={busy}>
           Pause
         </button>
       )}
       {can.resume && (
-        <button type="button" className="btn" onClick={() => act.mutate('resume')} disabled={act.isPending}>
+        <button type="button" className="btn" onClick={() => resume.mutate()} disabled={busy}>
           Resume
         </button>
       )}
       {can.cancel && (
-        <button
-          type="button"
-          className="btn danger"
-          disabled={act.isPending}
-          onClick={() => {
-            if (window.confirm('Cancel the campaign? Messages not sent yet are dropped.'))
-              act.mutate('cancel');
-          }}
-        >
-          Cancel campaign
-        </button>
+        <ConfirmButton
+          label="Cancel campaign"
+          disabled={busy}
+          title="Cancel the campaign?"
+          description="Messages not sent yet are dropped."
+          confirm="Cancel campaign"
+          pendingLabel="Cancelling…"
+          cancelLabel="Keep the campaign"
+          action={cancel}
+        />
       )}
-      <ErrorMessage error={act.error} />
+      <ErrorMessage error={pause.error ?? resume.error} />
     </div>
   );
 }
@@ -118,29 +126,19 @@ function Progress({ campaign }: { campaign: Campaign }) {
       {campaign.ab && (
         <section aria-labelledby="ab-heading" className="campaign-card">
           <h2 id="ab-heading">A/B test: {campaign.ab.phase.replace(/_/g, ' ')}</h2>
-          <table className="table">
-            <thead>
-              <tr>
-                <th scope="col">Variant</th>
-                <th scope="col">Sent</th>
-                <th scope="col">Opened</th>
-                <th scope="col">Clicked</th>
-              </tr>
-            </thead>
-            <tbody>
-              {campaign.ab.variants.map((v) => (
-                <tr key={v.index}>
-                  <th scope="row" data-label="Variant">
-                    {v.name}
-                    {campaign.ab?.winner_variant === v.index ? ' (winner)' : ''}
-                  </th>
-                  <td data-label="Sent">{formatNumber(v.sent)}</td>
-                  <td data-label="Opened">{formatNumber(v.opens_unique)}</td>
-                  <td data-label="Clicked">{formatNumber(v.clicks_unique)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <DataTable
+            rows={campaign.ab.variants}
+            rowKey={(v) => v.index}
+            columns={[
+              {
+                label: 'Variant',
+                cell: (v) => `${v.name}${campaign.ab?.winner_variant === v.index ? ' (winner)' : ''}`,
+              },
+              { label: 'Sent', cell: (v) => formatNumber(v.sent) },
+              { label: 'Opened', cell: (v) => formatNumber(v.opens_unique) },
+              { label: 'Clicked', cell: (v) => formatNumber(v.clicks_unique) },
+            ]}
+          />
         </section>
       )}
     </>

@@ -1,12 +1,14 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate } from '@tanstack/react-router';
-import { type FormEvent, useState } from 'react';
+import { useState } from 'react';
 import { campaigns, campaignsQuery } from '../../api/campaigns.ts';
 import { accountStatusQuery } from '../../api/endpoints.ts';
-import { ErrorMessage } from '../../components/Alert.tsx';
-import { Dialog, DialogFormActions } from '../../components/Dialog.tsx';
+import { DataTable } from '../../components/DataTable.tsx';
+import { DialogButton } from '../../components/Dialog.tsx';
 import { Field } from '../../components/Field.tsx';
+import { ActionForm } from '../../components/Form.tsx';
 import { formatDate, formatNumber } from '../../components/format.ts';
+import { Loaded } from '../../components/Loaded.tsx';
 import { PageHeader } from '../../components/PageHeader.tsx';
 import { StatusBadge } from '../../components/StatusBadge.tsx';
 import { useProject } from '../../project.tsx';
@@ -14,11 +16,10 @@ import { useProject } from '../../project.tsx';
 const STARTER_HTML =
   '<html><body><p>Hello {{ contact.first_name | default: "there" }},</p><p>Write your message here.</p></body></html>';
 
-function NewCampaignDialog() {
+function NewCampaignForm({ onCreated }: { onCreated(): void }) {
   const { project } = useProject();
   const navigate = useNavigate();
   const queryClient = useQueryClient();
-  const [open, setOpen] = useState(false);
   const [name, setName] = useState('');
   const [subject, setSubject] = useState('');
   const me = useQuery(accountStatusQuery(project.id));
@@ -36,48 +37,35 @@ function NewCampaignDialog() {
       }),
     onSuccess: async (made) => {
       await queryClient.invalidateQueries({ queryKey: ['project', project.id, 'campaigns'] });
-      setOpen(false);
+      onCreated();
       navigate({ to: '/campaigns/$campaignId', params: { campaignId: made.id } });
     },
   });
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    create.mutate();
-  };
   return (
-    <>
-      <button type="button" className="btn primary" onClick={() => setOpen(true)}>
-        New campaign
-      </button>
-      <Dialog open={open} onOpenChange={setOpen} title="New campaign">
-        <form onSubmit={submit} aria-label="New campaign">
-          <Field
-            label="Name"
-            hint="For you; recipients never see it."
-            required
-            maxLength={200}
-            value={name}
-            onChange={(e) => setName(e.target.value)}
-          />
-          <Field
-            label="From"
-            hint="An address on a verified domain, or the shared default."
-            required
-            value={sender}
-            onChange={(e) => setFrom(e.target.value)}
-          />
-          <Field
-            label="Subject"
-            required
-            maxLength={998}
-            value={subject}
-            onChange={(e) => setSubject(e.target.value)}
-          />
-          <ErrorMessage error={create.error} />
-          <DialogFormActions label="Create draft" pendingLabel="Creating…" pending={create.isPending} />
-        </form>
-      </Dialog>
-    </>
+    <ActionForm label="New campaign" action={create} submit="Create draft" pendingLabel="Creating…" close>
+      <Field
+        label="Name"
+        hint="For you; recipients never see it."
+        required
+        maxLength={200}
+        value={name}
+        onChange={(e) => setName(e.target.value)}
+      />
+      <Field
+        label="From"
+        hint="An address on a verified domain, or the shared default."
+        required
+        value={sender}
+        onChange={(e) => setFrom(e.target.value)}
+      />
+      <Field
+        label="Subject"
+        required
+        maxLength={998}
+        value={subject}
+        onChange={(e) => setSubject(e.target.value)}
+      />
+    </ActionForm>
   );
 }
 
@@ -88,46 +76,39 @@ export default function Campaigns() {
   return (
     <>
       <PageHeader title="Campaigns">
-        <NewCampaignDialog />
+        <DialogButton label="New campaign" title="New campaign">
+          {(close) => <NewCampaignForm onCreated={close} />}
+        </DialogButton>
       </PageHeader>
-      <ErrorMessage error={list.error} />
-      {list.isPending ? (
-        <p role="status">Loading campaigns…</p>
-      ) : list.data && list.data.data.length === 0 ? (
-        <p>No campaigns yet. A campaign sends one message to the contacts of lists and segments.</p>
-      ) : (
-        list.data && (
-          <table className="table">
-            <caption className="visually-hidden">Campaigns</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Status</th>
-                <th scope="col">Recipients</th>
-                <th scope="col">Created</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.data.map((c) => (
-                <tr key={c.id}>
-                  <th scope="row" data-label="Name">
-                    <Link to="/campaigns/$campaignId" params={{ campaignId: c.id }}>
-                      {c.name}
-                    </Link>
-                  </th>
-                  <td data-label="Status">
-                    <StatusBadge status={c.status} />
-                  </td>
-                  <td data-label="Recipients">
-                    {c.recipient_count === null ? '—' : formatNumber(c.recipient_count)}
-                  </td>
-                  <td data-label="Created">{formatDate(c.created_at)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        )
-      )}
+      <Loaded
+        query={list}
+        loading="Loading campaigns…"
+        isEmpty={(data) => data.data.length === 0}
+        empty={<p>No campaigns yet. A campaign sends one message to the contacts of lists and segments.</p>}
+      >
+        {(data) => (
+          <DataTable
+            caption="Campaigns"
+            rows={data.data}
+            columns={[
+              {
+                label: 'Name',
+                cell: (c) => (
+                  <Link to="/campaigns/$campaignId" params={{ campaignId: c.id }}>
+                    {c.name}
+                  </Link>
+                ),
+              },
+              { label: 'Status', cell: (c) => <StatusBadge status={c.status} /> },
+              {
+                label: 'Recipients',
+                cell: (c) => (c.recipient_count === null ? '—' : formatNumber(c.recipient_count)),
+              },
+              { label: 'Created', cell: (c) => formatDate(c.created_at) },
+            ]}
+          />
+        )}
+      </Loaded>
     </>
   );
 }

@@ -80,7 +80,7 @@ export function AbFields({
           <SelectField
             label="Pick the winner by"
             value={ab.winner_by}
-            onChange={(winner_by) => onChange({ ...ab, winner_by: winner_by as AbTestInput['winner_by'] })}
+            onChange={(winner_by) => onChange({ ...ab, winner_by })}
             options={[
               { value: 'opens', label: 'people who opened' },
               { value: 'clicks', label: 'people who clicked' },

@@ -1,6 +1,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { activityQuery, type Campaign, type CampaignActivity } from '../../api/campaigns.ts';
 import { ErrorMessage } from '../../components/Alert.tsx';
+import { DataTable } from '../../components/DataTable.tsx';
 import { formatNumber } from '../../components/format.ts';
 import { useProject } from '../../project.tsx';
 
@@ -51,30 +52,16 @@ function Chart({ activity }: { activity: CampaignActivity }) {
       </figcaption>
       <details>
         <summary>The figures as a table</summary>
-        <table className="table">
-          <thead>
-            <tr>
-              <th scope="col">From</th>
-              <th scope="col">Sent</th>
-              <th scope="col">Delivered</th>
-              <th scope="col">Bounced</th>
-            </tr>
-          </thead>
-          <tbody>
-            {buckets
-              .filter((b) => b.sent + b.delivered + b.bounced > 0)
-              .map((b) => (
-                <tr key={b.start}>
-                  <th scope="row" data-label="From">
-                    {time(b.start)}
-                  </th>
-                  <td data-label="Sent">{formatNumber(b.sent)}</td>
-                  <td data-label="Delivered">{formatNumber(b.delivered)}</td>
-                  <td data-label="Bounced">{formatNumber(b.bounced)}</td>
-                </tr>
-              ))}
-          </tbody>
-        </table>
+        <DataTable
+          rows={buckets.filter((b) => b.sent + b.delivered + b.bounced > 0)}
+          rowKey={(b) => b.start}
+          columns={[
+            { label: 'From', cell: (b) => time(b.start) },
+            { label: 'Sent', cell: (b) => formatNumber(b.sent) },
+            { label: 'Delivered', cell: (b) => formatNumber(b.delivered) },
+            { label: 'Bounced', cell: (b) => formatNumber(b.bounced) },
+          ]}
+        />
       </details>
     </figure>
   );
@@ -93,27 +80,16 @@ export function CampaignActivityCard({ campaign }: { campaign: Campaign }) {
       <h3>Top clicked links</h3>
       {a && a.top_links.length === 0 && <p>No clicks by people yet.</p>}
       {a && a.top_links.length > 0 && (
-        <table className="table">
-          <caption className="visually-hidden">Top clicked links</caption>
-          <thead>
-            <tr>
-              <th scope="col">Link</th>
-              <th scope="col">People</th>
-              <th scope="col">Clicks</th>
-            </tr>
-          </thead>
-          <tbody>
-            {a.top_links.map((l) => (
-              <tr key={l.url}>
-                <th scope="row" data-label="Link" className="break">
-                  {l.url}
-                </th>
-                <td data-label="People">{formatNumber(l.clicks_unique)}</td>
-                <td data-label="Clicks">{formatNumber(l.clicks_total)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <DataTable
+          caption="Top clicked links"
+          rows={a.top_links}
+          rowKey={(l) => l.url}
+          columns={[
+            { label: 'Link', cell: (l) => l.url, className: 'break' },
+            { label: 'People', cell: (l) => formatNumber(l.clicks_unique) },
+            { label: 'Clicks', cell: (l) => formatNumber(l.clicks_total) },
+          ]}
+        />
       )}
     </section>
   );

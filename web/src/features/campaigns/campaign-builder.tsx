@@ -1,11 +1,12 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { type FormEvent, useState } from 'react';
+import { useState } from 'react';
 import { listsQuery, segmentsQuery } from '../../api/audience.ts';
 import { audienceQuery, type Campaign, campaigns } from '../../api/campaigns.ts';
 import { templatesQuery } from '../../api/templates.ts';
 import { ErrorMessage, Notice } from '../../components/Alert.tsx';
-import { Dialog, DialogClose } from '../../components/Dialog.tsx';
+import { ConfirmButton } from '../../components/Dialog.tsx';
 import { Field, SelectField } from '../../components/Field.tsx';
+import { ActionForm } from '../../components/Form.tsx';
 import { formatNumber } from '../../components/format.ts';
 import { TestSend } from '../../components/TestSend.tsx';
 import { useProject } from '../../project.tsx';
@@ -48,16 +49,12 @@ function Choices({
 function SendControls({ campaign, recipients }: { campaign: Campaign; recipients: number | undefined }) {
   const { project } = useProject();
   const queryClient = useQueryClient();
-  const [open, setOpen] = useState(false);
   const [at, setAt] = useState('');
   const refresh = () =>
     queryClient.invalidateQueries({ queryKey: ['project', project.id, 'campaign', campaign.id] });
   const send = useMutation({
     mutationFn: () => campaigns.send(project.id, campaign.id),
-    onSuccess: async () => {
-      setOpen(false);
-      await refresh();
-    },
+    onSuccess: refresh,
   });
   const schedule = useMutation({
     mutationFn: () => campaigns.schedule(project.id, campaign.id, new Date(at).toISOString()),
@@ -68,33 +65,18 @@ function SendControls({ campaign, recipients }: { campaign: Campaign; recipients
     <section aria-labelledby="send-heading" className="campaign-card">
       <h2 id="send-heading">Send</h2>
       <div className="actions">
-        <button type="button" className="btn primary" onClick={() => setOpen(true)} disabled={!recipients}>
-          Send now…
-        </button>
+        <ConfirmButton
+          label="Send now…"
+          className="btn primary"
+          disabled={!recipients}
+          title={`Send to ${count} recipients?`}
+          description="Sending starts at once and cannot be undone; you can pause or cancel what is not sent yet."
+          confirm={`Send to ${count} recipients`}
+          pendingLabel="Starting…"
+          tone="primary"
+          action={send}
+        />
       </div>
-      <Dialog
-        open={open}
-        onOpenChange={setOpen}
-        title={`Send to ${count} recipients?`}
-        description="Sending starts at once and cannot be undone; you can pause or cancel what is not sent yet."
-      >
-        <ErrorMessage error={send.error} />
-        <div className="actions">
-          <button
-            type="button"
-            className="btn primary"
-            onClick={() => send.mutate()}
-            disabled={send.isPending}
-          >
-            {send.isPending ? 'Starting…' : `Send to ${count} recipients`}
-          </button>
-          <DialogClose asChild>
-            <button type="button" className="btn">
-              Cancel
-            </button>
-          </DialogClose>
-        </div>
-      </Dialog>
       <form
         className="schedule"
         aria-label="Schedule"
@@ -174,14 +156,17 @@ export function CampaignBuilder({ campaign }: { campaign: Campaign }) {
       setSavedAt(new Date().toISOString());
     },
   });
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    save.mutate();
-  };
   const published = (tmpl.data?.data ?? []).filter((t) => t.latest_version !== null);
   return (
     <div className="campaign-builder">
-      <form onSubmit={submit} aria-label="Campaign" className="campaign-card">
+      <ActionForm
+        label="Campaign"
+        className="campaign-card"
+        action={save}
+        submit="Save draft"
+        pendingLabel="Saving…"
+        row
+      >
         <h2>Message</h2>
         <Field
           label="From"
@@ -251,13 +236,7 @@ export function CampaignBuilder({ campaign }: { campaign: Campaign }) {
           subject={form.subject ?? ''}
           onChange={(ab_test) => set({ ab_test })}
         />
-        <ErrorMessage error={save.error} />
-        <div className="actions">
-          <button type="submit" className="btn primary" disabled={save.isPending}>
-            {save.isPending ? 'Saving…' : 'Save draft'}
-          </button>
-        </div>
-      </form>
+      </ActionForm>
       <div className="campaign-side">
         <section aria-labelledby="audience-heading" className="campaign-card">
           <h2 id="audience-heading">Audience</h2>

@@ -11,10 +11,12 @@ import {
   type TrackedEvent,
 } from '../../api/audience.ts';
 import { ErrorMessage } from '../../components/Alert.tsx';
-import { Dialog, DialogClose } from '../../components/Dialog.tsx';
+import { ConfirmButton } from '../../components/Dialog.tsx';
 import { SelectField } from '../../components/Field.tsx';
 import { formatDateTime } from '../../components/format.ts';
+import { Loaded } from '../../components/Loaded.tsx';
 import { PageHeader } from '../../components/PageHeader.tsx';
+import { Facts, Section } from '../../components/Section.tsx';
 import { useProject } from '../../project.tsx';
 
 const route = getRouteApi('/app/contacts/$contactId');
@@ -62,43 +64,25 @@ function Details({ contact }: { contact: ContactWithConsent }) {
     ['Id', contact.id],
   ];
   return (
-    <section className="card" aria-labelledby="contact-details">
-      <h2 id="contact-details">Details</h2>
-      <dl className="facts">
-        {facts.map(([k, v]) => (
-          <div className="fact" key={k}>
-            <dt>{k}</dt>
-            <dd>{v}</dd>
-          </div>
-        ))}
-      </dl>
+    <Section title="Details">
+      <Facts rows={facts} />
       <div className="actions">
         <Subscription contact={contact} />
       </div>
-    </section>
+    </Section>
   );
 }
 
 function Properties({ contact }: { contact: ContactWithConsent }) {
   const entries = Object.entries(contact.properties);
   return (
-    <section className="card" aria-labelledby="contact-properties">
-      <h2 id="contact-properties">Properties</h2>
+    <Section title="Properties">
       {entries.length === 0 ? (
         <p className="muted">No properties. Set them with the API, an import or a tracked event.</p>
       ) : (
-        <dl className="facts">
-          {entries.map(([k, v]) => (
-            <div className="fact" key={k}>
-              <dt>{k}</dt>
-              <dd>
-                <code>{JSON.stringify(v)}</code>
-              </dd>
-            </div>
-          ))}
-        </dl>
+        <Facts rows={entries.map(([k, v]) => [k, <code key={k}>{JSON.stringify(v)}</code>])} />
       )}
-    </section>
+    </Section>
   );
 }
 
@@ -122,8 +106,7 @@ function Lists({ contact }: { contact: ContactWithConsent }) {
   };
   const nameOf = (id: string) => all.data?.data.find((l) => l.id === id)?.name ?? id;
   return (
-    <section className="card" aria-labelledby="contact-lists">
-      <h2 id="contact-lists">Lists</h2>
+    <Section title="Lists">
       {contact.lists.length === 0 ? (
         <p className="muted">On no list.</p>
       ) : (
@@ -151,14 +134,13 @@ function Lists({ contact }: { contact: ContactWithConsent }) {
         </form>
       )}
       <ErrorMessage error={add.error ?? all.error} />
-    </section>
+    </Section>
   );
 }
 
 function ConsentHistory({ contact }: { contact: ContactWithConsent }) {
   return (
-    <section className="card" aria-labelledby="contact-consent">
-      <h2 id="contact-consent">Consent history</h2>
+    <Section title="Consent history">
       {contact.consent_history.length === 0 ? (
         <p className="muted">No consent recorded.</p>
       ) : (
@@ -180,7 +162,7 @@ function ConsentHistory({ contact }: { contact: ContactWithConsent }) {
           ))}
         </ol>
       )}
-    </section>
+    </Section>
   );
 }
 
@@ -211,8 +193,7 @@ function RecentEvents({ contactId }: { contactId: string }) {
   const { project } = useProject();
   const events = useQuery(contactEventsQuery(project.id, contactId));
   return (
-    <section className="card wide" aria-labelledby="contact-events">
-      <h2 id="contact-events">Recent events</h2>
+    <Section title="Recent events" wide>
       <ErrorMessage error={events.error} />
       {events.data &&
         (events.data.data.length === 0 ? (
@@ -226,7 +207,7 @@ function RecentEvents({ contactId }: { contactId: string }) {
             ))}
           </ol>
         ))}
-    </section>
+    </Section>
   );
 }
 
@@ -234,7 +215,6 @@ function DeleteContact({ contact }: { contact: ContactWithConsent }) {
   const { project } = useProject();
   const navigate = useNavigate();
   const refresh = useRefresh();
-  const [open, setOpen] = useState(false);
   const remove = useMutation({
     mutationFn: () => contacts.remove(project.id, contact.id),
     onSuccess: async () => {
@@ -244,34 +224,14 @@ function DeleteContact({ contact }: { contact: ContactWithConsent }) {
     },
   });
   return (
-    <>
-      <button type="button" className="btn danger" onClick={() => setOpen(true)}>
-        Delete contact
-      </button>
-      <Dialog
-        open={open}
-        onOpenChange={setOpen}
-        title={`Delete ${contact.email}?`}
-        description="The contact goes with its list memberships and events. This cannot be undone."
-      >
-        <ErrorMessage error={remove.error} />
-        <div className="actions">
-          <button
-            type="button"
-            className="btn danger"
-            onClick={() => remove.mutate()}
-            disabled={remove.isPending}
-          >
-            {remove.isPending ? 'Deleting…' : 'Delete'}
-          </button>
-          <DialogClose asChild>
-            <button type="button" className="btn">
-              Cancel
-            </button>
-          </DialogClose>
-        </div>
-      </Dialog>
-    </>
+    <ConfirmButton
+      label="Delete contact"
+      title={`Delete ${contact.email}?`}
+      description="The contact goes with its list memberships and events. This cannot be undone."
+      confirm="Delete"
+      pendingLabel="Deleting…"
+      action={remove}
+    />
   );
 }
 
@@ -287,17 +247,17 @@ export default function ContactDetail() {
         <Link to="/contacts">Contacts</Link>
       </p>
       <PageHeader title={c?.email ?? 'Contact'}>{c && <DeleteContact contact={c} />}</PageHeader>
-      <ErrorMessage error={contact.error} />
-      {contact.isPending && <p role="status">Loading contact…</p>}
-      {c && (
-        <div className="detail">
-          <Details contact={c} />
-          <ConsentHistory contact={c} />
-          <Properties contact={c} />
-          <Lists contact={c} />
-          <RecentEvents contactId={c.id} />
-        </div>
-      )}
+      <Loaded query={contact} loading="Loading contact…">
+        {(c) => (
+          <div className="detail">
+            <Details contact={c} />
+            <ConsentHistory contact={c} />
+            <Properties contact={c} />
+            <Lists contact={c} />
+            <RecentEvents contactId={c.id} />
+          </div>
+        )}
+      </Loaded>
     </>
   );
 }

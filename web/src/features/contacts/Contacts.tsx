@@ -1,6 +1,6 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { getRouteApi, Link, useNavigate } from '@tanstack/react-router';
-import { type FormEvent, useState } from 'react';
+import { useState } from 'react';
 import {
   CONTACTS_PER_PAGE,
   type Contact,
@@ -9,10 +9,12 @@ import {
   listsQuery,
   segmentsQuery,
 } from '../../api/audience.ts';
-import { ErrorMessage } from '../../components/Alert.tsx';
-import { Dialog, DialogFormActions } from '../../components/Dialog.tsx';
-import { Field, SelectField } from '../../components/Field.tsx';
+import { type Column, PagedTable, pageLink } from '../../components/DataTable.tsx';
+import { DialogButton } from '../../components/Dialog.tsx';
+import { CheckboxField, Field, SelectField } from '../../components/Field.tsx';
+import { ActionForm, FilterForm } from '../../components/Form.tsx';
 import { formatDateTime, formatNumber } from '../../components/format.ts';
+import { Loaded } from '../../components/Loaded.tsx';
 import { PageHeader } from '../../components/PageHeader.tsx';
 import { useProject } from '../../project.tsx';
 
@@ -27,12 +29,8 @@ function Filters() {
   const [text, setText] = useState(search.q ?? '');
   const set = (patch: Record<string, string | undefined>) =>
     navigate({ search: (s) => ({ ...s, ...patch, page: undefined }) });
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    set({ q: text.trim() || undefined });
-  };
   return (
-    <form className="filters" onSubmit={submit} aria-label="Search contacts">
+    <FilterForm label="Search contacts" onSearch={() => set({ q: text.trim() || undefined })}>
       <Field
         label="Email"
         type="search"
@@ -70,77 +68,34 @@ function Filters() {
           { value: 'no', label: 'Unsubscribed' },
         ]}
       />
-      <button type="submit" className="btn">
-        Search
-      </button>
-    </form>
+    </FilterForm>
   );
 }
 
 const nameOf = (c: Contact) => [c.first_name, c.last_name].filter(Boolean).join(' ');
 
-function ContactRows({ list }: { list: Contact[] }) {
-  return (
-    <table className="table">
-      <caption className="visually-hidden">Contacts, newest first</caption>
-      <thead>
-        <tr>
-          <th scope="col">Email</th>
-          <th scope="col">Name</th>
-          <th scope="col">Marketing</th>
-          <th scope="col">Lists</th>
-          <th scope="col">Created</th>
-        </tr>
-      </thead>
-      <tbody>
-        {list.map((c) => (
-          <tr key={c.id}>
-            <th scope="row" data-label="Email" className="break">
-              <Link to="/contacts/$contactId" params={{ contactId: c.id }}>
-                {c.email}
-              </Link>
-            </th>
-            <td data-label="Name">{nameOf(c) || '—'}</td>
-            <td data-label="Marketing">
-              <span className={`badge ${c.subscribed ? 'badge-good' : 'badge-muted'}`}>
-                {c.subscribed ? 'subscribed' : 'unsubscribed'}
-              </span>
-            </td>
-            <td data-label="Lists">{formatNumber(c.lists.length)}</td>
-            <td data-label="Created">{formatDateTime(c.created_at)}</td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
-  );
-}
-
-function Pager({ page, total }: { page: number; total: number }) {
-  const pages = Math.max(1, Math.ceil(total / CONTACTS_PER_PAGE));
-  return (
-    <nav className="pager" aria-label="Pages">
-      <p>
-        {formatNumber(total)} {total === 1 ? 'contact' : 'contacts'} · page {page} of {pages}
-      </p>
-      <div className="actions">
-        {page > 1 && (
-          <Link
-            from="/contacts"
-            search={(s) => ({ ...s, page: page - 1 > 1 ? page - 1 : undefined })}
-            className="btn"
-          >
-            Newer
-          </Link>
-        )}
-        {page < pages && (
-          <Link from="/contacts" search={(s) => ({ ...s, page: page + 1 })} className="btn">
-            Older
-          </Link>
-        )}
-      </div>
-    </nav>
-  );
-}
+const contactColumns: Column<Contact>[] = [
+  {
+    label: 'Email',
+    className: 'break',
+    cell: (c) => (
+      <Link to="/contacts/$contactId" params={{ contactId: c.id }}>
+        {c.email}
+      </Link>
+    ),
+  },
+  { label: 'Name', cell: (c) => nameOf(c) || '—' },
+  {
+    label: 'Marketing',
+    cell: (c) => (
+      <span className={`badge ${c.subscribed ? 'badge-good' : 'badge-muted'}`}>
+        {c.subscribed ? 'subscribed' : 'unsubscribed'}
+      </span>
+    ),
+  },
+  { label: 'Lists', cell: (c) => formatNumber(c.lists.length) },
+  { label: 'Created', cell: (c) => formatDateTime(c.created_at) },
+];
 
 function CreateContactForm() {
   const { project } = useProject();
@@ -163,43 +118,17 @@ function CreateContactForm() {
       navigate({ to: '/contacts/$contactId', params: { contactId: contact.id } });
     },
   });
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    create.mutate();
-  };
   return (
-    <form onSubmit={submit} aria-label="New contact">
+    <ActionForm label="New contact" action={create} submit="Create contact" pendingLabel="Creating…" close>
       <Field label="Email" type="email" required value={email} onChange={(e) => setEmail(e.target.value)} />
       <Field label="First name" maxLength={200} value={first} onChange={(e) => setFirst(e.target.value)} />
       <Field label="Last name" maxLength={200} value={last} onChange={(e) => setLast(e.target.value)} />
-      <div className="field checkbox">
-        <input
-          id="new-contact-subscribed"
-          type="checkbox"
-          checked={subscribed}
-          onChange={(e) => setSubscribed(e.target.checked)}
-        />
-        <label htmlFor="new-contact-subscribed">
-          Consented to marketing (recorded as consent from the dashboard)
-        </label>
-      </div>
-      <ErrorMessage error={create.error} />
-      <DialogFormActions label="Create contact" pendingLabel="Creating…" pending={create.isPending} />
-    </form>
-  );
-}
-
-function CreateContactDialog() {
-  const [open, setOpen] = useState(false);
-  return (
-    <>
-      <button type="button" className="btn primary" onClick={() => setOpen(true)}>
-        New contact
-      </button>
-      <Dialog open={open} onOpenChange={setOpen} title="New contact">
-        <CreateContactForm />
-      </Dialog>
-    </>
+      <CheckboxField
+        label="Consented to marketing (recorded as consent from the dashboard)"
+        checked={subscribed}
+        onChange={setSubscribed}
+      />
+    </ActionForm>
   );
 }
 
@@ -222,25 +151,37 @@ export default function Contacts() {
   return (
     <>
       <PageHeader title="Contacts">
-        <CreateContactDialog />
+        <DialogButton label="New contact" title="New contact">
+          {() => <CreateContactForm />}
+        </DialogButton>
       </PageHeader>
       <Filters />
-      <ErrorMessage error={list.error} />
-      {list.isPending ? (
-        <p role="status">Loading contacts…</p>
-      ) : list.data && list.data.data.length === 0 ? (
-        <p>
-          No contacts match. Add one here, import a file with <code>POST /v1/contacts/import</code>, or track
-          an event with <code>POST /v1/events</code>.
-        </p>
-      ) : (
-        list.data && (
-          <>
-            <ContactRows list={list.data.data} />
-            <Pager page={page} total={list.data.total} />
-          </>
-        )
-      )}
+      <Loaded
+        query={list}
+        loading="Loading contacts…"
+        isEmpty={(data) => data.data.length === 0}
+        empty={
+          <p>
+            No contacts match. Add one here, import a file with <code>POST /v1/contacts/import</code>, or
+            track an event with <code>POST /v1/events</code>.
+          </p>
+        }
+      >
+        {(data) => (
+          <PagedTable
+            caption="Contacts, newest first"
+            rows={data.data}
+            columns={contactColumns}
+            pager={{
+              page,
+              total: data.total,
+              perPage: CONTACTS_PER_PAGE,
+              noun: ['contact', 'contacts'],
+              link: pageLink,
+            }}
+          />
+        )}
+      </Loaded>
     </>
   );
 }

@@ -5,6 +5,7 @@ import { type DnsRecord, type Domain, domainQuery, domains, domainsQuery } from 
 import { ErrorMessage, Notice } from '../../components/Alert.tsx';
 import { CopyButton } from '../../components/CopyButton.tsx';
 import { formatDateTime } from '../../components/format.ts';
+import { Loaded } from '../../components/Loaded.tsx';
 import { PageHeader } from '../../components/PageHeader.tsx';
 import { StatusBadge } from '../../components/StatusBadge.tsx';
 import { canManage, useProject } from '../../project.tsx';
@@ -130,25 +131,25 @@ export default function DomainDetail() {
         <Link to="/domains">Back to domains</Link>
       </p>
       <PageHeader title={d ? d.name : 'Domain'}>{d && <StatusBadge status={d.status} />}</PageHeader>
-      <ErrorMessage error={domain.error} />
-      {domain.isPending && <p role="status">Loading…</p>}
-      {d && (
-        <>
-          <StatusNote domain={d} />
-          {manage && <CheckNow domain={d} />}
-          <h2>DNS records</h2>
-          <ol className="records">
-            {d.records.map((r) => (
-              <RecordCard key={`${r.type} ${r.name}`} record={r} />
-            ))}
-          </ol>
-          <div className="detail">
-            <InboundCard domain={d} manage={manage} />
-            <RateCard domain={d} manage={manage} />
-          </div>
-          {manage && <RemoveDomain domain={d} />}
-        </>
-      )}
+      <Loaded query={domain}>
+        {(d) => (
+          <>
+            <StatusNote domain={d} />
+            {manage && <CheckNow domain={d} />}
+            <h2>DNS records</h2>
+            <ol className="records">
+              {d.records.map((r) => (
+                <RecordCard key={`${r.type} ${r.name}`} record={r} />
+              ))}
+            </ol>
+            <div className="detail">
+              <InboundCard domain={d} manage={manage} />
+              <RateCard domain={d} manage={manage} />
+            </div>
+            {manage && <RemoveDomain domain={d} />}
+          </>
+        )}
+      </Loaded>
     </>
   );
 }

@@ -1,11 +1,10 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useNavigate } from '@tanstack/react-router';
-import { useState } from 'react';
 import { type Domain, domainQuery, domains, domainsQuery, type SendingRate } from '../../api/sending.ts';
 import { ErrorMessage } from '../../components/Alert.tsx';
-import { Dialog, DialogClose } from '../../components/Dialog.tsx';
+import { ConfirmButton } from '../../components/Dialog.tsx';
 import { RateForm, rateLine } from '../../components/RateForm.tsx';
-import { Section } from '../../components/sending-parts.tsx';
+import { Section } from '../../components/Section.tsx';
 import { useProject } from '../../project.tsx';
 
 /** The domain page's settings: inbound on or off, the sending rate, and removing the domain. */
@@ -80,43 +79,23 @@ export function RemoveDomain({ domain }: { domain: Domain }) {
   const { project } = useProject();
   const queryClient = useQueryClient();
   const navigate = useNavigate();
-  const [open, setOpen] = useState(false);
   const remove = useMutation({
     mutationFn: () => domains.remove(project.id, domain.id),
     onSuccess: async () => {
       await queryClient.invalidateQueries({ queryKey: domainsQuery(project.id).queryKey });
-      setOpen(false);
       navigate({ to: '/domains' });
     },
   });
   return (
     <div className="danger-zone">
-      <button type="button" className="btn danger" onClick={() => setOpen(true)}>
-        Remove domain
-      </button>
-      <Dialog
-        open={open}
-        onOpenChange={setOpen}
+      <ConfirmButton
+        label="Remove domain"
         title={`Remove ${domain.name}?`}
         description="Mail from this domain is refused from now on, and its DKIM key is deleted. Adding it again means publishing new records."
-      >
-        <ErrorMessage error={remove.error} />
-        <div className="actions">
-          <button
-            type="button"
-            className="btn danger"
-            onClick={() => remove.mutate()}
-            disabled={remove.isPending}
-          >
-            {remove.isPending ? 'Removing…' : 'Remove domain'}
-          </button>
-          <DialogClose asChild>
-            <button type="button" className="btn">
-              Cancel
-            </button>
-          </DialogClose>
-        </div>
-      </Dialog>
+        confirm="Remove domain"
+        pendingLabel="Removing…"
+        action={remove}
+      />
     </div>
   );
 }

@@ -1,4 +1,3 @@
-import * as Tabs from '@radix-ui/react-tabs';
 import { useQuery } from '@tanstack/react-query';
 import { getRouteApi, Link } from '@tanstack/react-router';
 import { useEffect, useState } from 'react';
@@ -6,7 +5,10 @@ import { type EmailEvent, type EmailWithEvents, emailQuery } from '../../api/end
 import { rawSourceQuery } from '../../api/overview.ts';
 import { ErrorMessage } from '../../components/Alert.tsx';
 import { formatDateTime, formatNumber } from '../../components/format.ts';
+import { Loaded } from '../../components/Loaded.tsx';
+import { MessageTabs } from '../../components/MessageTabs.tsx';
 import { PageHeader } from '../../components/PageHeader.tsx';
+import { Facts, Section } from '../../components/Section.tsx';
 import { StatusBadge } from '../../components/StatusBadge.tsx';
 import { useProject } from '../../project.tsx';
 
@@ -55,16 +57,7 @@ function Summary({ email }: { email: EmailWithEvents }) {
   ];
   if (email.last_response) rows.push(['Last response', email.last_response]);
   if (email.tags.length) rows.push(['Tags', email.tags.map((t) => `${t.name}:${t.value}`).join(', ')]);
-  return (
-    <dl className="facts break">
-      {rows.map(([term, value]) => (
-        <div key={term} className="fact">
-          <dt>{term}</dt>
-          <dd>{value}</dd>
-        </div>
-      ))}
-    </dl>
-  );
+  return <Facts className="facts break" rows={rows} />;
 }
 
 // past this, the page shows the start and offers the whole message as a file
@@ -116,61 +109,23 @@ function RawSource({ emailId }: { emailId: string }) {
   );
 }
 
-/**
- * The message's content. The HTML is shown in a frame with `sandbox=""`: no scripts, no forms, no
- * navigation, and an opaque origin that cannot reach the dashboard's cookies or API.
- */
+/** The message's content: what was stored of it, and its source as delivery composes it. */
 function Content({ email }: { email: EmailWithEvents }) {
   const headers = Object.entries(email.headers);
   return (
-    <Tabs.Root defaultValue={email.html ? 'preview' : 'text'} className="tabs">
-      <Tabs.List className="tab-list" aria-label="Message content">
-        {email.html && (
-          <Tabs.Trigger value="preview" className="tab">
-            Preview
-          </Tabs.Trigger>
-        )}
-        <Tabs.Trigger value="text" className="tab">
-          Text
-        </Tabs.Trigger>
-        {email.html && (
-          <Tabs.Trigger value="html" className="tab">
-            HTML source
-          </Tabs.Trigger>
-        )}
-        <Tabs.Trigger value="headers" className="tab">
-          Headers
-        </Tabs.Trigger>
-        <Tabs.Trigger value="raw" className="tab">
-          Raw source
-        </Tabs.Trigger>
-      </Tabs.List>
-      {email.html && (
-        <Tabs.Content value="preview" className="tab-panel">
-          <iframe className="preview" title="Preview of the email's HTML" sandbox="" srcDoc={email.html} />
-        </Tabs.Content>
-      )}
-      <Tabs.Content value="text" className="tab-panel">
-        <pre className="source">
-          {email.text ?? 'No text part was given: the text part sent was derived from the HTML.'}
-        </pre>
-      </Tabs.Content>
-      {email.html && (
-        <Tabs.Content value="html" className="tab-panel">
-          <pre className="source">{email.html}</pre>
-        </Tabs.Content>
-      )}
-      <Tabs.Content value="headers" className="tab-panel">
-        {headers.length === 0 ? (
+    <MessageTabs
+      html={email.html}
+      previewTitle="Preview of the email's HTML"
+      text={email.text ?? 'No text part was given: the text part sent was derived from the HTML.'}
+      headers={
+        headers.length === 0 ? (
           <p>No custom headers.</p>
         ) : (
           <pre className="source">{headers.map(([k, v]) => `${k}: ${v}`).join('\n')}</pre>
-        )}
-      </Tabs.Content>
-      <Tabs.Content value="raw" className="tab-panel">
-        <RawSource emailId={email.id} />
-      </Tabs.Content>
-    </Tabs.Root>
+        )
+      }
+      raw={<RawSource emailId={email.id} />}
+    />
   );
 }
 
@@ -191,24 +146,21 @@ export default function EmailDetail() {
       <PageHeader title={email.data ? email.data.subject || '(no subject)' : 'Email'}>
         {email.data && <StatusBadge status={email.data.status} />}
       </PageHeader>
-      <ErrorMessage error={email.error} />
-      {email.isPending && <p role="status">Loading…</p>}
-      {email.data && (
-        <div className="detail">
-          <section className="card" aria-labelledby="summary-title">
-            <h2 id="summary-title">Message</h2>
-            <Summary email={email.data} />
-          </section>
-          <section className="card" aria-labelledby="timeline-title">
-            <h2 id="timeline-title">Timeline</h2>
-            <Timeline events={email.data.events} />
-          </section>
-          <section className="card wide" aria-labelledby="content-title">
-            <h2 id="content-title">Content</h2>
-            <Content email={email.data} />
-          </section>
-        </div>
-      )}
+      <Loaded query={email}>
+        {(data) => (
+          <div className="detail">
+            <Section title="Message">
+              <Summary email={data} />
+            </Section>
+            <Section title="Timeline">
+              <Timeline events={data.events} />
+            </Section>
+            <Section title="Content" wide>
+              <Content email={data} />
+            </Section>
+          </div>
+        )}
+      </Loaded>
     </>
   );
 }

@@ -2,6 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { getRouteApi, Link, useNavigate } from '@tanstack/react-router';
 import { type Flow, flowQuery, flows } from '../../api/flows.ts';
 import { ErrorMessage, Notice } from '../../components/Alert.tsx';
+import { ConfirmButton } from '../../components/Dialog.tsx';
 import { formatNumber } from '../../components/format.ts';
 import { PageHeader } from '../../components/PageHeader.tsx';
 import { StatusBadge } from '../../components/StatusBadge.tsx';
@@ -38,46 +39,68 @@ function Counts({ flow }: { flow: Flow }) {
   );
 }
 
-function Actions({ flow }: { flow: Flow }) {
+type FlowAction = 'activate' | 'pause' | 'archive' | 'delete';
+
+/** Moves the flow to another status, or deletes it (and leaves its page). */
+function useFlowAction(flow: Flow, action: FlowAction) {
   const { project } = useProject();
   const queryClient = useQueryClient();
   const navigate = useNavigate();
-  const act = useMutation({
-    mutationFn: (action: 'activate' | 'pause' | 'archive' | 'delete') =>
+  return useMutation({
+    mutationFn: () =>
       action === 'delete' ? flows.remove(project.id, flow.id) : flows[action](project.id, flow.id),
-    onSuccess: async (updated, action) => {
+    onSuccess: async (updated) => {
       await queryClient.invalidateQueries({ queryKey: ['project', project.id, 'flows'] });
-      if (action === 'delete') navigate({ to: '/flows' });
-      else queryClient.setQueryData(['project', project.id, 'flow', flow.id], updated);
+      if (updated === null) navigate({ to: '/flows' });
+      else queryClient.setQueryData(flowQuery(project.id, flow.id).queryKey, updated);
     },
   });
-  const button = (action: 'activate' | 'pause' | 'archive' | 'delete', label: string, danger?: string) => (
-    <button
-      type="button"
-      className={action === 'activate' ? 'btn primary' : danger ? 'btn danger' : 'btn'}
-      disabled={act.isPending}
-      onClick={() => {
-        if (!danger || window.confirm(danger)) act.mutate(action);
-      }}
-    >
-      {label}
-    </button>
-  );
+}
+
+function Actions({ flow }: { flow: Flow }) {
+  const activate = useFlowAction(flow, 'activate');
+  const pause = useFlowAction(flow, 'pause');
+  const archive = useFlowAction(flow, 'archive');
+  const remove = useFlowAction(flow, 'delete');
+  const busy = [activate, pause, archive, remove].some((a) => a.isPending);
+  const stopped = flow.status === 'draft' || flow.status === 'paused';
   return (
     <div className="flow-actions">
       <div className="actions">
-        {(flow.status === 'draft' || flow.status === 'paused') && button('activate', 'Activate')}
-        {flow.status === 'active' && button('pause', 'Pause')}
-        {(flow.status === 'draft' || flow.status === 'paused') &&
-          button(
-            'archive',
-            'Archive',
-            'Archive the flow? It becomes read-only and running enrollments are cancelled.',
-          )}
-        {flow.status !== 'active' &&
-          button('delete', 'Delete', 'Delete the flow and all its enrollments? This cannot be undone.')}
+        {stopped && (
+          <button type="button" className="btn primary" disabled={busy} onClick={() => activate.mutate()}>
+            Activate
+          </button>
+        )}
+        {flow.status === 'active' && (
+          <button type="button" className="btn" disabled={busy} onClick={() => pause.mutate()}>
+            Pause
+          </button>
+        )}
+        {stopped && (
+          <ConfirmButton
+            label="Archive"
+            disabled={busy}
+            title="Archive the flow?"
+            description="It becomes read-only and running enrollments are cancelled."
+            confirm="Archive"
+            pendingLabel="Archiving…"
+            action={archive}
+          />
+        )}
+        {flow.status !== 'active' && (
+          <ConfirmButton
+            label="Delete"
+            disabled={busy}
+            title="Delete the flow and all its enrollments?"
+            description="This cannot be undone."
+            confirm="Delete"
+            pendingLabel="Deleting…"
+            action={remove}
+          />
+        )}
       </div>
-      <ErrorMessage error={act.error} />
+      <ErrorMessage error={activate.error ?? pause.error} />
     </div>
   );
 }

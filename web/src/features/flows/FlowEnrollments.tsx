@@ -11,11 +11,11 @@ import {
   type Flow,
 } from '../../api/flows.ts';
 import { ErrorMessage } from '../../components/Alert.tsx';
+import { PagedTable } from '../../components/DataTable.tsx';
 import { Dialog } from '../../components/Dialog.tsx';
 import { Field, SelectField } from '../../components/Field.tsx';
 import { formatDateTime } from '../../components/format.ts';
 import { StatusBadge } from '../../components/StatusBadge.tsx';
-import { PageButtons } from '../../components/sending-parts.tsx';
 import { useProject } from '../../project.tsx';
 
 /** A flow's enrollments: filtered by status or address, newest first; each one's history in a dialog. */
@@ -78,7 +78,7 @@ export function FlowEnrollments({ flow }: { flow: Flow }) {
         <SelectField
           label="Status"
           value={filter.status}
-          onChange={(status) => setFilter({ ...filter, status: status as EnrollmentStatus | '', page: 1 })}
+          onChange={(status) => setFilter({ ...filter, status, page: 1 })}
           options={[{ value: '', label: 'Any' }, ...STATUSES.map((s) => ({ value: s, label: s }))]}
         />
         <Field
@@ -95,46 +95,31 @@ export function FlowEnrollments({ flow }: { flow: Flow }) {
         </p>
       ) : (
         list.data && (
-          <>
-            <table className="table">
-              <caption className="visually-hidden">Enrollments</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Contact</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">At step</th>
-                  <th scope="col">Entered</th>
-                  <th scope="col">History</th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.data.data.map((e) => (
-                  <tr key={e.id}>
-                    <th scope="row" data-label="Contact" className="break">
-                      {e.contact.email}
-                    </th>
-                    <td data-label="Status">
-                      <StatusBadge status={e.status} />
-                    </td>
-                    <td data-label="At step">{e.current_step ?? '—'}</td>
-                    <td data-label="Entered">{formatDateTime(e.created_at)}</td>
-                    <td data-label="History">
-                      <button type="button" className="btn" onClick={() => setOpen(e)}>
-                        History<span className="visually-hidden"> of {e.contact.email}</span>
-                      </button>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-            <PageButtons
-              page={filter.page}
-              total={list.data.total}
-              perPage={ENROLLMENTS_PER_PAGE}
-              noun={['enrollment', 'enrollments']}
-              onPage={(page) => setFilter({ ...filter, page })}
-            />
-          </>
+          <PagedTable
+            caption="Enrollments"
+            rows={list.data.data}
+            columns={[
+              { label: 'Contact', cell: (e) => e.contact.email, className: 'break' },
+              { label: 'Status', cell: (e) => <StatusBadge status={e.status} /> },
+              { label: 'At step', cell: (e) => e.current_step ?? '—' },
+              { label: 'Entered', cell: (e) => formatDateTime(e.created_at) },
+              {
+                label: 'History',
+                cell: (e) => (
+                  <button type="button" className="btn" onClick={() => setOpen(e)}>
+                    History<span className="visually-hidden"> of {e.contact.email}</span>
+                  </button>
+                ),
+              },
+            ]}
+            pager={{
+              page: filter.page,
+              total: list.data.total,
+              perPage: ENROLLMENTS_PER_PAGE,
+              noun: ['enrollment', 'enrollments'],
+              onPage: (page) => setFilter({ ...filter, page }),
+            }}
+          />
         )
       )}
       {open && <History enrollment={open} onClose={() => setOpen(null)} />}

@@ -2,11 +2,11 @@ import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { Link } from '@tanstack/react-router';
 import { useState } from 'react';
 import { FLOWS_PER_PAGE, flowsQuery } from '../../api/flows.ts';
-import { ErrorMessage } from '../../components/Alert.tsx';
+import { PagedTable } from '../../components/DataTable.tsx';
 import { formatDate, formatNumber } from '../../components/format.ts';
+import { Loaded } from '../../components/Loaded.tsx';
 import { PageHeader } from '../../components/PageHeader.tsx';
 import { StatusBadge } from '../../components/StatusBadge.tsx';
-import { PageButtons } from '../../components/sending-parts.tsx';
 import { useProject } from '../../project.tsx';
 import { TRIGGER_LABELS } from './flow-model.ts';
 
@@ -22,58 +22,46 @@ export default function Flows() {
           New flow
         </Link>
       </PageHeader>
-      <ErrorMessage error={list.error} />
-      {list.isPending ? (
-        <p role="status">Loading flows…</p>
-      ) : list.data && list.data.data.length === 0 ? (
-        <p>
-          No flows yet. A flow sends messages over time: a trigger (a new contact, an event, a list) enrols a
-          contact, who then goes through waits, branches and sends.
-        </p>
-      ) : (
-        list.data && (
-          <>
-            <table className="table">
-              <caption className="visually-hidden">Flows</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Trigger</th>
-                  <th scope="col">In the flow</th>
-                  <th scope="col">Entered</th>
-                  <th scope="col">Created</th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.data.data.map((f) => (
-                  <tr key={f.id}>
-                    <th scope="row" data-label="Name">
-                      <Link to="/flows/$flowId" params={{ flowId: f.id }}>
-                        {f.name}
-                      </Link>
-                    </th>
-                    <td data-label="Status">
-                      <StatusBadge status={f.status} />
-                    </td>
-                    <td data-label="Trigger">{TRIGGER_LABELS[f.trigger.type] ?? f.trigger.type}</td>
-                    <td data-label="In the flow">{formatNumber(f.stats.active)}</td>
-                    <td data-label="Entered">{formatNumber(f.stats.entered)}</td>
-                    <td data-label="Created">{formatDate(f.created_at)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-            <PageButtons
-              page={page}
-              total={list.data.total}
-              perPage={FLOWS_PER_PAGE}
-              noun={['flow', 'flows']}
-              onPage={setPage}
-            />
-          </>
-        )
-      )}
+      <Loaded
+        query={list}
+        loading="Loading flows…"
+        isEmpty={(data) => data.data.length === 0}
+        empty={
+          <p>
+            No flows yet. A flow sends messages over time: a trigger (a new contact, an event, a list) enrols
+            a contact, who then goes through waits, branches and sends.
+          </p>
+        }
+      >
+        {(data) => (
+          <PagedTable
+            caption="Flows"
+            rows={data.data}
+            columns={[
+              {
+                label: 'Name',
+                cell: (f) => (
+                  <Link to="/flows/$flowId" params={{ flowId: f.id }}>
+                    {f.name}
+                  </Link>
+                ),
+              },
+              { label: 'Status', cell: (f) => <StatusBadge status={f.status} /> },
+              { label: 'Trigger', cell: (f) => TRIGGER_LABELS[f.trigger.type] ?? f.trigger.type },
+              { label: 'In the flow', cell: (f) => formatNumber(f.stats.active) },
+              { label: 'Entered', cell: (f) => formatNumber(f.stats.entered) },
+              { label: 'Created', cell: (f) => formatDate(f.created_at) },
+            ]}
+            pager={{
+              page,
+              total: data.total,
+              perPage: FLOWS_PER_PAGE,
+              noun: ['flow', 'flows'],
+              onPage: setPage,
+            }}
+          />
+        )}
+      </Loaded>
     </>
   );
 }

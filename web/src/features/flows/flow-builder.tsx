@@ -66,7 +66,7 @@ function AddStep({ after, onAdd }: { after: string | null; onAdd(type: StepType)
       <SelectField
         label={after === null ? 'Add a step right after the trigger' : 'Add a step after this one'}
         value={type}
-        onChange={(v) => setType(v as StepType)}
+        onChange={setType}
         options={STEP_TYPES.map((t) => ({ value: t, label: STEP_LABELS[t] }))}
       />
       <button type="button" className="btn" onClick={() => onAdd(type)}>

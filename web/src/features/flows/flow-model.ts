@@ -25,6 +25,7 @@ export const TRIGGER_LABELS: Record<FlowTrigger['type'], string> = {
   segment_entered: 'Entered a segment',
   manual: 'Enrolled by hand (API)',
 };
+export const TRIGGER_TYPES = Object.keys(TRIGGER_LABELS) as FlowTrigger['type'][];
 
 /** A successor of a step: which field holds it and how the graph labels it. */
 export interface StepEdge {

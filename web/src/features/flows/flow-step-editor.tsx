@@ -4,7 +4,7 @@ import { type ContactList, listsQuery, segmentsQuery } from '../../api/audience.
 import type { FlowStep, FlowTrigger } from '../../api/flows.ts';
 import { Field, SelectField } from '../../components/Field.tsx';
 import { useProject } from '../../project.tsx';
-import { edgesOf, STEP_LABELS, TRIGGER_LABELS, withEdge } from './flow-model.ts';
+import { edgesOf, STEP_LABELS, TRIGGER_LABELS, TRIGGER_TYPES, withEdge } from './flow-model.ts';
 import { ConditionField, DurationField, SendFields, WaitFields } from './flow-step-fields.tsx';
 
 /** The editor beside the graph: the trigger's or one step's fields and where each of its paths leads. */
@@ -47,11 +47,11 @@ export function TriggerEditor({
   const { project } = useProject();
   const lists = useQuery(listsQuery(project.id)).data?.data ?? [];
   const segments = useQuery(segmentsQuery(project.id)).data?.data ?? [];
-  const choose = (type: string) => {
+  const choose = (type: FlowTrigger['type']) => {
     if (type === 'event') onChange({ type, event: '' });
     else if (type === 'list_joined') onChange({ type, list_id: lists[0]?.id ?? '' });
     else if (type === 'segment_entered') onChange({ type, segment_id: segments[0]?.id ?? '' });
-    else onChange({ type } as FlowTrigger);
+    else onChange({ type });
   };
   return (
     <>
@@ -59,7 +59,7 @@ export function TriggerEditor({
         label="Contacts enter when"
         value={trigger.type}
         onChange={choose}
-        options={Object.entries(TRIGGER_LABELS).map(([value, label]) => ({ value, label }))}
+        options={TRIGGER_TYPES.map((value) => ({ value, label: TRIGGER_LABELS[value] }))}
       />
       {trigger.type === 'event' && (
         <Field

@@ -1,4 +1,3 @@
-import * as Tabs from '@radix-ui/react-tabs';
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { getRouteApi, Link } from '@tanstack/react-router';
 import {
@@ -10,25 +9,14 @@ import {
 } from '../../api/sending.ts';
 import { ErrorMessage } from '../../components/Alert.tsx';
 import { formatDateTime, formatNumber } from '../../components/format.ts';
+import { Loaded } from '../../components/Loaded.tsx';
+import { MessageTabs } from '../../components/MessageTabs.tsx';
 import { PageHeader } from '../../components/PageHeader.tsx';
+import { Facts, Section } from '../../components/Section.tsx';
 import { StatusBadge } from '../../components/StatusBadge.tsx';
-import { Section } from '../../components/sending-parts.tsx';
 import { useProject } from '../../project.tsx';
 
 const route = getRouteApi('/app/inbound/$inboundId');
-
-function FactList({ rows }: { rows: [string, string][] }) {
-  return (
-    <dl className="facts break">
-      {rows.map(([term, value]) => (
-        <div key={term} className="fact">
-          <dt>{term}</dt>
-          <dd>{value}</dd>
-        </div>
-      ))}
-    </dl>
-  );
-}
 
 function Summary({ m }: { m: InboundEmail }) {
   const rows: [string, string][] = [
@@ -44,7 +32,7 @@ function Summary({ m }: { m: InboundEmail }) {
     ['Envelope to', m.envelope.rcpt_to.join(', ')],
     ['Sending server', [m.envelope.remote_ip, m.envelope.helo].filter(Boolean).join(' · ') || '—'],
   ];
-  return <FactList rows={rows} />;
+  return <Facts className="facts break" rows={rows} />;
 }
 
 function Authentication({ m }: { m: InboundEmail }) {
@@ -147,54 +135,16 @@ function RawSource({ emailId }: { emailId: string }) {
   );
 }
 
-/**
- * The message's content. The HTML is shown in a frame with `sandbox=""`: no scripts, no forms, no
- * navigation, and an opaque origin that cannot reach the dashboard's cookies or API.
- */
+/** The message's content as it was received. */
 function Content({ m }: { m: InboundEmail }) {
   return (
-    <Tabs.Root defaultValue={m.html ? 'preview' : 'text'} className="tabs">
-      <Tabs.List className="tab-list" aria-label="Message content">
-        {m.html && (
-          <Tabs.Trigger value="preview" className="tab">
-            Preview
-          </Tabs.Trigger>
-        )}
-        <Tabs.Trigger value="text" className="tab">
-          Text
-        </Tabs.Trigger>
-        {m.html && (
-          <Tabs.Trigger value="html" className="tab">
-            HTML source
-          </Tabs.Trigger>
-        )}
-        <Tabs.Trigger value="headers" className="tab">
-          Headers
-        </Tabs.Trigger>
-        <Tabs.Trigger value="raw" className="tab">
-          Raw source
-        </Tabs.Trigger>
-      </Tabs.List>
-      {m.html && (
-        <Tabs.Content value="preview" className="tab-panel">
-          <iframe className="preview" title="Preview of the message's HTML" sandbox="" srcDoc={m.html} />
-        </Tabs.Content>
-      )}
-      <Tabs.Content value="text" className="tab-panel">
-        <pre className="source">{m.text ?? 'The message has no text part.'}</pre>
-      </Tabs.Content>
-      {m.html && (
-        <Tabs.Content value="html" className="tab-panel">
-          <pre className="source">{m.html}</pre>
-        </Tabs.Content>
-      )}
-      <Tabs.Content value="headers" className="tab-panel">
-        <pre className="source">{m.headers.map((h) => `${h.name}: ${h.value}`).join('\n')}</pre>
-      </Tabs.Content>
-      <Tabs.Content value="raw" className="tab-panel">
-        <RawSource emailId={m.id} />
-      </Tabs.Content>
-    </Tabs.Root>
+    <MessageTabs
+      html={m.html}
+      previewTitle="Preview of the message's HTML"
+      text={m.text ?? 'The message has no text part.'}
+      headers={<pre className="source">{m.headers.map((h) => `${h.name}: ${h.value}`).join('\n')}</pre>}
+      raw={<RawSource emailId={m.id} />}
+    />
   );
 }
 
@@ -210,24 +160,24 @@ export default function InboundDetail() {
         <Link to="/inbound">Back to inbound</Link>
       </p>
       <PageHeader title={m ? m.subject || '(no subject)' : 'Received message'} />
-      <ErrorMessage error={message.error} />
-      {message.isPending && <p role="status">Loading…</p>}
-      {m && (
-        <div className="detail">
-          <Section title="Message">
-            <Summary m={m} />
-          </Section>
-          <Section title="Authentication">
-            <Authentication m={m} />
-          </Section>
-          <Section title="Attachments" wide>
-            <Attachments m={m} />
-          </Section>
-          <Section title="Content" wide>
-            <Content m={m} />
-          </Section>
-        </div>
-      )}
+      <Loaded query={message}>
+        {(m) => (
+          <div className="detail">
+            <Section title="Message">
+              <Summary m={m} />
+            </Section>
+            <Section title="Authentication">
+              <Authentication m={m} />
+            </Section>
+            <Section title="Attachments" wide>
+              <Attachments m={m} />
+            </Section>
+            <Section title="Content" wide>
+              <Content m={m} />
+            </Section>
+          </div>
+        )}
+      </Loaded>
     </>
   );
 }

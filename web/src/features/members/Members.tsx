@@ -1,6 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useNavigate } from '@tanstack/react-router';
-import { type FormEvent, useId, useState } from 'react';
+import { useId, useState } from 'react';
 import {
   type Invitation,
   invitationsQuery,
@@ -11,9 +11,12 @@ import {
 } from '../../api/audience.ts';
 import { type Role, sessionQuery } from '../../api/endpoints.ts';
 import { ErrorMessage, Notice } from '../../components/Alert.tsx';
-import { Dialog, DialogClose, DialogFormActions } from '../../components/Dialog.tsx';
-import { Field, SelectField } from '../../components/Field.tsx';
+import { DataTable } from '../../components/DataTable.tsx';
+import { CloseButton, ConfirmButton, DialogButton } from '../../components/Dialog.tsx';
+import { CheckboxField, Field, SelectField } from '../../components/Field.tsx';
+import { ActionForm } from '../../components/Form.tsx';
 import { formatDate } from '../../components/format.ts';
+import { Loaded } from '../../components/Loaded.tsx';
 import { PageHeader } from '../../components/PageHeader.tsx';
 import { canManage, useProject } from '../../project.tsx';
 
@@ -41,61 +44,44 @@ function InviteForm({ onSent }: { onSent(invitation: Invitation): void }) {
       onSent(invitation);
     },
   });
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    invite.mutate();
-  };
   return (
-    <form onSubmit={submit} aria-label="Invite a member">
+    <ActionForm
+      label="Invite a member"
+      action={invite}
+      submit="Send invitation"
+      pendingLabel="Sending…"
+      close
+    >
       <Field label="Email" type="email" required value={email} onChange={(e) => setEmail(e.target.value)} />
-      <SelectField
-        label="Role"
-        value={role}
-        onChange={(r) => setRole(r as Role)}
-        options={rolesFor(project.role)}
-      />
+      <SelectField label="Role" value={role} onChange={setRole} options={rolesFor(project.role)} />
       <p className="muted small">
         Members read and send; Admins also manage keys, domains, members and settings; Owners also manage
         Owners.
       </p>
-      <ErrorMessage error={invite.error} />
-      <DialogFormActions label="Send invitation" pendingLabel="Sending…" pending={invite.isPending} />
-    </form>
+    </ActionForm>
   );
 }
 
 function InviteDialog() {
-  const [open, setOpen] = useState(false);
   const [sent, setSent] = useState<Invitation | null>(null);
-  const change = (next: boolean) => {
-    setOpen(next);
-    if (!next) setSent(null);
-  };
   return (
-    <>
-      <button type="button" className="btn primary" onClick={() => change(true)}>
-        Invite member
-      </button>
-      <Dialog open={open} onOpenChange={change} title="Invite a member">
-        {sent ? (
+    <DialogButton label="Invite member" title="Invite a member" onClose={() => setSent(null)}>
+      {() =>
+        sent ? (
           <>
             <Notice tone="success">
               We emailed an invitation to <strong>{sent.email}</strong> as {ROLE_LABELS[sent.role]}. The link
               works until {formatDate(sent.expires_at)}.
             </Notice>
             <div className="actions">
-              <DialogClose asChild>
-                <button type="button" className="btn primary">
-                  Done
-                </button>
-              </DialogClose>
+              <CloseButton label="Done" className="btn primary" />
             </div>
           </>
         ) : (
           <InviteForm onSent={setSent} />
-        )}
-      </Dialog>
-    </>
+        )
+      }
+    </DialogButton>
   );
 }
 
@@ -175,10 +161,7 @@ function KeysThatGo({
           </li>
         ))}
       </ul>
-      <div className="field checkbox">
-        <input id={id} type="checkbox" checked={keep} onChange={(e) => onKeepChange(e.target.checked)} />
-        <label htmlFor={id}>Keep these keys working</label>
-      </div>
+      <CheckboxField label="Keep these keys working" checked={keep} onChange={onKeepChange} />
     </section>
   );
 }
@@ -188,93 +171,63 @@ function RemoveButton({ member, self }: { member: Member; self: boolean }) {
   const { project } = useProject();
   const queryClient = useQueryClient();
   const navigate = useNavigate();
-  const [open, setOpen] = useState(false);
   const [keepKeys, setKeepKeys] = useState(false);
   const after = useAfterChange(member);
   const remove = useMutation({
     mutationFn: () => members.remove(project.id, member.account_id, keepKeys),
     onSuccess: async () => {
-      setOpen(false);
       await queryClient.invalidateQueries({ queryKey: ['project', project.id, 'keys'] });
       if (!self) return after();
       await queryClient.invalidateQueries({ queryKey: sessionQuery.queryKey });
       navigate({ to: '/' });
     },
   });
-  const title = self ? `Leave ${project.name}?` : `Remove ${member.email}?`;
   return (
-    <>
-      <button type="button" className="btn danger" onClick={() => setOpen(true)}>
-        {self ? 'Leave project' : 'Remove'}
-        {!self && <span className="visually-hidden"> {member.email}</span>}
-      </button>
-      <Dialog
-        open={open}
-        onOpenChange={setOpen}
-        title={title}
-        description={
-          self
-            ? 'You lose access to this project until someone invites you again.'
-            : 'They lose access to this project at once. Their account stays.'
-        }
-      >
-        {open && <KeysThatGo member={member} self={self} keep={keepKeys} onKeepChange={setKeepKeys} />}
-        <ErrorMessage error={remove.error} />
-        <div className="actions">
-          <button
-            type="button"
-            className="btn danger"
-            onClick={() => remove.mutate()}
-            disabled={remove.isPending}
-          >
-            {self ? 'Leave' : 'Remove member'}
-          </button>
-          <DialogClose asChild>
-            <button type="button" className="btn">
-              Cancel
-            </button>
-          </DialogClose>
-        </div>
-      </Dialog>
-    </>
+    <ConfirmButton
+      label={self ? 'Leave project' : 'Remove'}
+      named={self ? undefined : member.email}
+      title={self ? `Leave ${project.name}?` : `Remove ${member.email}?`}
+      description={
+        self
+          ? 'You lose access to this project until someone invites you again.'
+          : 'They lose access to this project at once. Their account stays.'
+      }
+      confirm={self ? 'Leave' : 'Remove member'}
+      action={remove}
+    >
+      <KeysThatGo member={member} self={self} keep={keepKeys} onKeepChange={setKeepKeys} />
+    </ConfirmButton>
   );
 }
 
 function MemberTable({ list }: { list: Member[] }) {
   const { project, session } = useProject();
   const manage = canManage(project);
+  const isSelf = (m: Member) => m.account_id === session.account.id;
   return (
-    <table className="table">
-      <caption className="visually-hidden">Members of this project</caption>
-      <thead>
-        <tr>
-          <th scope="col">Name</th>
-          <th scope="col">Email</th>
-          <th scope="col">Role</th>
-          <th scope="col">Joined</th>
-          <th scope="col">Actions</th>
-        </tr>
-      </thead>
-      <tbody>
-        {list.map((m) => {
-          const self = m.account_id === session.account.id;
-          return (
-            <tr key={m.account_id}>
-              <th scope="row" data-label="Name">
-                {m.name}
-                {self && <span className="muted"> (you)</span>}
-              </th>
-              <td data-label="Email" className="break">
-                {m.email}
-              </td>
-              <td data-label="Role">{manage ? <RoleCell member={m} /> : ROLE_LABELS[m.role]}</td>
-              <td data-label="Joined">{formatDate(m.created_at)}</td>
-              <td data-label="Actions">{(manage || self) && <RemoveButton member={m} self={self} />}</td>
-            </tr>
-          );
-        })}
-      </tbody>
-    </table>
+    <DataTable
+      caption="Members of this project"
+      rows={list}
+      rowKey={(m) => m.account_id}
+      columns={[
+        {
+          label: 'Name',
+          cell: (m) => (
+            <>
+              {m.name}
+              {isSelf(m) && <span className="muted"> (you)</span>}
+            </>
+          ),
+        },
+        { label: 'Email', cell: (m) => m.email, className: 'break' },
+        { label: 'Role', cell: (m) => (manage ? <RoleCell member={m} /> : ROLE_LABELS[m.role]) },
+        { label: 'Joined', cell: (m) => formatDate(m.created_at) },
+        {
+          label: 'Actions',
+          cell: (m) => (manage || isSelf(m)) && <RemoveButton member={m} self={isSelf(m)} />,
+        },
+      ]}
+    />
   );
 }
 
@@ -305,30 +258,15 @@ function PendingInvitations() {
   return (
     <section aria-labelledby="pending-invitations">
       <h2 id="pending-invitations">Pending invitations</h2>
-      <table className="table">
-        <thead>
-          <tr>
-            <th scope="col">Email</th>
-            <th scope="col">Role</th>
-            <th scope="col">Link works until</th>
-            <th scope="col">Actions</th>
-          </tr>
-        </thead>
-        <tbody>
-          {pending.map((i) => (
-            <tr key={i.id}>
-              <th scope="row" data-label="Email" className="break">
-                {i.email}
-              </th>
-              <td data-label="Role">{ROLE_LABELS[i.role]}</td>
-              <td data-label="Link works until">{formatDate(i.expires_at)}</td>
-              <td data-label="Actions">
-                <WithdrawButton invitation={i} />
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <DataTable
+        rows={pending}
+        columns={[
+          { label: 'Email', cell: (i) => i.email, className: 'break' },
+          { label: 'Role', cell: (i) => ROLE_LABELS[i.role] },
+          { label: 'Link works until', cell: (i) => formatDate(i.expires_at) },
+          { label: 'Actions', cell: (i) => <WithdrawButton invitation={i} /> },
+        ]}
+      />
     </section>
   );
 }
@@ -350,12 +288,9 @@ export default function Members() {
           change roles.
         </Notice>
       )}
-      <ErrorMessage error={list.error} />
-      {list.isPending ? (
-        <p role="status">Loading members…</p>
-      ) : (
-        list.data && <MemberTable list={list.data.data} />
-      )}
+      <Loaded query={list} loading="Loading members…">
+        {(data) => <MemberTable list={data.data} />}
+      </Loaded>
       {manage && <PendingInvitations />}
     </>
   );

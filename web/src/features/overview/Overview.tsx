@@ -10,9 +10,12 @@ import {
   STATS_PERIODS,
 } from '../../api/overview.ts';
 import { ErrorMessage } from '../../components/Alert.tsx';
+import { DataTable } from '../../components/DataTable.tsx';
 import { SelectField } from '../../components/Field.tsx';
 import { formatDate, formatNumber } from '../../components/format.ts';
 import { PageHeader } from '../../components/PageHeader.tsx';
+import { PlanFeatures } from '../../components/PlanFeatures.tsx';
+import { Facts, Section } from '../../components/Section.tsx';
 import { useProject } from '../../project.tsx';
 
 function Usage({ label, used, limit }: { label: string; used: number; limit: number | null }) {
@@ -36,10 +39,8 @@ function Usage({ label, used, limit }: { label: string; used: number; limit: num
 }
 
 function PlanCard({ limits }: { limits: Limits }) {
-  const features = Object.entries(limits.features);
   return (
-    <section className="card" aria-labelledby="plan-title">
-      <h2 id="plan-title">Plan: {limits.plan_name}</h2>
+    <Section title={`Plan: ${limits.plan_name}`}>
       <Usage
         label="Messages sent this month"
         used={limits.sending.this_month}
@@ -51,19 +52,8 @@ function PlanCard({ limits }: { limits: Limits }) {
         </p>
       )}
       <Usage label="Contacts" used={limits.contacts.count} limit={limits.contacts.limit || null} />
-      {features.length > 0 && (
-        <>
-          <h3>Features</h3>
-          <ul className="features">
-            {features.map(([name, on]) => (
-              <li key={name} className={on ? undefined : 'muted'}>
-                {name.replaceAll('_', ' ')}: {on ? 'included' : 'not included'}
-              </li>
-            ))}
-          </ul>
-        </>
-      )}
-    </section>
+      <PlanFeatures features={limits.features} />
+    </Section>
   );
 }
 
@@ -74,25 +64,27 @@ function SendingCard() {
   if (!me.data) return null;
   const { sending, footer } = me.data;
   return (
-    <section className="card" aria-labelledby="sending-title">
-      <h2 id="sending-title">Sending</h2>
+    <Section title="Sending">
       <p>
         <span className={`badge ${sending.ready ? 'badge-good' : 'badge-warn'}`}>
           {sending.ready ? 'Ready to send' : 'Not ready to send'}
         </span>
       </p>
       <p>{sending.note}</p>
-      <dl className="facts">
-        <dt>Default sender</dt>
-        <dd>
-          <code>{sending.default_from}</code>
-        </dd>
-        <dt>Verified domains</dt>
-        <dd>{sending.verified_domains.length ? sending.verified_domains.join(', ') : 'none yet'}</dd>
-        <dt>Footer address</dt>
-        <dd>{footer.is_your_own_address ? footer.address : 'the placeholder (set your postal address)'}</dd>
-      </dl>
-    </section>
+      <Facts
+        rows={[
+          ['Default sender', <code key="from">{sending.default_from}</code>],
+          [
+            'Verified domains',
+            sending.verified_domains.length ? sending.verified_domains.join(', ') : 'none yet',
+          ],
+          [
+            'Footer address',
+            footer.is_your_own_address ? footer.address : 'the placeholder (set your postal address)',
+          ],
+        ]}
+      />
+    </Section>
   );
 }
 
@@ -197,37 +189,21 @@ function RateFigure({ name, rate, basis }: { name: string; rate: Rate; basis: st
   );
 }
 
+type DayRow = EmailStats['data'][number];
+
 function DayTable({ stats }: { stats: EmailStats }) {
   return (
     <details>
       <summary>Numbers per day</summary>
-      <table className="table">
-        <caption className="visually-hidden">Emails per day (UTC)</caption>
-        <thead>
-          <tr>
-            <th scope="col">Day</th>
-            {SERIES.map((s) => (
-              <th key={s.key} scope="col">
-                {s.label}
-              </th>
-            ))}
-          </tr>
-        </thead>
-        <tbody>
-          {[...stats.data].reverse().map((d) => (
-            <tr key={d.date}>
-              <th scope="row" data-label="Day">
-                {formatDate(`${d.date}T12:00:00Z`)}
-              </th>
-              {SERIES.map((s) => (
-                <td key={s.key} data-label={s.label}>
-                  {formatNumber(d[s.key])}
-                </td>
-              ))}
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <DataTable
+        caption="Emails per day (UTC)"
+        rows={[...stats.data].reverse()}
+        rowKey={(d) => d.date}
+        columns={[
+          { label: 'Day', cell: (d) => formatDate(`${d.date}T12:00:00Z`) },
+          ...SERIES.map((s) => ({ label: s.label, cell: (d: DayRow) => formatNumber(d[s.key]) })),
+        ]}
+      />
     </details>
   );
 }
@@ -253,14 +229,7 @@ function DeliveryCard() {
       {stats.isPending && <p role="status">Loading…</p>}
       {stats.data && (
         <>
-          <dl className="facts">
-            {SERIES.map((s) => (
-              <div key={s.key} className="fact">
-                <dt>{s.label}</dt>
-                <dd>{formatNumber(stats.data.totals[s.key])}</dd>
-              </div>
-            ))}
-          </dl>
+          <Facts rows={SERIES.map((s) => [s.label, formatNumber(stats.data.totals[s.key])])} />
           <Suspense fallback={<p role="status">Loading the chart…</p>}>
             <DeliveryChart stats={stats.data} />
           </Suspense>

@@ -3,6 +3,7 @@ import { getRouteApi, Link, useNavigate } from '@tanstack/react-router';
 import { campaignsQuery } from '../../api/campaigns.ts';
 import { type RevenueGroup, revenueQuery } from '../../api/overview.ts';
 import { ErrorMessage } from '../../components/Alert.tsx';
+import { DataTable } from '../../components/DataTable.tsx';
 import { SelectField } from '../../components/Field.tsx';
 import { formatNumber } from '../../components/format.ts';
 import { PageHeader } from '../../components/PageHeader.tsx';
@@ -90,29 +91,22 @@ export default function Reports() {
             Total:{' '}
             <strong>{[...totals].map(([currency, amount]) => money(amount, currency)).join(' · ')}</strong>
           </p>
-          <table className="table">
-            <caption className="visually-hidden">Revenue by {LABELS[by].toLowerCase()}</caption>
-            <thead>
-              <tr>
-                <th scope="col">{LABELS[by]}</th>
-                <th scope="col">Currency</th>
-                <th scope="col">Revenue</th>
-                <th scope="col">Events</th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((r) => (
-                <tr key={`${r[by]}-${r.currency}`}>
-                  <th scope="row" data-label={LABELS[by]}>
-                    <GroupCell by={by} value={r[by] === null ? null : String(r[by])} names={names} />
-                  </th>
-                  <td data-label="Currency">{currencyOf(r) ?? <span className="muted">none</span>}</td>
-                  <td data-label="Revenue">{money(Number(r.revenue), currencyOf(r))}</td>
-                  <td data-label="Events">{formatNumber(Number(r.events))}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <DataTable
+            caption={`Revenue by ${LABELS[by].toLowerCase()}`}
+            rows={rows}
+            rowKey={(r) => `${r[by]}-${r.currency}`}
+            columns={[
+              {
+                label: LABELS[by],
+                cell: (r) => (
+                  <GroupCell by={by} value={r[by] === null ? null : String(r[by])} names={names} />
+                ),
+              },
+              { label: 'Currency', cell: (r) => currencyOf(r) ?? <span className="muted">none</span> },
+              { label: 'Revenue', cell: (r) => money(Number(r.revenue), currencyOf(r)) },
+              { label: 'Events', cell: (r) => formatNumber(Number(r.events)) },
+            ]}
+          />
         </>
       )}
     </>

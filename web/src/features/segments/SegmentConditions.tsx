@@ -17,7 +17,7 @@ import {
 /** The condition builder of the segment editor: all/any groups of field, property, list and event rows. */
 
 const MAX_DEPTH = 3;
-const KINDS = [
+const KINDS: { value: Exclude<RowKind, 'raw' | 'group'>; label: string }[] = [
   { value: 'field', label: 'Contact field' },
   { value: 'property', label: 'Property' },
   { value: 'list', label: 'List membership' },
@@ -79,7 +79,7 @@ function FieldCondition({ row, onChange }: { row: Extract<Row, { kind: 'field' }
       <SelectField
         label="Operator"
         value={row.op}
-        onChange={(op) => onChange({ ...row, op: op as Op })}
+        onChange={(op) => onChange({ ...row, op })}
         options={opOptions(opsFor(row.field))}
       />
       <ValueInput
@@ -105,7 +105,7 @@ function PropertyCondition({ row, onChange }: { row: Extract<Row, { kind: 'prope
       <SelectField
         label="Operator"
         value={row.op}
-        onChange={(op) => onChange({ ...row, op: op as Op })}
+        onChange={(op) => onChange({ ...row, op })}
         options={opOptions(opsFor('property'))}
       />
       {typed && (
@@ -155,7 +155,7 @@ function ListCondition({
       <SelectField
         label="Membership"
         value={row.op}
-        onChange={(op) => onChange({ ...row, op: op as typeof row.op })}
+        onChange={(op) => onChange({ ...row, op })}
         options={[
           { value: 'member', label: 'is a member of' },
           { value: 'not_member', label: 'is not a member of' },
@@ -183,7 +183,7 @@ function EventCondition({ row, onChange }: { row: Extract<Row, { kind: 'event' }
       <SelectField
         label="How often"
         value={row.times}
-        onChange={(times) => onChange({ ...row, times: times as typeof row.times })}
+        onChange={(times) => onChange({ ...row, times })}
         options={[
           { value: 'at_least', label: 'at least' },
           { value: 'at_most', label: 'at most' },
@@ -254,8 +254,8 @@ function ConditionBody(props: RowProps) {
 function ConditionRow(props: RowProps) {
   const { row, name, lists, onChange, onRemove } = props;
   // the same key: the row stays in place, and the keyboard focus stays on this select
-  const changeKind = (kind: string) =>
-    onChange({ ...newRow(kind as Exclude<RowKind, 'raw'>, lists[0]?.id), key: row.key });
+  const changeKind = (kind: Exclude<RowKind, 'raw' | 'group'>) =>
+    onChange({ ...newRow(kind, lists[0]?.id), key: row.key });
   return (
     <fieldset className={row.kind === 'group' ? 'condition condition-group' : 'condition'}>
       <legend>{name}</legend>
@@ -305,7 +305,7 @@ export function GroupEditor({
       <SelectField
         label={depth === 1 ? 'Contacts match' : 'This group matches'}
         value={group.mode}
-        onChange={(mode) => onChange({ ...group, mode: mode as Group['mode'] })}
+        onChange={(mode) => onChange({ ...group, mode })}
         options={[
           { value: 'all', label: 'all of these conditions' },
           { value: 'any', label: 'any of these conditions' },

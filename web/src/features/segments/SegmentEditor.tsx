@@ -1,6 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { getRouteApi, Link, useNavigate } from '@tanstack/react-router';
-import { type FormEvent, type ReactNode, useEffect, useId, useState } from 'react';
+import { type ReactNode, useEffect, useId, useState } from 'react';
 import {
   type ContactList,
   listsQuery,
@@ -11,8 +11,9 @@ import {
   segments,
 } from '../../api/audience.ts';
 import { ErrorMessage } from '../../components/Alert.tsx';
-import { Dialog, DialogClose } from '../../components/Dialog.tsx';
+import { ConfirmButton } from '../../components/Dialog.tsx';
 import { Field } from '../../components/Field.tsx';
+import { ActionForm } from '../../components/Form.tsx';
 import { formatNumber } from '../../components/format.ts';
 import { PageHeader } from '../../components/PageHeader.tsx';
 import { useProject } from '../../project.tsx';
@@ -63,7 +64,6 @@ function DeleteSegment({ segment }: { segment: Segment }) {
   const { project } = useProject();
   const queryClient = useQueryClient();
   const navigate = useNavigate();
-  const [open, setOpen] = useState(false);
   const remove = useMutation({
     mutationFn: () => segments.remove(project.id, segment.id),
     onSuccess: async () => {
@@ -72,34 +72,14 @@ function DeleteSegment({ segment }: { segment: Segment }) {
     },
   });
   return (
-    <>
-      <button type="button" className="btn danger" onClick={() => setOpen(true)}>
-        Delete segment
-      </button>
-      <Dialog
-        open={open}
-        onOpenChange={setOpen}
-        title={`Delete ${segment.name}?`}
-        description="Its contacts stay; campaigns that target it will no longer find it."
-      >
-        <ErrorMessage error={remove.error} />
-        <div className="actions">
-          <button
-            type="button"
-            className="btn danger"
-            onClick={() => remove.mutate()}
-            disabled={remove.isPending}
-          >
-            {remove.isPending ? 'Deleting…' : 'Delete'}
-          </button>
-          <DialogClose asChild>
-            <button type="button" className="btn">
-              Cancel
-            </button>
-          </DialogClose>
-        </div>
-      </Dialog>
-    </>
+    <ConfirmButton
+      label="Delete segment"
+      title={`Delete ${segment.name}?`}
+      description="Its contacts stay; campaigns that target it will no longer find it."
+      confirm="Delete"
+      pendingLabel="Deleting…"
+      action={remove}
+    />
   );
 }
 
@@ -124,15 +104,25 @@ function EditorForm({ segment, lists }: { segment: Segment | null; lists: Contac
       navigate({ to: '/segments' });
     },
   });
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
+  const submit = () => {
     const result = toDefinition(group);
     setProblem('problem' in result ? `The conditions are not complete: ${result.problem}.` : null);
     if ('definition' in result) save.mutate(result.definition);
   };
   const conditionsId = useId();
   return (
-    <form onSubmit={submit} aria-label={segment ? `Edit ${segment.name}` : 'New segment'}>
+    <ActionForm
+      label={segment ? `Edit ${segment.name}` : 'New segment'}
+      action={save}
+      onSubmit={submit}
+      submit="Save segment"
+      pendingLabel="Saving…"
+      more={
+        <Link to="/segments" className="btn">
+          Cancel
+        </Link>
+      }
+    >
       <div className="grid">
         <div className="card">
           <Field
@@ -160,16 +150,7 @@ function EditorForm({ segment, lists }: { segment: Segment | null; lists: Contac
           {problem}
         </p>
       )}
-      <ErrorMessage error={save.error} />
-      <div className="actions">
-        <button type="submit" className="btn primary" disabled={save.isPending}>
-          {save.isPending ? 'Saving…' : 'Save segment'}
-        </button>
-        <Link to="/segments" className="btn">
-          Cancel
-        </Link>
-      </div>
-    </form>
+    </ActionForm>
   );
 }
 

@@ -1,8 +1,9 @@
 import { useQuery } from '@tanstack/react-query';
 import { Link } from '@tanstack/react-router';
-import { type Segment, segmentCountQuery, segmentsQuery } from '../../api/audience.ts';
-import { ErrorMessage } from '../../components/Alert.tsx';
+import { segmentCountQuery, segmentsQuery } from '../../api/audience.ts';
+import { DataTable } from '../../components/DataTable.tsx';
 import { formatDate, formatNumber } from '../../components/format.ts';
+import { Loaded } from '../../components/Loaded.tsx';
 import { PageHeader } from '../../components/PageHeader.tsx';
 import { useProject } from '../../project.tsx';
 
@@ -19,44 +20,6 @@ function SegmentCount({ id }: { id: string }) {
   );
 }
 
-function SegmentTable({ list }: { list: Segment[] }) {
-  if (list.length === 0)
-    return (
-      <p>No segments yet. A segment picks contacts by their fields, lists and events, and stays current.</p>
-    );
-  return (
-    <table className="table">
-      <caption className="visually-hidden">Segments of this project</caption>
-      <thead>
-        <tr>
-          <th scope="col">Name</th>
-          <th scope="col">Description</th>
-          <th scope="col">Contacts now</th>
-          <th scope="col">Updated</th>
-        </tr>
-      </thead>
-      <tbody>
-        {list.map((s) => (
-          <tr key={s.id}>
-            <th scope="row" data-label="Name">
-              <Link to="/segments/$segmentId" params={{ segmentId: s.id }}>
-                {s.name}
-              </Link>
-            </th>
-            <td data-label="Description" className="break">
-              {s.description ?? '—'}
-            </td>
-            <td data-label="Contacts now">
-              <SegmentCount id={s.id} />
-            </td>
-            <td data-label="Updated">{formatDate(s.updated_at)}</td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
-  );
-}
-
 /** The project's segments with how many contacts each holds now. */
 export default function Segments() {
   const { project } = useProject();
@@ -68,12 +31,36 @@ export default function Segments() {
           New segment
         </Link>
       </PageHeader>
-      <ErrorMessage error={list.error} />
-      {list.isPending ? (
-        <p role="status">Loading segments…</p>
-      ) : (
-        list.data && <SegmentTable list={list.data.data} />
-      )}
+      <Loaded
+        query={list}
+        loading="Loading segments…"
+        isEmpty={(data) => data.data.length === 0}
+        empty={
+          <p>
+            No segments yet. A segment picks contacts by their fields, lists and events, and stays current.
+          </p>
+        }
+      >
+        {(data) => (
+          <DataTable
+            caption="Segments of this project"
+            rows={data.data}
+            columns={[
+              {
+                label: 'Name',
+                cell: (s) => (
+                  <Link to="/segments/$segmentId" params={{ segmentId: s.id }}>
+                    {s.name}
+                  </Link>
+                ),
+              },
+              { label: 'Description', cell: (s) => s.description ?? '—', className: 'break' },
+              { label: 'Contacts now', cell: (s) => <SegmentCount id={s.id} /> },
+              { label: 'Updated', cell: (s) => formatDate(s.updated_at) },
+            ]}
+          />
+        )}
+      </Loaded>
     </>
   );
 }

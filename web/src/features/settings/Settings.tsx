@@ -1,5 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { type FormEvent, type ReactNode, useId, useState } from 'react';
+import { type FormEvent, useState } from 'react';
 import {
   projectsQuery,
   sendingRateQuery,
@@ -10,21 +10,14 @@ import {
 import { accountStatusQuery, type Limits, limitsQuery, sessionQuery } from '../../api/endpoints.ts';
 import type { SendingRate } from '../../api/sending.ts';
 import { ErrorMessage, Notice } from '../../components/Alert.tsx';
-import { Field, SelectField } from '../../components/Field.tsx';
+import { Field, SelectField, TextAreaField } from '../../components/Field.tsx';
+import { ActionForm } from '../../components/Form.tsx';
 import { formatNumber } from '../../components/format.ts';
 import { PageHeader } from '../../components/PageHeader.tsx';
+import { PlanFeatures } from '../../components/PlanFeatures.tsx';
 import { RateForm, rateLine } from '../../components/RateForm.tsx';
+import { Facts, Section } from '../../components/Section.tsx';
 import { canManage, useProject } from '../../project.tsx';
-
-function Card({ title, children }: { title: string; children: ReactNode }) {
-  const id = useId();
-  return (
-    <section className="card" aria-labelledby={id}>
-      <h2 id={id}>{title}</h2>
-      {children}
-    </section>
-  );
-}
 
 const ofLimit = (used: number, limit: number | null) =>
   limit ? `${formatNumber(used)} of ${formatNumber(limit)}` : `${formatNumber(used)} (unmetered)`;
@@ -36,34 +29,15 @@ function PlanFacts({ limits }: { limits: Limits }) {
     ['Remaining', limits.sending.remaining === null ? 'unmetered' : formatNumber(limits.sending.remaining)],
     ['Contacts', ofLimit(limits.contacts.count, limits.contacts.limit || null)],
   ];
-  const features = Object.entries(limits.features);
   return (
     <>
-      <dl className="facts">
-        {facts.map(([k, v]) => (
-          <div className="fact" key={k}>
-            <dt>{k}</dt>
-            <dd>{v}</dd>
-          </div>
-        ))}
-      </dl>
+      <Facts rows={facts} />
       {limits.sending.over_limit && (
         <p className="alert alert-warning">
           The monthly allowance is used up: sending is refused until next month.
         </p>
       )}
-      {features.length > 0 && (
-        <>
-          <h3>Features</h3>
-          <ul className="features">
-            {features.map(([name, on]) => (
-              <li key={name} className={on ? undefined : 'muted'}>
-                {name.replaceAll('_', ' ')}: {on ? 'included' : 'not included'}
-              </li>
-            ))}
-          </ul>
-        </>
-      )}
+      <PlanFeatures features={limits.features} />
     </>
   );
 }
@@ -72,51 +46,35 @@ function PlanCard() {
   const { project } = useProject();
   const limits = useQuery(limitsQuery(project.id));
   return (
-    <Card title="Plan and usage">
+    <Section title="Plan and usage">
       <ErrorMessage error={limits.error} />
       {limits.data && <PlanFacts limits={limits.data} />}
-    </Card>
+    </Section>
   );
 }
 
 function FooterForm({ current }: { current: string }) {
   const { project } = useProject();
   const queryClient = useQueryClient();
-  const id = useId();
   const [address, setAddress] = useState(current);
   const save = useMutation({
     mutationFn: () => settings.setFooter(project.id, address),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: accountStatusQuery(project.id).queryKey }),
   });
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    save.mutate();
-  };
   return (
-    <form onSubmit={submit} aria-label="Footer postal address">
-      <div className="field">
-        <label htmlFor={id}>Postal address</label>
-        <textarea
-          id={id}
-          rows={3}
-          required
-          minLength={10}
-          maxLength={500}
-          aria-describedby={`${id}-hint`}
-          value={address}
-          onChange={(e) => setAddress(e.target.value)}
-        />
-        <p className="hint" id={`${id}-hint`}>
-          Printed in the footer of marketing and automation mail, as anti-spam laws require. 10 to 500
-          characters.
-        </p>
-      </div>
+    <ActionForm label="Footer postal address" action={save} submit="Save address" pendingLabel="Saving…">
+      <TextAreaField
+        label="Postal address"
+        rows={3}
+        required
+        minLength={10}
+        maxLength={500}
+        hint="Printed in the footer of marketing and automation mail, as anti-spam laws require. 10 to 500 characters."
+        value={address}
+        onChange={(e) => setAddress(e.target.value)}
+      />
       {save.isSuccess && <Notice tone="success">Footer address saved.</Notice>}
-      <ErrorMessage error={save.error} />
-      <button type="submit" className="btn primary" disabled={save.isPending}>
-        {save.isPending ? 'Saving…' : 'Save address'}
-      </button>
-    </form>
+    </ActionForm>
   );
 }
 
@@ -125,7 +83,7 @@ function FooterCard() {
   const me = useQuery(accountStatusQuery(project.id));
   const footer = me.data?.footer;
   return (
-    <Card title="Footer address">
+    <Section title="Footer address">
       <ErrorMessage error={me.error} />
       {footer && !footer.is_your_own_address && (
         <Notice tone="warning">The footer shows a placeholder address: set your own postal address.</Notice>
@@ -136,7 +94,7 @@ function FooterCard() {
         ) : (
           <p className="break">{footer.address}</p>
         ))}
-    </Card>
+    </Section>
   );
 }
 
@@ -155,14 +113,14 @@ function RateCard() {
   const rate = useQuery(sendingRateQuery(project.id));
   const r = rate.data;
   return (
-    <Card title="Sending rate">
+    <Section title="Sending rate">
       <p className="muted">
         The pace of marketing and automation mail (a campaign may set its own). Transactional mail is never
         slowed.
       </p>
       <ErrorMessage error={rate.error} />
       {r && (canManage(project) ? <ProjectRateForm rate={r} /> : <p>{rateLine(r)}</p>)}
-    </Card>
+    </Section>
   );
 }
 
@@ -213,7 +171,7 @@ function WorkspacesCard() {
   const ws = workspaces.data?.data ?? [];
   const administered = ws.filter((w) => w.role === 'owner' || w.role === 'admin');
   return (
-    <Card title="Workspaces and projects">
+    <Section title="Workspaces and projects">
       <ErrorMessage error={workspaces.error ?? projects.error} />
       {workspaces.data && projects.data && (
         <ul className="workspaces">
@@ -244,7 +202,7 @@ function WorkspacesCard() {
         </ul>
       )}
       {administered.length > 0 && <NewProjectForm workspaces={administered} />}
-    </Card>
+    </Section>
   );
 }
 

@@ -1,9 +1,10 @@
 import { useQuery } from '@tanstack/react-query';
 import { Link } from '@tanstack/react-router';
 import { type AccountStatus, accountStatusQuery } from '../../api/endpoints.ts';
-import { ErrorMessage } from '../../components/Alert.tsx';
+import { CopyField } from '../../components/CopyButton.tsx';
+import { Loaded } from '../../components/Loaded.tsx';
 import { PageHeader } from '../../components/PageHeader.tsx';
-import { CopyField, Section } from '../../components/sending-parts.tsx';
+import { Section } from '../../components/Section.tsx';
 import { useProject } from '../../project.tsx';
 
 /** The submission server's address, from GET /v1/me. */
@@ -105,23 +106,22 @@ const transport = nodemailer.createTransport({
 export default function Smtp() {
   const { project } = useProject();
   const me = useQuery(accountStatusQuery(project.id));
-  const status = me.data;
   return (
     <>
       <PageHeader title="SMTP" />
       <p className="muted">
         Send from any application or library that speaks SMTP, with an API key as the password.
       </p>
-      <ErrorMessage error={me.error} />
-      {me.isPending && <p role="status">Loading…</p>}
-      {status && (
-        <div className="detail">
-          <ServerCard smtp={status.smtp} />
-          <SignInCard projectId={project.id} />
-          <BehaviourCard status={status} />
-          <Example smtp={status.smtp} />
-        </div>
-      )}
+      <Loaded query={me}>
+        {(status) => (
+          <div className="detail">
+            <ServerCard smtp={status.smtp} />
+            <SignInCard projectId={project.id} />
+            <BehaviourCard status={status} />
+            <Example smtp={status.smtp} />
+          </div>
+        )}
+      </Loaded>
     </>
   );
 }

@@ -10,14 +10,16 @@ import {
   suppressionsQuery,
 } from '../../api/sending.ts';
 import { ErrorMessage, Notice } from '../../components/Alert.tsx';
-import { Dialog, DialogClose } from '../../components/Dialog.tsx';
-import { Field, SelectField } from '../../components/Field.tsx';
+import { PagedTable } from '../../components/DataTable.tsx';
+import { ConfirmButton } from '../../components/Dialog.tsx';
+import { Field, SelectField, SubmitButton } from '../../components/Field.tsx';
 import { formatDateTime } from '../../components/format.ts';
+import { Loaded } from '../../components/Loaded.tsx';
 import { PageHeader } from '../../components/PageHeader.tsx';
-import { PageButtons, Section } from '../../components/sending-parts.tsx';
+import { Section } from '../../components/Section.tsx';
 import { useProject } from '../../project.tsx';
 
-const REASON_LABEL: Record<string, string> = {
+const REASON_LABEL: Record<SuppressionReason, string> = {
   hard_bounce: 'hard bounce',
   complaint: 'complaint',
   unsubscribe: 'unsubscribed',
@@ -59,15 +61,13 @@ function AddForm() {
         label="Blocks"
         name="reason"
         value={reason}
-        onChange={(v) => setReason(v as 'manual' | 'unsubscribe')}
+        onChange={setReason}
         options={[
           { value: 'manual', label: 'Every stream' },
           { value: 'unsubscribe', label: 'Marketing and automation only' },
         ]}
       />
-      <button type="submit" className="btn primary" disabled={add.isPending}>
-        {add.isPending ? 'Adding…' : 'Suppress'}
-      </button>
+      <SubmitButton label="Suppress" pendingLabel="Adding…" pending={add.isPending} />
       <div className="filters-message">
         {add.isSuccess && <Notice tone="success">{add.data.email} is suppressed.</Notice>}
         <ErrorMessage error={add.error} />
@@ -79,83 +79,21 @@ function AddForm() {
 function RemoveButton({ entry }: { entry: Suppression }) {
   const { project } = useProject();
   const queryClient = useQueryClient();
-  const [open, setOpen] = useState(false);
   const remove = useMutation({
     mutationFn: () => suppressions.remove(project.id, entry.email),
-    onSuccess: async () => {
-      await queryClient.invalidateQueries({ queryKey: allSuppressions(project.id) });
-      setOpen(false);
-    },
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: allSuppressions(project.id) }),
   });
   return (
-    <>
-      <button type="button" className="btn" onClick={() => setOpen(true)}>
-        Remove<span className="visually-hidden"> {entry.email}</span>
-      </button>
-      <Dialog
-        open={open}
-        onOpenChange={setOpen}
-        title={`Remove ${entry.email}?`}
-        description="Mail to this address is sent again. Remove an address only when you know it works and its owner wants your mail."
-      >
-        <ErrorMessage error={remove.error} />
-        <div className="actions">
-          <button
-            type="button"
-            className="btn danger"
-            onClick={() => remove.mutate()}
-            disabled={remove.isPending}
-          >
-            {remove.isPending ? 'Removing…' : 'Remove from the list'}
-          </button>
-          <DialogClose asChild>
-            <button type="button" className="btn">
-              Cancel
-            </button>
-          </DialogClose>
-        </div>
-      </Dialog>
-    </>
-  );
-}
-
-function SuppressionTable({ list }: { list: Suppression[] }) {
-  return (
-    <table className="table">
-      <caption className="visually-hidden">Suppressed addresses, newest first</caption>
-      <thead>
-        <tr>
-          <th scope="col">Address</th>
-          <th scope="col">Reason</th>
-          <th scope="col">Detail</th>
-          <th scope="col">Added</th>
-          <th scope="col">Actions</th>
-        </tr>
-      </thead>
-      <tbody>
-        {list.map((s) => (
-          <tr key={s.email}>
-            <th scope="row" data-label="Address" className="break">
-              {s.email}
-            </th>
-            <td data-label="Reason">{REASON_LABEL[s.reason] ?? s.reason}</td>
-            <td data-label="Detail" className="break">
-              {s.source_email_id ? (
-                <Link to="/emails/$emailId" params={{ emailId: s.source_email_id }}>
-                  {s.detail || 'the email'}
-                </Link>
-              ) : (
-                (s.detail ?? '—')
-              )}
-            </td>
-            <td data-label="Added">{formatDateTime(s.created_at)}</td>
-            <td data-label="Actions">
-              <RemoveButton entry={s} />
-            </td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+    <ConfirmButton
+      className="btn"
+      label="Remove"
+      named={entry.email}
+      title={`Remove ${entry.email}?`}
+      description="Mail to this address is sent again. Remove an address only when you know it works and its owner wants your mail."
+      confirm="Remove from the list"
+      pendingLabel="Removing…"
+      action={remove}
+    />
   );
 }
 
@@ -184,34 +122,53 @@ export default function Suppressions() {
           name="filter-reason"
           value={reason}
           onChange={(v) => {
-            setReason(v as SuppressionReason | '');
+            setReason(v);
             setPage(1);
           }}
           options={[
             { value: '', label: 'Any reason' },
-            ...SUPPRESSION_REASONS.map((r) => ({ value: r, label: REASON_LABEL[r] ?? r })),
+            ...SUPPRESSION_REASONS.map((r) => ({ value: r, label: REASON_LABEL[r] })),
           ]}
         />
       </div>
-      <ErrorMessage error={list.error} />
-      {list.isPending ? (
-        <p role="status">Loading…</p>
-      ) : list.data && list.data.total === 0 ? (
-        <p>No suppressed addresses{reason ? ' for this reason' : ''}.</p>
-      ) : (
-        list.data && (
-          <>
-            <SuppressionTable list={list.data.data} />
-            <PageButtons
-              page={page}
-              total={list.data.total}
-              perPage={SUPPRESSIONS_PER_PAGE}
-              noun={['address', 'addresses']}
-              onPage={setPage}
-            />
-          </>
-        )
-      )}
+      <Loaded
+        query={list}
+        isEmpty={(data) => data.total === 0}
+        empty={<p>No suppressed addresses{reason ? ' for this reason' : ''}.</p>}
+      >
+        {(data) => (
+          <PagedTable
+            caption="Suppressed addresses, newest first"
+            rows={data.data}
+            rowKey={(s) => s.email}
+            columns={[
+              { label: 'Address', cell: (s) => s.email, className: 'break' },
+              { label: 'Reason', cell: (s) => REASON_LABEL[s.reason] ?? s.reason },
+              {
+                label: 'Detail',
+                className: 'break',
+                cell: (s) =>
+                  s.source_email_id ? (
+                    <Link to="/emails/$emailId" params={{ emailId: s.source_email_id }}>
+                      {s.detail || 'the email'}
+                    </Link>
+                  ) : (
+                    (s.detail ?? '—')
+                  ),
+              },
+              { label: 'Added', cell: (s) => formatDateTime(s.created_at) },
+              { label: 'Actions', cell: (s) => <RemoveButton entry={s} /> },
+            ]}
+            pager={{
+              page,
+              total: data.total,
+              perPage: SUPPRESSIONS_PER_PAGE,
+              noun: ['address', 'addresses'],
+              onPage: setPage,
+            }}
+          />
+        )}
+      </Loaded>
     </>
   );
 }

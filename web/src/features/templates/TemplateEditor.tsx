@@ -13,8 +13,9 @@ import {
   versionsQuery,
 } from '../../api/templates.ts';
 import { ErrorMessage, Notice } from '../../components/Alert.tsx';
-import { Field } from '../../components/Field.tsx';
+import { Field, TextAreaField } from '../../components/Field.tsx';
 import { formatDate } from '../../components/format.ts';
+import { Loaded } from '../../components/Loaded.tsx';
 import { PageHeader } from '../../components/PageHeader.tsx';
 import { TestSend } from '../../components/TestSend.tsx';
 import { useProject } from '../../project.tsx';
@@ -91,19 +92,13 @@ function PreviewPane({ template, revision }: { template: Template; revision: num
       </div>
       <details className="preview-data">
         <summary>Sample data</summary>
-        <div className="field">
-          <label htmlFor="sample-variables">Variables (JSON)</label>
-          <textarea
-            id="sample-variables"
-            rows={4}
-            value={variablesText}
-            onChange={(e) => setVariablesText(e.target.value)}
-            aria-describedby="sample-variables-hint"
-          />
-          <p className="hint" id="sample-variables-hint">
-            {variables.error ?? 'Values for {{ name }} in the template; declared defaults fill the rest.'}
-          </p>
-        </div>
+        <TextAreaField
+          label="Variables (JSON)"
+          rows={4}
+          value={variablesText}
+          onChange={(e) => setVariablesText(e.target.value)}
+          hint={variables.error ?? 'Values for {{ name }} in the template; declared defaults fill the rest.'}
+        />
         <Field
           label="As a contact"
           type="email"
@@ -248,14 +243,17 @@ export default function TemplateEditor() {
       <p>
         <Link to="/templates">All templates</Link>
       </p>
-      <ErrorMessage error={template.error} />
-      {template.isPending && <p role="status">Loading the template…</p>}
-      {template.data && template.data.mjml === null && (
-        <Notice>
-          This template is written in HTML: edit it through the API (PATCH /v1/templates/{'{id}'}).
-        </Notice>
-      )}
-      {template.data && template.data.mjml !== null && <Editor template={template.data} />}
+      <Loaded query={template} loading="Loading the template…">
+        {(t) =>
+          t.mjml === null ? (
+            <Notice>
+              This template is written in HTML: edit it through the API (PATCH /v1/templates/{'{id}'}).
+            </Notice>
+          ) : (
+            <Editor template={t} />
+          )
+        }
+      </Loaded>
     </>
   );
 }

@@ -1,22 +1,23 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate } from '@tanstack/react-router';
-import { type FormEvent, useState } from 'react';
+import { useState } from 'react';
 import { startersQuery, templates, templatesQuery } from '../../api/templates.ts';
-import { ErrorMessage } from '../../components/Alert.tsx';
-import { Dialog, DialogFormActions } from '../../components/Dialog.tsx';
+import { DataTable } from '../../components/DataTable.tsx';
+import { DialogButton } from '../../components/Dialog.tsx';
 import { Field, SelectField } from '../../components/Field.tsx';
+import { ActionForm } from '../../components/Form.tsx';
 import { formatDate } from '../../components/format.ts';
+import { Loaded } from '../../components/Loaded.tsx';
 import { PageHeader } from '../../components/PageHeader.tsx';
 import { StatusBadge } from '../../components/StatusBadge.tsx';
 import { useProject } from '../../project.tsx';
 
 /** Name a new template and start it from a starter (or blank); opens its editor. */
-function NewTemplateDialog() {
+function NewTemplateForm({ onCreated }: { onCreated(): void }) {
   const { project } = useProject();
   const navigate = useNavigate();
   const queryClient = useQueryClient();
   const starters = useQuery(startersQuery(project.id));
-  const [open, setOpen] = useState(false);
   const [name, setName] = useState('');
   const [starter, setStarter] = useState('welcome');
   const create = useMutation({
@@ -33,44 +34,32 @@ function NewTemplateDialog() {
       ),
     onSuccess: async (made) => {
       await queryClient.invalidateQueries({ queryKey: templatesQuery(project.id).queryKey });
-      setOpen(false);
+      onCreated();
       navigate({ to: '/templates/$templateId', params: { templateId: made.id } });
     },
   });
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    create.mutate();
-  };
   const chosen = starters.data?.data.find((s) => s.key === starter);
   return (
-    <>
-      <button type="button" className="btn primary" onClick={() => setOpen(true)}>
-        New template
-      </button>
-      <Dialog open={open} onOpenChange={setOpen} title="New template">
-        <form onSubmit={submit} aria-label="New template">
-          <Field
-            label="Name"
-            required
-            maxLength={200}
-            value={name}
-            onChange={(e) => setName(e.target.value)}
-          />
-          <SelectField
-            label="Start from"
-            value={starter}
-            onChange={setStarter}
-            options={[
-              ...(starters.data?.data ?? []).map((s) => ({ value: s.key, label: `${s.name} (starter)` })),
-              { value: '', label: 'A blank page' },
-            ]}
-          />
-          {chosen && <p className="muted small">{chosen.description}</p>}
-          <ErrorMessage error={create.error ?? starters.error} />
-          <DialogFormActions label="Create and edit" pendingLabel="Creating…" pending={create.isPending} />
-        </form>
-      </Dialog>
-    </>
+    <ActionForm
+      label="New template"
+      action={{ isPending: create.isPending, error: create.error ?? starters.error }}
+      onSubmit={() => create.mutate()}
+      submit="Create and edit"
+      pendingLabel="Creating…"
+      close
+    >
+      <Field label="Name" required maxLength={200} value={name} onChange={(e) => setName(e.target.value)} />
+      <SelectField
+        label="Start from"
+        value={starter}
+        onChange={setStarter}
+        options={[
+          ...(starters.data?.data ?? []).map((s) => ({ value: s.key, label: `${s.name} (starter)` })),
+          { value: '', label: 'A blank page' },
+        ]}
+      />
+      {chosen && <p className="muted small">{chosen.description}</p>}
+    </ActionForm>
   );
 }
 
@@ -92,55 +81,47 @@ export default function Templates() {
   return (
     <>
       <PageHeader title="Templates">
-        <NewTemplateDialog />
+        <DialogButton label="New template" title="New template">
+          {(close) => <NewTemplateForm onCreated={close} />}
+        </DialogButton>
       </PageHeader>
       <p className="muted">
         Write once in MJML with Liquid variables; send with <code>template</code> on{' '}
         <code>POST /v1/emails</code>, from campaigns and from flows. Edits change the draft; sends use the
         latest published version.
       </p>
-      <ErrorMessage error={list.error} />
-      {list.isPending ? (
-        <p role="status">Loading templates…</p>
-      ) : list.data && list.data.data.length === 0 ? (
-        <p>No templates yet. Start one from a starter: welcome, receipt, password reset or newsletter.</p>
-      ) : (
-        list.data && (
-          <table className="table">
-            <caption className="visually-hidden">Templates</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Subject</th>
-                <th scope="col">Published</th>
-                <th scope="col">Edited</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.data.map((t) => (
-                <tr key={t.id}>
-                  <th scope="row" data-label="Name">
-                    <Link to="/templates/$templateId" params={{ templateId: t.id }}>
-                      {t.name}
-                    </Link>
-                  </th>
-                  <td data-label="Subject" className="break">
-                    {t.subject}
-                  </td>
-                  <td data-label="Published">
-                    {t.latest_version === null ? (
-                      <StatusBadge status="draft" />
-                    ) : (
-                      `version ${t.latest_version}`
-                    )}
-                  </td>
-                  <td data-label="Edited">{formatDate(t.updated_at)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        )
-      )}
+      <Loaded
+        query={list}
+        loading="Loading templates…"
+        isEmpty={(data) => data.data.length === 0}
+        empty={
+          <p>No templates yet. Start one from a starter: welcome, receipt, password reset or newsletter.</p>
+        }
+      >
+        {(data) => (
+          <DataTable
+            caption="Templates"
+            rows={data.data}
+            columns={[
+              {
+                label: 'Name',
+                cell: (t) => (
+                  <Link to="/templates/$templateId" params={{ templateId: t.id }}>
+                    {t.name}
+                  </Link>
+                ),
+              },
+              { label: 'Subject', cell: (t) => t.subject, className: 'break' },
+              {
+                label: 'Published',
+                cell: (t) =>
+                  t.latest_version === null ? <StatusBadge status="draft" /> : `version ${t.latest_version}`,
+              },
+              { label: 'Edited', cell: (t) => formatDate(t.updated_at) },
+            ]}
+          />
+        )}
+      </Loaded>
     </>
   );
 }

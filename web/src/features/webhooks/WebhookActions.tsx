@@ -1,6 +1,5 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useNavigate } from '@tanstack/react-router';
-import { useState } from 'react';
 import {
   type Webhook,
   type WebhookDelivery,
@@ -9,9 +8,9 @@ import {
   webhooksQuery,
 } from '../../api/sending.ts';
 import { ErrorMessage, Notice } from '../../components/Alert.tsx';
-import { Dialog, DialogClose } from '../../components/Dialog.tsx';
-import { SecretOnce } from '../../components/sending-parts.tsx';
+import { ConfirmActions, ConfirmButton, DialogButton } from '../../components/Dialog.tsx';
 import { useProject } from '../../project.tsx';
+import { SigningSecret } from './SigningSecret.tsx';
 
 /** What an Owner or Admin does to an endpoint: send a test, rotate the secret, pause, delete. */
 
@@ -58,54 +57,36 @@ function SendTest({ webhook }: { webhook: Webhook }) {
 function RotateSecret({ webhook }: { webhook: Webhook }) {
   const { project } = useProject();
   const refresh = useRefresh(webhook.id);
-  const [open, setOpen] = useState(false);
   const rotate = useMutation({
     mutationFn: () => webhooks.rotateSecret(project.id, webhook.id),
     onSuccess: refresh,
   });
-  const change = (next: boolean) => {
-    setOpen(next);
-    if (!next) rotate.reset();
-  };
   return (
-    <>
-      <button type="button" className="btn" onClick={() => change(true)}>
-        Rotate secret
-      </button>
-      <Dialog
-        open={open}
-        onOpenChange={change}
-        title={rotate.data ? 'Your new signing secret' : 'Rotate the signing secret?'}
-        description={
-          rotate.data
-            ? undefined
-            : 'Deliveries are signed with a new secret from now on, and also with the old one for 24 hours, so you can update your endpoint without losing any.'
-        }
-      >
-        {rotate.data?.secret ? (
-          <SecretOnce what="this webhook" secret={rotate.data.secret} />
+    <DialogButton
+      label="Rotate secret"
+      className="btn"
+      title={rotate.data ? 'Your new signing secret' : 'Rotate the signing secret?'}
+      description={
+        rotate.data
+          ? undefined
+          : 'Deliveries are signed with a new secret from now on, and also with the old one for 24 hours, so you can update your endpoint without losing any.'
+      }
+      onClose={() => rotate.reset()}
+    >
+      {() =>
+        rotate.data?.secret ? (
+          <SigningSecret what="this webhook" secret={rotate.data.secret} />
         ) : (
-          <>
-            <ErrorMessage error={rotate.error} />
-            <div className="actions">
-              <button
-                type="button"
-                className="btn primary"
-                onClick={() => rotate.mutate()}
-                disabled={rotate.isPending}
-              >
-                {rotate.isPending ? 'Rotating…' : 'Rotate secret'}
-              </button>
-              <DialogClose asChild>
-                <button type="button" className="btn">
-                  Cancel
-                </button>
-              </DialogClose>
-            </div>
-          </>
-        )}
-      </Dialog>
-    </>
+          <ConfirmActions
+            confirm="Rotate secret"
+            pendingLabel="Rotating…"
+            tone="primary"
+            action={rotate}
+            onDone={() => undefined}
+          />
+        )
+      }
+    </DialogButton>
   );
 }
 
@@ -131,44 +112,22 @@ function DeleteWebhook({ webhook }: { webhook: Webhook }) {
   const { project } = useProject();
   const queryClient = useQueryClient();
   const navigate = useNavigate();
-  const [open, setOpen] = useState(false);
   const remove = useMutation({
     mutationFn: () => webhooks.remove(project.id, webhook.id),
     onSuccess: async () => {
       await queryClient.invalidateQueries({ queryKey: webhooksQuery(project.id).queryKey });
-      setOpen(false);
       navigate({ to: '/webhooks' });
     },
   });
   return (
-    <>
-      <button type="button" className="btn danger" onClick={() => setOpen(true)}>
-        Delete webhook
-      </button>
-      <Dialog
-        open={open}
-        onOpenChange={setOpen}
-        title="Delete this webhook?"
-        description="No more events are delivered to it, and its delivery log goes with it."
-      >
-        <ErrorMessage error={remove.error} />
-        <div className="actions">
-          <button
-            type="button"
-            className="btn danger"
-            onClick={() => remove.mutate()}
-            disabled={remove.isPending}
-          >
-            {remove.isPending ? 'Deleting…' : 'Delete webhook'}
-          </button>
-          <DialogClose asChild>
-            <button type="button" className="btn">
-              Cancel
-            </button>
-          </DialogClose>
-        </div>
-      </Dialog>
-    </>
+    <ConfirmButton
+      label="Delete webhook"
+      title="Delete this webhook?"
+      description="No more events are delivered to it, and its delivery log goes with it."
+      confirm="Delete webhook"
+      pendingLabel="Deleting…"
+      action={remove}
+    />
   );
 }
 

@@ -10,36 +10,35 @@ import {
   webhooks,
 } from '../../api/sending.ts';
 import { ErrorMessage } from '../../components/Alert.tsx';
+import { PagedTable } from '../../components/DataTable.tsx';
 import { formatDateTime } from '../../components/format.ts';
+import { Loaded } from '../../components/Loaded.tsx';
 import { PageHeader } from '../../components/PageHeader.tsx';
+import { Facts, Section } from '../../components/Section.tsx';
 import { StatusBadge } from '../../components/StatusBadge.tsx';
-import { PageButtons, Section } from '../../components/sending-parts.tsx';
 import { canManage, useProject } from '../../project.tsx';
 import { WebhookActions } from './WebhookActions.tsx';
 
 const route = getRouteApi('/app/webhooks/$webhookId');
 
-function Facts({ webhook }: { webhook: Webhook }) {
-  const rows: [string, string][] = [
-    ['URL', webhook.url],
-    ['Events', webhook.events.join(', ')],
-    ['Description', webhook.description ?? '—'],
-    [
-      'Deliveries',
-      webhook.enabled ? 'enabled' : `paused${webhook.disabled_reason ? `: ${webhook.disabled_reason}` : ''}`,
-    ],
-    ['Created', formatDateTime(webhook.created_at)],
-    ['Changed', formatDateTime(webhook.updated_at)],
-  ];
+function Settings({ webhook }: { webhook: Webhook }) {
   return (
-    <dl className="facts break">
-      {rows.map(([term, value]) => (
-        <div key={term} className="fact">
-          <dt>{term}</dt>
-          <dd>{value}</dd>
-        </div>
-      ))}
-    </dl>
+    <Facts
+      className="facts break"
+      rows={[
+        ['URL', webhook.url],
+        ['Events', webhook.events.join(', ')],
+        ['Description', webhook.description ?? '—'],
+        [
+          'Deliveries',
+          webhook.enabled
+            ? 'enabled'
+            : `paused${webhook.disabled_reason ? `: ${webhook.disabled_reason}` : ''}`,
+        ],
+        ['Created', formatDateTime(webhook.created_at)],
+        ['Changed', formatDateTime(webhook.updated_at)],
+      ]}
+    />
   );
 }
 
@@ -77,44 +76,6 @@ function response(d: WebhookDelivery): string {
   return parts.filter(Boolean).join(' · ') || '—';
 }
 
-function DeliveryTable({ list, manage }: { list: WebhookDelivery[]; manage: boolean }) {
-  return (
-    <table className="table">
-      <caption className="visually-hidden">Delivery attempts, newest first</caption>
-      <thead>
-        <tr>
-          <th scope="col">Time</th>
-          <th scope="col">Event</th>
-          <th scope="col">Attempt</th>
-          <th scope="col">Status</th>
-          <th scope="col">Response</th>
-          {manage && <th scope="col">Actions</th>}
-        </tr>
-      </thead>
-      <tbody>
-        {list.map((d) => (
-          <tr key={d.id}>
-            <th scope="row" data-label="Time">
-              {formatDateTime(d.created_at)}
-            </th>
-            <td data-label="Event">
-              <code>{d.event_type}</code>
-            </td>
-            <td data-label="Attempt">{d.attempt}</td>
-            <td data-label="Status">
-              <StatusBadge status={d.status} />
-            </td>
-            <td data-label="Response" className="break">
-              {response(d)}
-            </td>
-            {manage && <td data-label="Actions">{d.status !== 'pending' && <RetryButton delivery={d} />}</td>}
-          </tr>
-        ))}
-      </tbody>
-    </table>
-  );
-}
-
 function Deliveries({ webhookId, manage }: { webhookId: string; manage: boolean }) {
   const { project } = useProject();
   const [page, setPage] = useState(1);
@@ -126,25 +87,37 @@ function Deliveries({ webhookId, manage }: { webhookId: string; manage: boolean 
   });
   return (
     <Section title="Deliveries" wide>
-      <ErrorMessage error={list.error} />
-      {list.isPending ? (
-        <p role="status">Loading deliveries…</p>
-      ) : list.data && list.data.total === 0 ? (
-        <p>No deliveries yet. Send a test event to see one.</p>
-      ) : (
-        list.data && (
-          <>
-            <DeliveryTable list={list.data.data} manage={manage} />
-            <PageButtons
-              page={page}
-              total={list.data.total}
-              perPage={DELIVERIES_PER_PAGE}
-              noun={['delivery', 'deliveries']}
-              onPage={setPage}
-            />
-          </>
-        )
-      )}
+      <Loaded
+        query={list}
+        loading="Loading deliveries…"
+        isEmpty={(data) => data.total === 0}
+        empty={<p>No deliveries yet. Send a test event to see one.</p>}
+      >
+        {(data) => (
+          <PagedTable
+            caption="Delivery attempts, newest first"
+            rows={data.data}
+            columns={[
+              { label: 'Time', cell: (d) => formatDateTime(d.created_at) },
+              { label: 'Event', cell: (d) => <code>{d.event_type}</code> },
+              { label: 'Attempt', cell: (d) => d.attempt },
+              { label: 'Status', cell: (d) => <StatusBadge status={d.status} /> },
+              { label: 'Response', cell: response, className: 'break' },
+              manage && {
+                label: 'Actions',
+                cell: (d) => d.status !== 'pending' && <RetryButton delivery={d} />,
+              },
+            ]}
+            pager={{
+              page,
+              total: data.total,
+              perPage: DELIVERIES_PER_PAGE,
+              noun: ['delivery', 'deliveries'],
+              onPage: setPage,
+            }}
+          />
+        )}
+      </Loaded>
     </Section>
   );
 }
@@ -164,17 +137,17 @@ export default function WebhookDetail() {
       <PageHeader title="Webhook">
         {w && <StatusBadge status={w.enabled ? 'enabled' : 'disabled'} />}
       </PageHeader>
-      <ErrorMessage error={webhook.error} />
-      {webhook.isPending && <p role="status">Loading…</p>}
-      {w && (
-        <div className="detail">
-          <Section title="Endpoint" wide>
-            <Facts webhook={w} />
-            {manage && <WebhookActions webhook={w} />}
-          </Section>
-          <Deliveries webhookId={w.id} manage={manage} />
-        </div>
-      )}
+      <Loaded query={webhook}>
+        {(w) => (
+          <div className="detail">
+            <Section title="Endpoint" wide>
+              <Settings webhook={w} />
+              {manage && <WebhookActions webhook={w} />}
+            </Section>
+            <Deliveries webhookId={w.id} manage={manage} />
+          </div>
+        )}
+      </Loaded>
     </>
   );
 }

@@ -1,6 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link } from '@tanstack/react-router';
-import { type FormEvent, useState } from 'react';
+import { useState } from 'react';
 import {
   WEBHOOK_EVENTS,
   type Webhook,
@@ -9,14 +9,17 @@ import {
   webhooks,
   webhooksQuery,
 } from '../../api/sending.ts';
-import { ErrorMessage, Notice } from '../../components/Alert.tsx';
-import { Dialog, DialogFormActions } from '../../components/Dialog.tsx';
+import { Notice } from '../../components/Alert.tsx';
+import { DataTable } from '../../components/DataTable.tsx';
+import { DialogButton } from '../../components/Dialog.tsx';
 import { Field } from '../../components/Field.tsx';
+import { ActionForm } from '../../components/Form.tsx';
 import { formatDate } from '../../components/format.ts';
+import { Loaded } from '../../components/Loaded.tsx';
 import { PageHeader } from '../../components/PageHeader.tsx';
 import { StatusBadge } from '../../components/StatusBadge.tsx';
-import { SecretOnce } from '../../components/sending-parts.tsx';
 import { canManage, useProject } from '../../project.tsx';
+import { SigningSecret } from './SigningSecret.tsx';
 
 /** The event types as checkboxes, with a shortcut to tick them all. */
 function EventChoice({ value, onChange }: { value: WebhookEvent[]; onChange(events: WebhookEvent[]): void }) {
@@ -71,12 +74,8 @@ function CreateWebhookForm({ onCreated }: { onCreated(webhook: Webhook): void })
       onCreated(webhook);
     },
   });
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    create.mutate();
-  };
   return (
-    <form onSubmit={submit} aria-label="New webhook">
+    <ActionForm label="New webhook" action={create} submit="Create webhook" pendingLabel="Creating…" close>
       <Field
         label="URL"
         name="url"
@@ -97,29 +96,26 @@ function CreateWebhookForm({ onCreated }: { onCreated(webhook: Webhook): void })
         onChange={(e) => setDescription(e.target.value)}
       />
       <EventChoice value={events} onChange={setEvents} />
-      <ErrorMessage error={create.error} />
-      <DialogFormActions label="Create webhook" pendingLabel="Creating…" pending={create.isPending} />
-    </form>
+    </ActionForm>
   );
 }
 
 /** Create an endpoint; its secret lives only in this dialog's memory, never in a cache or the URL. */
 function CreateWebhookDialog() {
-  const [open, setOpen] = useState(false);
   const [created, setCreated] = useState<Webhook | null>(null);
-  const change = (next: boolean) => {
-    setOpen(next);
-    if (!next) setCreated(null);
-  };
   return (
-    <>
-      <button type="button" className="btn primary" onClick={() => change(true)}>
-        Create webhook
-      </button>
-      <Dialog open={open} onOpenChange={change} title={created ? 'Your new webhook' : 'Create a webhook'}>
-        {created ? (
+    <DialogButton
+      label="Create webhook"
+      title={created ? 'Your new webhook' : 'Create a webhook'}
+      onClose={() => setCreated(null)}
+    >
+      {() =>
+        created ? (
           <>
-            <SecretOnce what={<span className="break">{created.url}</span>} secret={created.secret ?? ''} />
+            <SigningSecret
+              what={<span className="break">{created.url}</span>}
+              secret={created.secret ?? ''}
+            />
             <p>
               <Link to="/webhooks/$webhookId" params={{ webhookId: created.id }}>
                 Open the webhook
@@ -129,44 +125,9 @@ function CreateWebhookDialog() {
           </>
         ) : (
           <CreateWebhookForm onCreated={setCreated} />
-        )}
-      </Dialog>
-    </>
-  );
-}
-
-function WebhookTable({ list }: { list: Webhook[] }) {
-  return (
-    <table className="table">
-      <caption className="visually-hidden">Webhook endpoints of this project</caption>
-      <thead>
-        <tr>
-          <th scope="col">URL</th>
-          <th scope="col">Events</th>
-          <th scope="col">Status</th>
-          <th scope="col">Created</th>
-        </tr>
-      </thead>
-      <tbody>
-        {list.map((w) => (
-          <tr key={w.id}>
-            <th scope="row" data-label="URL" className="break">
-              <Link to="/webhooks/$webhookId" params={{ webhookId: w.id }}>
-                {w.url}
-              </Link>
-              {w.description && <span className="muted small block">{w.description}</span>}
-            </th>
-            <td data-label="Events" className="break">
-              {w.events.length === WEBHOOK_EVENTS.length ? 'all events' : w.events.join(', ')}
-            </td>
-            <td data-label="Status">
-              <StatusBadge status={w.enabled ? 'enabled' : 'disabled'} />
-            </td>
-            <td data-label="Created">{formatDate(w.created_at)}</td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+        )
+      }
+    </DialogButton>
   );
 }
 
@@ -181,14 +142,40 @@ export default function Webhooks() {
         Posthorn POSTs each event to your endpoints as it happens, signed with the endpoint's secret, and
         tries a failed delivery again several times, for about a day.
       </p>
-      <ErrorMessage error={list.error} />
-      {list.isPending ? (
-        <p role="status">Loading webhooks…</p>
-      ) : list.data && list.data.data.length === 0 ? (
-        <Notice>No webhooks yet.</Notice>
-      ) : (
-        list.data && <WebhookTable list={list.data.data} />
-      )}
+      <Loaded
+        query={list}
+        loading="Loading webhooks…"
+        isEmpty={(data) => data.data.length === 0}
+        empty={<Notice>No webhooks yet.</Notice>}
+      >
+        {(data) => (
+          <DataTable
+            caption="Webhook endpoints of this project"
+            rows={data.data}
+            columns={[
+              {
+                label: 'URL',
+                className: 'break',
+                cell: (w) => (
+                  <>
+                    <Link to="/webhooks/$webhookId" params={{ webhookId: w.id }}>
+                      {w.url}
+                    </Link>
+                    {w.description && <span className="muted small block">{w.description}</span>}
+                  </>
+                ),
+              },
+              {
+                label: 'Events',
+                className: 'break',
+                cell: (w) => (w.events.length === WEBHOOK_EVENTS.length ? 'all events' : w.events.join(', ')),
+              },
+              { label: 'Status', cell: (w) => <StatusBadge status={w.enabled ? 'enabled' : 'disabled'} /> },
+              { label: 'Created', cell: (w) => formatDate(w.created_at) },
+            ]}
+          />
+        )}
+      </Loaded>
     </>
   );
 }
