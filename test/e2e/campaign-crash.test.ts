@@ -1,5 +1,5 @@
-import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
+import { insertReaders } from '../helpers/audience.ts';
 import { crashTestBed, messageIdsByRecipient } from '../helpers/crash-test.ts';
 import { eventually } from '../helpers/eventually.ts';
 
@@ -19,15 +19,14 @@ describe(`a worker killed with SIGKILL midway through a ${RECIPIENTS}-recipient 
     const key = account.project_key.key;
     const db = server.runtime.ctx.db;
     const list = (await server.call('POST', '/v1/lists', { key, body: { name: 'Everyone' } })).body.id;
-    await sql`with c as (
-        insert into contacts (project_id, email, first_name)
-        select ${account.project.id}::uuid, 'reader' || n || '@crash.example', 'Reader ' || n
-          from generate_series(1, ${RECIPIENTS}) n
-        returning id)
-      insert into list_members (list_id, contact_id, subscribed) select ${list}::uuid, id, true from c`.execute(
-      db,
+    const audience = new Set(
+      await insertReaders(db, {
+        projectId: account.project.id,
+        listId: list,
+        count: RECIPIENTS,
+        domain: 'crash.example',
+      }),
     );
-    const audience = new Set(Array.from({ length: RECIPIENTS }, (_, i) => `reader${i + 1}@crash.example`));
 
     const created = await server.call('POST', '/v1/campaigns', {
       key,

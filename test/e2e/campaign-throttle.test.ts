@@ -1,6 +1,6 @@
-import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setWorkspacePlan } from '../../src/domain/accounts/workspaces.ts';
+import { insertReaders } from '../helpers/audience.ts';
 import { FROM, waitForCampaignStatus } from '../helpers/emails.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
@@ -60,14 +60,12 @@ describe('a throttled campaign with two worker processes', () => {
     const rate = await server.call('PATCH', '/v1/me/sending-rate', { key, body: { per_second: RATE } });
     expect(rate.body).toEqual({ object: 'sending_rate', per_second: RATE, per_hour: null });
     const list = (await server.call('POST', '/v1/lists', { key, body: { name: 'Throttled' } })).body.id;
-    await sql`with c as (
-        insert into contacts (project_id, email, first_name)
-        select ${account.project.id}::uuid, 'reader' || n || '@throttle.example', 'Reader ' || n
-          from generate_series(1, ${RECIPIENTS}) n
-        returning id)
-      insert into list_members (list_id, contact_id) select ${list}::uuid, id from c`.execute(
-      server.runtime.ctx.db,
-    );
+    await insertReaders(server.runtime.ctx.db, {
+      projectId: account.project.id,
+      listId: list,
+      count: RECIPIENTS,
+      domain: 'throttle.example',
+    });
 
     const created = await server.call('POST', '/v1/campaigns', {
       key,
