@@ -316,19 +316,67 @@ export function registerClientCommands(program: Command) {
     });
 
   const emails = program.command('emails').description('sent email');
-  withCommon(emails.command('get <id>').description('what became of one message')).action(
-    run(async (id: string, opts: Common) => {
-      const email = await clientOf(opts).getEmail(id);
-      print(opts, email, () =>
-        table([
-          ['ID', String(email.id)],
-          ['Status', String(email.status)],
-          ['From', String(email.from)],
-          ['To', (email.to as string[]).join(', ')],
-          ['Subject', String(email.subject)],
-          ['Last response', String(email.last_response ?? '')],
-        ]),
+  withCommon(
+    emails
+      .command('list')
+      .description('the latest messages, newest first')
+      .option('-n, --limit <n>', 'how many (1 to 100)', '25')
+      .option('--status <status>', 'only this status (queued, sent, delivered, bounced, ...)')
+      .option('--to <address>', 'only messages to this recipient'),
+  ).action(
+    run(async (opts: Common & { limit: string; status?: string; to?: string }) => {
+      const page = await clientOf(opts).listEmails({ limit: opts.limit, status: opts.status, to: opts.to });
+      print(opts, page, () =>
+        page.data.length === 0
+          ? 'No email yet: send one with `posthorn send`.'
+          : table([
+              ['ID', 'STATUS', 'TO', 'SUBJECT', 'CREATED'],
+              ...page.data.map((e) => [
+                String(e.id),
+                String(e.status),
+                (e.to as string[]).join(', '),
+                String(e.subject ?? ''),
+                String(e.created_at ?? ''),
+              ]),
+            ]),
       );
     }),
   );
+  withCommon(emails.command('get <id>').description('what became of one message, and its timeline')).action(
+    run(async (id: string, opts: Common) => {
+      const email = await clientOf(opts).getEmail(id);
+      const events = (email.events ?? []) as {
+        type: string;
+        recipient: string | null;
+        detail: Record<string, unknown>;
+        created_at: string;
+      }[];
+      print(opts, email, () =>
+        [
+          table([
+            ['ID', String(email.id)],
+            ['Status', String(email.status)],
+            ['From', String(email.from)],
+            ['To', (email.to as string[]).join(', ')],
+            ['Subject', String(email.subject)],
+            ['Last response', String(email.last_response ?? '')],
+          ]),
+          '',
+          'Timeline:',
+          table([
+            ['TIME', 'EVENT', 'RECIPIENT', 'DETAIL'],
+            ...events.map((e) => [e.created_at, e.type, e.recipient ?? '', eventDetail(e.detail)]),
+          ]),
+        ].join('\n'),
+      );
+    }),
+  );
+}
+
+/** An event's detail on one line: the remote server's response when there is one, else its fields. */
+function eventDetail(detail: Record<string, unknown>): string {
+  if (typeof detail.response === 'string') return detail.response;
+  return Object.entries(detail)
+    .map(([name, value]) => `${name}=${typeof value === 'string' ? value : JSON.stringify(value)}`)
+    .join(' ');
 }

@@ -144,6 +144,13 @@ export class PosthornClient {
   sendEmail(input: Record<string, unknown>) {
     return this.request<{ id: string; status: string; warnings?: string[] }>('POST', '/emails', input);
   }
+  listEmails(query: Record<string, string | number | undefined> = {}) {
+    const params = new URLSearchParams();
+    for (const [name, value] of Object.entries(query))
+      if (value !== undefined) params.set(name, String(value));
+    const search = params.size ? `?${params}` : '';
+    return this.request<{ data: Record<string, unknown>[]; total: number }>('GET', `/emails${search}`);
+  }
   getEmail(id: string) {
     return this.request<Record<string, unknown>>('GET', `/emails/${encodeURIComponent(id)}`);
   }
