@@ -28,6 +28,8 @@ export interface Runtime {
   url?: string;
   /** The SMTP doors' ports, when the smtp role runs. */
   smtp?: SmtpDoors;
+  /** The embedded PostgreSQL's data directory, when this process started one. */
+  embeddedPgDir?: string;
   stop(): Promise<void>;
 }
 
@@ -122,6 +124,7 @@ export async function startRuntime(
     transport,
     url,
     smtp,
+    embeddedPgDir: embedded?.pgDir,
     stop() {
       stopping ??= (async () => {
         await Promise.all([app?.close(), smtp?.close()]); // finish in-flight requests and messages

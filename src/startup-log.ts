@@ -81,7 +81,7 @@ export function startupSummary(config: Config, runtime: Runtime): string[] {
   lines.push(
     config.databaseUrl
       ? '  Database:   DATABASE_URL'
-      : `  Database:   embedded PostgreSQL, data in ${config.dataDir} (set DATABASE_URL to use your own)`,
+      : `  Database:   embedded PostgreSQL, data in ${runtime.embeddedPgDir ?? config.dataDir} (set DATABASE_URL to use your own)`,
   );
   if (runtime.url)
     lines.push('  First time? Open the dashboard, or run `npx posthorn signup` in another terminal.');

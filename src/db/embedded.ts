@@ -49,6 +49,8 @@ function sharedBuffersMb(): number {
 
 export interface EmbeddedDatabase {
   url: string;
+  /** Where its data is, when this process started it (it may have moved: see embedded-place.ts). */
+  pgDir?: string;
   stop(): Promise<void>;
 }
 
@@ -189,6 +191,7 @@ export async function startEmbeddedPostgres(opts: {
   const socket = socketFits ? `?host=${encodeURIComponent(path.resolve(pgDir))}` : '';
   return {
     url: `postgres://postgres:${password}@127.0.0.1:${port}/postgres${socket}`,
+    pgDir,
     stop: () => pg.stop(),
   };
 }
@@ -225,6 +228,7 @@ export async function openEmbeddedPostgres(opts: {
   writeFileSync(ownerFile, JSON.stringify({ pid: process.pid, url: started.url }), { mode: 0o600 });
   return {
     url: started.url,
+    pgDir: started.pgDir,
     async stop() {
       await started.stop();
       rmSync(ownerFile, { force: true });

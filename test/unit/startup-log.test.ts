@@ -34,6 +34,12 @@ describe('the start-up summary', () => {
     expect(text).not.toContain('dev mailbox');
     expect(text).toContain('Dashboard:  https://app.example.com/');
   });
+
+  it('says where the embedded database keeps its data when it moved out of the data dir', () => {
+    const moved = { ...everyRole, embeddedPgDir: '/var/lib/posthorn/pg-0123456789ab' } as Runtime;
+    const text = startupSummary(loadConfig(base), moved).join('\n');
+    expect(text).toContain('embedded PostgreSQL, data in /var/lib/posthorn/pg-0123456789ab');
+  });
 });
 
 describe('POSTHORN_LOG_FORMAT', () => {
