@@ -121,8 +121,12 @@ export function placeForPostgresUser(opts: {
   }
 
   let pgDir = opts.pgDir;
-  if (!existsSync(pgDir) && !canReach(opts.user, opts.dataDir, 'x')) {
-    pgDir = movedDataDir(opts.dataDir);
+  const moved = movedDataDir(opts.dataDir);
+  // once moved, the database stays there (even if the data dir becomes reachable later)
+  const movedBefore =
+    !existsSync(path.join(pgDir, 'PG_VERSION')) && existsSync(path.join(moved, 'PG_VERSION'));
+  if (movedBefore || (!existsSync(pgDir) && !canReach(opts.user, opts.dataDir, 'x'))) {
+    pgDir = moved;
     mkdirSync(MOVED_DATA_ROOT, { recursive: true, mode: 0o755 });
   }
   mkdirSync(pgDir, { recursive: true, mode: 0o700 });
@@ -133,7 +137,7 @@ export function placeForPostgresUser(opts: {
     );
   if (pgDir !== opts.pgDir)
     notes.push(
-      `the postgres user cannot enter ${opts.dataDir}: the embedded PostgreSQL keeps this data dir's database in ${pgDir} (set POSTHORN_DATA_DIR to a folder it can enter to keep it there)`,
+      `the embedded PostgreSQL keeps the database of ${opts.dataDir} in ${pgDir}, because the postgres user cannot enter ${opts.dataDir} (or could not when the database was made); set POSTHORN_DATA_DIR to a folder it can enter to start a database there`,
     );
   return { pgDir, moduleDir, notes };
 }
