@@ -20,6 +20,8 @@ export const LIQUID_LIMITS = {
   // one job of the render pool (a request's messages, or a slice of a delivery batch): its CPU time,
   // past which the thread is stopped (the wall-clock limit above usually ends it first, cleanly)
   jobCpuMs: 1_500,
+  // and the wall-clock time past which a job is stopped whatever its CPU time (a backstop)
+  jobWallMs: 30_000,
   // and the output of all its messages together
   jobOutputChars: 20_000_000,
 };

@@ -21,8 +21,8 @@ const mjmlPool = new FairWorkerPool<string, MjmlAnswer>({
 
 const COMPILE_BUDGET = {
   cpuMs: MJML_LIMITS.compileMs,
-  // a thread starved by a busy machine is given time; a stalled one is not
-  wallMs: MJML_LIMITS.compileMs * 5,
+  // CPU time is the budget; wall-clock time is a generous backstop (a busy machine stretches it)
+  wallMs: 30_000,
   overBudget: `\`mjml\` could not be compiled within ${MJML_LIMITS.compileMs / 1000} s of CPU time: make the document smaller (fewer elements or inlined CSS rules)`,
 };
 

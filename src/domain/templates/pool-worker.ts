@@ -1,5 +1,3 @@
-import { readlinkSync } from 'node:fs';
-import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import { ValidationError } from '../core/errors.ts';
 
@@ -17,25 +15,10 @@ function cpuNow(): number {
   return user + system;
 }
 
-/**
- * This thread yields the CPU to the process's event loop (and to PostgreSQL) when both want it:
- * template work is what user input makes heavy, and the API must answer meanwhile. Linux takes a
- * thread's id where a process id goes; elsewhere (no /proc/thread-self) the thread keeps its priority.
- */
-function yieldToTheEventLoop() {
-  try {
-    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
-    if (Number.isInteger(tid) && tid > 0) setPriority(tid, 10);
-  } catch {
-    // not Linux, or not allowed: the same work at the same priority
-  }
-}
-
 /** Serves a FairWorkerPool's jobs in this worker thread with `handle`, one at a time. */
 export function answerJobs<Req, Res>(handle: (request: Req) => Res | Promise<Res>) {
   const port = parentPort;
   if (!port) throw new Error('answerJobs runs in a worker thread');
-  yieldToTheEventLoop();
   port.on('message', async ({ id, request }: { id: number; request: Req }) => {
     let reply: PoolReply<Res>;
     try {

@@ -37,8 +37,9 @@ const renderPool = new FairWorkerPool<RenderJob, RenderJobResult>({
 
 const RENDER_BUDGET = {
   cpuMs: LIQUID_LIMITS.jobCpuMs,
-  // a thread starved by a busy machine is given time; a stalled one is not
-  wallMs: LIQUID_LIMITS.jobCpuMs * 5,
+  // CPU time is the budget; wall-clock time only stops a thread that somehow escaped it, and is
+  // generous because a machine busy with other work stretches it
+  wallMs: LIQUID_LIMITS.jobWallMs,
   overBudget: `The template could not be rendered within ${LIQUID_LIMITS.jobCpuMs / 1000} s of CPU time: make its loops smaller`,
 };
 

@@ -15,9 +15,9 @@ answerJobs<RenderJob, RenderJobResult>((job) => {
       }),
     };
   // the renders of one job share one budget, as the renders of one request always did: the pool
-  // stops the thread past the job's CPU time, so the wall-clock limit here only ends a thread that
-  // somehow escaped that (a busy machine stretches wall-clock time, not CPU time)
-  const budget = renderBudget(LIQUID_LIMITS.jobCpuMs * 2);
+  // stops the thread past the job's CPU time, so liquidjs's own (wall-clock) limit here is only the
+  // pool's backstop (a machine busy with other work stretches wall-clock time, not CPU time)
+  const budget = renderBudget(LIQUID_LIMITS.jobWallMs);
   let chars = 0;
   return {
     rendered: job.items.map(({ source, given, contact, deriveText }) => {
