@@ -1,11 +1,23 @@
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../../src/domain/core/errors.ts';
-import { FairWorkerPool } from '../../src/domain/templates/fair-pool.ts';
+import { FairWorkerPool, type JobMerge } from '../../src/domain/templates/fair-pool.ts';
 import type { FixtureJob } from '../fixtures/pool-worker.ts';
 
 const script = new URL('../fixtures/pool-worker.ts', import.meta.url);
-const newPool = (threads = 1) =>
-  new FairWorkerPool<FixtureJob, string>({ script, threads, memoryMb: 256, outOfMemory: 'too much memory' });
+const newPool = (threads = 1, merge?: JobMerge<FixtureJob, string>) =>
+  new FairWorkerPool<FixtureJob, string>({
+    script,
+    threads,
+    memoryMb: 256,
+    outOfMemory: 'too much memory',
+    merge,
+  });
+// queued jobs of one owner go to the thread together, three at most
+const mergeThree: JobMerge<FixtureJob, string> = {
+  fits: (taken) => taken.length < 3,
+  combine: (requests) => ({ merged: requests }),
+  split: (result) => result.split(','),
+};
 const budget = (cpuMs: number) => ({ cpuMs, wallMs: 60_000, overBudget: 'over its CPU budget' });
 
 describe('FairWorkerPool', () => {
@@ -51,5 +63,29 @@ describe('FairWorkerPool', () => {
     const broken = pool.run('a', { fail: 'other' }, budget(5_000));
     await expect(broken).rejects.toThrow('something broke');
     await expect(broken).rejects.not.toBeInstanceOf(ValidationError);
+  });
+
+  it("merges an owner's queued jobs, and gives each its own result", async () => {
+    const pool = newPool(1, mergeThree);
+    const runs = ['a', 'b', 'c', 'd', 'e'].map((label) => pool.run('p', { spinMs: 1, label }, budget(5_000)));
+    expect(await Promise.all(runs)).toEqual(['a', 'b', 'c', 'd', 'e']);
+  });
+
+  it('runs the jobs of a failed merge again one by one: the failing one fails alone', async () => {
+    const pool = newPool(1, mergeThree);
+    // the first goes alone while the thread starts; the next three are merged, one of them failing
+    const runs = [
+      pool.run('p', { spinMs: 1, label: 'first' }, budget(5_000)),
+      pool.run('p', { spinMs: 1, label: 'before' }, budget(5_000)),
+      pool.run('p', { fail: 'validation' }, budget(5_000)),
+      pool.run('p', { spinMs: 1, label: 'after' }, budget(5_000)),
+    ];
+    const outcomes = await Promise.allSettled(runs);
+    expect(outcomes.map((o) => (o.status === 'fulfilled' ? o.value : (o.reason as Error).message))).toEqual([
+      'first',
+      'before',
+      '`field` is wrong',
+      'after',
+    ]);
   });
 });

@@ -11,13 +11,34 @@ export interface JobBudget {
   overBudget: string;
 }
 
-export interface FairPoolOptions {
+export interface FairPoolOptions<Req, Res> {
   /** The worker script: it calls `answerJobs` (pool-worker.ts). */
   script: URL;
   threads: number;
   memoryMb: number;
   /** The message when a job's thread runs out of memory. */
   outOfMemory: string;
+  /**
+   * Shapes a request for the thread that runs it, with a memo of that thread's own (empty for a new
+   * thread): what the thread already holds need not be sent again.
+   */
+  prepare?: (request: Req, memo: Set<string>) => Req;
+  /** How queued jobs of one owner go to a thread together (see JobMerge). */
+  merge?: JobMerge<Req, Res>;
+}
+
+/**
+ * Small jobs of one owner taken by a thread together: a hop to a thread and back costs more than a
+ * render of a message, and on a busy machine each hop waits for the scheduler. A merged job runs
+ * within the budget of one; when it fails for any reason, its jobs run again one by one, so one
+ * hostile job cannot fail the others it was merged with.
+ */
+export interface JobMerge<Req, Res> {
+  /** Whether `next` may join the jobs already taken together. */
+  fits(taken: Req[], next: Req): boolean;
+  combine(requests: Req[]): Req;
+  /** The merged result cut back into each job's result (or its error). */
+  split(result: Res, requests: Req[]): (Res | Error)[];
 }
 
 interface Job<Req, Res> {
@@ -26,6 +47,8 @@ interface Job<Req, Res> {
   budget: JobBudget;
   resolve: (value: Res) => void;
   reject: (err: Error) => void;
+  /** Runs alone: it was in a merged job that failed. */
+  solo?: boolean;
 }
 
 interface Thread<Req, Res> {
@@ -36,6 +59,7 @@ interface Thread<Req, Res> {
   job: Job<Req, Res> | null;
   startedAt: number;
   nextId: number;
+  memo: Set<string>;
 }
 
 // how often a busy thread's CPU time is read; a job shorter than this is never measured
@@ -59,9 +83,9 @@ export class FairWorkerPool<Req, Res> {
   private started = 0;
   private watch: NodeJS.Timeout | null = null;
 
-  private readonly options: FairPoolOptions;
+  private readonly options: FairPoolOptions<Req, Res>;
 
-  constructor(options: FairPoolOptions) {
+  constructor(options: FairPoolOptions<Req, Res>) {
     this.options = options;
   }
 
@@ -89,11 +113,46 @@ export class FairWorkerPool<Req, Res> {
       if (!thread) return;
       const owner = this.nextOwner();
       const queue = this.queues.get(owner) as Job<Req, Res>[];
-      const job = queue.shift() as Job<Req, Res>;
+      const job = this.merged(queue);
       if (queue.length === 0) this.queues.delete(owner);
       this.lastServed.set(owner, ++this.started);
       this.start(thread, job);
     }
+  }
+
+  /** The next job of a queue, with the queued jobs that may go with it merged into one. */
+  private merged(queue: Job<Req, Res>[]): Job<Req, Res> {
+    const first = queue.shift() as Job<Req, Res>;
+    const merge = this.options.merge;
+    if (!merge || first.solo) return first;
+    const taken = [first];
+    const requests = [first.request];
+    while (queue.length > 0 && !queue[0].solo && merge.fits(requests, queue[0].request)) {
+      const next = queue.shift() as Job<Req, Res>;
+      taken.push(next);
+      requests.push(next.request);
+    }
+    if (taken.length === 1) return first;
+    return {
+      owner: first.owner,
+      request: merge.combine(requests),
+      budget: first.budget,
+      resolve: (value) => {
+        const results = merge.split(value, requests);
+        for (const [i, job] of taken.entries()) {
+          const result = results[i];
+          if (result instanceof Error) job.reject(result);
+          else job.resolve(result);
+        }
+      },
+      // each again on its own, first in the owner's queue
+      reject: () => {
+        const queue = this.queues.get(first.owner);
+        const alone = taken.map((job) => ({ ...job, solo: true }));
+        if (queue) queue.unshift(...alone);
+        else this.queues.set(first.owner, alone);
+      },
+    };
   }
 
   /** The owner with queued jobs served longest ago (the first queued among those never served). */
@@ -129,7 +188,15 @@ export class FairWorkerPool<Req, Res> {
     });
     // an idle thread must not keep the process alive
     worker.unref();
-    const thread: Thread<Req, Res> = { worker, ready: false, cpuBase: 0, job: null, startedAt: 0, nextId: 0 };
+    const thread: Thread<Req, Res> = {
+      worker,
+      ready: false,
+      cpuBase: 0,
+      job: null,
+      startedAt: 0,
+      nextId: 0,
+      memo: new Set(),
+    };
     this.threads.push(thread);
     worker.on('message', (reply: PoolReply<Res>) => this.onReply(thread, reply));
     worker.on('error', (err: Error & { code?: string }) =>
@@ -145,7 +212,8 @@ export class FairWorkerPool<Req, Res> {
     thread.job = job;
     thread.startedAt = performance.now();
     thread.worker.ref();
-    thread.worker.postMessage({ id: ++thread.nextId, request: job.request });
+    const request = this.options.prepare ? this.options.prepare(job.request, thread.memo) : job.request;
+    thread.worker.postMessage({ id: ++thread.nextId, request });
     this.watch ??= setInterval(() => this.watchBudgets(), WATCH_MS).unref();
   }
 

@@ -1,7 +1,7 @@
 import { ValidationError } from '../core/errors.ts';
 import { FairWorkerPool, TEMPLATE_THREADS } from './fair-pool.ts';
 import { LIQUID_LIMITS } from './liquid.ts';
-import type { Rendered, RenderSource, TemplateContact } from './render.ts';
+import { type Rendered, type RenderSource, SOURCES_KEPT, type TemplateContact } from './render.ts';
 
 /** One message to render: its source (a version, a draft or a campaign's content), data and contact. */
 export interface RenderItem {
@@ -28,11 +28,59 @@ export type RenderOutcome = Rendered | { error: string };
 
 export type RenderJobResult = { names: string[][] } | { rendered: RenderOutcome[] };
 
+// How many sources the pool side remembers having sent a thread before it forgets them all: fewer
+// than the thread keeps (SOURCES_KEPT; a version never changes, a draft's key names its edit), so
+// whatever the pool side remembers the thread still has.
+const SOURCES_REMEMBERED = SOURCES_KEPT - 100;
+
+/** A source the thread already holds goes as its key alone: a 20 KB version is cloned once, not per job. */
+function sendKnownSourcesByKey(job: RenderJob, sent: Set<string>): RenderJob {
+  if (job.kind !== 'render') return job;
+  return {
+    ...job,
+    items: job.items.map((item) => {
+      const key = item.source.cacheKey;
+      if (!key) return item;
+      if (sent.has(key)) return { ...item, source: { cacheKey: key } as RenderSource };
+      if (sent.size >= SOURCES_REMEMBERED) sent.clear();
+      sent.add(key);
+      return item;
+    }),
+  };
+}
+
+// a job's renders share one budget: background work (delivery) goes in jobs of this many
+const ITEMS_PER_JOB = 100;
+
 const renderPool = new FairWorkerPool<RenderJob, RenderJobResult>({
   script: new URL('./render-worker.ts', import.meta.url),
   threads: TEMPLATE_THREADS,
   memoryMb: 256,
   outOfMemory: 'The template could not be rendered: it needs too much memory',
+  prepare: sendKnownSourcesByKey,
+  merge: {
+    fits: (taken, next) =>
+      next.kind === 'render' &&
+      taken.every((r) => r.kind === 'render') &&
+      taken.reduce((n, r) => n + (r.kind === 'render' ? r.items.length : 0), 0) + next.items.length <=
+        ITEMS_PER_JOB,
+    combine: (requests) => ({
+      kind: 'render',
+      items: requests.flatMap((r) => (r.kind === 'render' ? r.items : [])),
+      each: true,
+    }),
+    split: (result, requests) => {
+      const rendered = (result as { rendered: RenderOutcome[] }).rendered;
+      let at = 0;
+      return requests.map((r) => {
+        const count = r.kind === 'render' ? r.items.length : 0;
+        const mine = rendered.slice(at, at + count);
+        at += count;
+        const failed = r.kind === 'render' && !r.each && mine.find((m) => 'error' in m);
+        return failed && 'error' in failed ? new ValidationError(failed.error) : { rendered: mine };
+      });
+    },
+  },
 });
 
 const RENDER_BUDGET = {
@@ -42,9 +90,6 @@ const RENDER_BUDGET = {
   wallMs: LIQUID_LIMITS.jobWallMs,
   overBudget: `The template could not be rendered within ${LIQUID_LIMITS.jobCpuMs / 1000} s of CPU time: make its loops smaller`,
 };
-
-// a job's renders share one budget: background work (delivery) goes in jobs of this many
-const ITEMS_PER_JOB = 100;
 
 /**
  * The names each field reads (`{{ contact.first_name }}` → contact), parsed in a pool thread queued

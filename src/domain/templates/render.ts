@@ -35,6 +35,9 @@ interface Parsed {
   text: Template[] | null;
 }
 
+/** Sources a render thread keeps by cache key (render-pool.ts sends each once, then its key alone). */
+export const SOURCES_KEPT = 500;
+
 // parsed Liquid per draft edit or version: immutable, so nothing to keep coherent across nodes
 const CACHE_SIZE = 500;
 const parsedCache = new Map<string, Parsed>();
