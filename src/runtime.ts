@@ -14,6 +14,7 @@ import { createSecrets } from './domain/core/secrets.ts';
 import { EmailWriter } from './domain/emails/email-writer.ts';
 import { RateLimiter } from './domain/keys/rate-limit.ts';
 import { RequestLogWriter } from './domain/keys/request-log.ts';
+import type { AppDeps } from './http/app.ts';
 import type { SmtpDoors } from './smtp/listen.ts';
 
 export type RoleName = 'api' | 'worker' | 'smtp';
@@ -89,20 +90,22 @@ export async function startRuntime(
   const requestLog = new RequestLogWriter(database.pool);
   const rateLimiter = new RateLimiter(database.pool, config.rateLimitPerSecond);
 
-  let app: FastifyInstance | undefined;
-  let url: string | undefined;
-  // each role's modules load only when it runs: a worker does not carry the HTTP stack, and so on
-  if (roles.includes('api')) {
-    const { buildApp } = await import('./http/app.ts');
-    app = await buildApp({ ctx, requestLog, rateLimiter, logger: log.child({ role: 'api' }) });
-    url = await app.listen({ port: config.port, host: config.host });
-    log.info(`API listening on ${url}/v1 (docs at ${url}/v1/docs)`);
-  }
+  // the SMTP doors first: the API shows the ports they listen on
   let smtp: SmtpDoors | undefined;
   if (roles.includes('smtp')) {
     const { listenSmtp } = await import('./smtp/listen.ts');
     smtp = await listenSmtp({ ctx, log: log.child({ role: 'smtp' }), requestLog });
   }
+  // each role's modules load only when it runs: a worker does not carry the HTTP stack, and so on
+  const { app, url } = roles.includes('api')
+    ? await startApi({
+        ctx,
+        requestLog,
+        rateLimiter,
+        logger: log.child({ role: 'api' }),
+        smtpPorts: smtp ? { port: smtp.submissionPort, tls_port: smtp.tlsPort } : undefined,
+      })
+    : { app: undefined, url: undefined };
   let worker: Runner | undefined;
   if (roles.includes('worker')) {
     const { startWorker } = await import('./jobs/worker.ts');
@@ -148,4 +151,13 @@ async function ensureDatabase(adminUrl: string, name: string) {
   } finally {
     await admin.close();
   }
+}
+
+/** The API role: the app built and listening on the configured port. */
+async function startApi(deps: AppDeps): Promise<{ app: FastifyInstance; url: string }> {
+  const { buildApp } = await import('./http/app.ts');
+  const app = await buildApp(deps);
+  const url = await app.listen({ port: deps.ctx.config.port, host: deps.ctx.config.host });
+  deps.logger?.info(`API listening on ${url}/v1 (docs at ${url}/v1/docs)`);
+  return { app, url };
 }

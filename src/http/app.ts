@@ -4,6 +4,7 @@ import type { TrustProxy } from '../config.ts';
 import type { DomainContext } from '../domain/core/context.ts';
 import type { RateLimiter } from '../domain/keys/rate-limit.ts';
 import type { RequestLogWriter } from '../domain/keys/request-log.ts';
+import type { SmtpPorts } from '../domain/plans/project-facts.ts';
 import { authPlugin } from './auth.ts';
 import { installErrorHandling } from './errors.ts';
 import { createApiMetrics, observeRequests } from './metrics.ts';
@@ -44,6 +45,8 @@ export interface AppDeps {
   rateLimiter: RateLimiter;
   requestLog: RequestLogWriter;
   logger?: FastifyBaseLogger;
+  /** The SMTP submission ports when this process listens on them (GET /v1/me shows them). */
+  smtpPorts?: SmtpPorts;
 }
 
 const VERSION = '0.1.0';

@@ -48,7 +48,6 @@ export async function listenSmtp(opts: {
     servers.push(implicit);
     tlsPort = await listen(implicit, config.smtpTlsPort, config.host);
   }
-  ctx.smtpPorts = { port: submissionPort, tls_port: tlsPort };
   const mx = createMxServer({ ctx, log, tls });
   servers.push(mx);
   const mxPort = await listen(mx, config.mxPort, config.host);

@@ -27,6 +27,4 @@ export interface DomainContext {
   emailWriter?: AcceptWriter;
   /** Merges concurrent tracked events into shared transactions. */
   eventTracker?: EventSink;
-  /** The submission ports this process listens on, when it runs the smtp role (set once bound). */
-  smtpPorts?: { port: number; tls_port: number | null };
 }

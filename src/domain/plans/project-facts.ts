@@ -92,8 +92,14 @@ export function sendBlockers(facts: ProjectFacts, stream: Stream): SendBlocker[]
   return blockers;
 }
 
+/** The SMTP submission ports to show: those this process listens on, or the configured ones. */
+export interface SmtpPorts {
+  port: number;
+  tls_port: number | null;
+}
+
 /** GET /me: the project, whether it can send (and why not), and its compliance footer. */
-export function accountStatus(ctx: DomainContext, facts: ProjectFacts) {
+export function accountStatus(ctx: DomainContext, facts: ProjectFacts, smtpPorts?: SmtpPorts) {
   const blockers = sendBlockers(facts, 'transactional');
   const defaultFrom =
     facts.verified_domains.length > 0 ? `hello@${facts.verified_domains[0]}` : sharedDefaultFrom(ctx);
@@ -119,7 +125,7 @@ export function accountStatus(ctx: DomainContext, facts: ProjectFacts) {
     inbound: inboundAddressOf(ctx, facts.inbound_slug),
     smtp: {
       host: ctx.config.smtpHost,
-      ...(ctx.smtpPorts ?? { port: ctx.config.smtpPort, tls_port: ctx.config.smtpTlsPort }),
+      ...(smtpPorts ?? { port: ctx.config.smtpPort, tls_port: ctx.config.smtpTlsPort }),
     },
   };
 }

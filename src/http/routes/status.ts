@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { DomainContext } from '../../domain/core/context.ts';
 import { projectRate, setProjectRate } from '../../domain/emails/sending-rates.ts';
-import { accountStatus, limits, setFooterAddress } from '../../domain/plans/project-facts.ts';
+import { accountStatus, limits, type SmtpPorts, setFooterAddress } from '../../domain/plans/project-facts.ts';
 import { projectFactsOf, projectOf } from '../auth.ts';
 import { errors, Nullable, SendingRate, typed, Uuid } from '../schemas.ts';
 
@@ -72,7 +72,10 @@ const Limits = Type.Object(
 );
 
 /** GET /me, GET /limits and the footer address. */
-export async function statusRoutes(instance: FastifyInstance, { ctx }: { ctx: DomainContext }) {
+export async function statusRoutes(
+  instance: FastifyInstance,
+  { ctx, smtpPorts }: { ctx: DomainContext; smtpPorts?: SmtpPorts },
+) {
   const app = typed(instance);
 
   app.get(
@@ -86,7 +89,7 @@ export async function statusRoutes(instance: FastifyInstance, { ctx }: { ctx: Do
         response: { 200: AccountStatus, ...errors(400, 401, 404, 429) },
       },
     },
-    async (request) => accountStatus(ctx, await projectFactsOf(request, ctx)),
+    async (request) => accountStatus(ctx, await projectFactsOf(request, ctx), smtpPorts),
   );
 
   app.patch(
