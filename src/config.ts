@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import path from 'node:path';
+import { defaultRoutes, parseRoutes, type RoutesConfig, RoutesError } from './delivery/routes/config.ts';
 import { DEFAULT_PLAN, PLANS } from './domain/plans/plans.ts';
 
 /** Every setting Posthorn reads, from the environment, documented in README.md. */
@@ -15,6 +16,11 @@ export interface Config {
   smtpRelay: string | undefined;
   /** Seconds a relay may take to greet or to answer a command before the delivery is deferred. */
   smtpRelayTimeoutSeconds: number;
+  /**
+   * The ways out and the rules choosing among them: POSTHORN_ROUTES's file, or one route named
+   * `default` (the relay, else the dev mailbox).
+   */
+  routes: RoutesConfig;
   smtpPort: number;
   /** Implicit-TLS submission port (465 in production); null = not opened. */
   smtpTlsPort: number | null;
@@ -191,6 +197,36 @@ function plan(env: Env, name: string): string {
   return raw;
 }
 
+/** POSTHORN_ROUTES's file, checked; without it, the relay (or the dev mailbox) as the route `default`. */
+function routes(env: Env, name: string, timeoutSeconds: number): RoutesConfig {
+  const file = (env[name] ?? '').trim();
+  if (file === '') return defaultRoutes(env.POSTHORN_SMTP_RELAY || undefined, timeoutSeconds);
+  if (env.POSTHORN_SMTP_RELAY)
+    throw new ConfigError(
+      `POSTHORN_SMTP_RELAY and ${name} are both set: with a routes file, the relay is a route of type "smtp" in it`,
+    );
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`${name}: cannot read ${file}: ${(err as Error).message}`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw new ConfigError(`${name}: ${file} is not valid JSON: ${(err as Error).message}`);
+  }
+  try {
+    return parseRoutes(json);
+  } catch (err) {
+    if (!(err instanceof RoutesError)) throw err;
+    throw new ConfigError(
+      `${name}: ${file} has ${err.problems.length} problem(s):\n  ${err.problems.join('\n  ')}`,
+    );
+  }
+}
+
 /** Reads POSTHORN_SECRET, or the secret stored in the data dir (generated on first start). */
 function loadSecret(env: Env, dataDir: string): string {
   const fromEnv = env.POSTHORN_SECRET;
@@ -221,6 +257,7 @@ export function loadConfig(env: Env = process.env): Config {
       throw new ConfigError('POSTHORN_SMTP_RELAY must look like smtp://user:pass@host:port (or smtps://)');
     }
   }
+  const smtpRelayTimeoutSeconds = integer(env, 'POSTHORN_SMTP_RELAY_TIMEOUT', 60, 1, 3600);
   return {
     port,
     host,
@@ -229,7 +266,8 @@ export function loadConfig(env: Env = process.env): Config {
     publicUrl,
     appUrl: url(env, 'POSTHORN_APP_URL', publicUrl),
     smtpRelay: env.POSTHORN_SMTP_RELAY || undefined,
-    smtpRelayTimeoutSeconds: integer(env, 'POSTHORN_SMTP_RELAY_TIMEOUT', 60, 1, 3600),
+    smtpRelayTimeoutSeconds,
+    routes: routes(env, 'POSTHORN_ROUTES', smtpRelayTimeoutSeconds),
     smtpPort: integer(env, 'POSTHORN_SMTP_PORT', 2587, 0, 65535),
     smtpTlsPort: env.POSTHORN_SMTP_TLS_PORT ? integer(env, 'POSTHORN_SMTP_TLS_PORT', 0, 0, 65535) : null,
     tlsKeyFile: env.POSTHORN_TLS_KEY || undefined,

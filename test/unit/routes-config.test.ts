@@ -1,0 +1,223 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config.ts';
+import { chooseRoute } from '../../src/delivery/routes/choose.ts';
+import { defaultRoutes, parseRoutes, RoutesError } from '../../src/delivery/routes/config.ts';
+
+const PROJECT = '0b4f3a52-9a3c-4f55-8d2e-1f6b7c8d9e0a';
+
+/** The issue's example, without the SES route (refused in this version). */
+const example = () => ({
+  routes: {
+    relay: {
+      type: 'smtp',
+      url: 'smtp://user:pass@relay.example.net:587',
+      tags: 'none',
+      rate_per_second: 200,
+    },
+    backup: {
+      type: 'smtp',
+      url: 'smtps://backup.example.net',
+      pool_size: 4,
+      timeout_seconds: 20,
+      tags: 'mailgun',
+    },
+    dev: { type: 'mailbox' },
+  },
+  rules: [
+    { match: { stream: 'transactional' }, routes: ['relay', 'backup'] },
+    { match: { recipient_domain: 'Example.org' }, routes: ['backup'] },
+    { match: { project_id: PROJECT, domain: 'news.example.com' }, routes: ['dev'] },
+    { match: {}, routes: ['backup', 'relay'] },
+  ],
+});
+
+function problemsOf(json: unknown): string[] {
+  try {
+    parseRoutes(json);
+  } catch (err) {
+    if (err instanceof RoutesError) return err.problems;
+    throw err;
+  }
+  throw new Error('parsed without a problem');
+}
+
+describe('parseRoutes', () => {
+  it('reads routes with their defaults and rules with their matches', () => {
+    const parsed = parseRoutes(example());
+    expect(parsed.routes.get('relay')).toEqual({
+      type: 'smtp',
+      url: 'smtp://user:pass@relay.example.net:587',
+      poolSize: 10,
+      timeoutSeconds: 60,
+      ratePerSecond: 200,
+      tags: 'none',
+    });
+    expect(parsed.routes.get('backup')).toMatchObject({ poolSize: 4, timeoutSeconds: 20, tags: 'mailgun' });
+    expect(parsed.routes.get('dev')).toEqual({ type: 'mailbox' });
+    expect(parsed.rules.map((r) => r.match)).toEqual([
+      { stream: 'transactional' },
+      { recipientDomain: 'example.org' },
+      { projectId: PROJECT, domain: 'news.example.com' },
+      {},
+    ]);
+    expect(parsed.rules[0].routes).toEqual(['relay', 'backup']);
+  });
+
+  it('names the key path and the problem of each error, all at once', () => {
+    const file = example() as any;
+    file.routes.relay.url = 'http://relay.example.net';
+    file.routes.backup.pool_size = 0;
+    file.routes.backup.tags = 'aws';
+    file.routes.backup.colour = 'blue';
+    file.rules[1].routes = ['x'];
+    file.rules[2].match.stream = 'bulk';
+    file.rules[2].match.project_id = 'project-1';
+    file.extra = true;
+    expect(problemsOf(file)).toEqual([
+      'extra: unknown key (expected one of routes, rules)',
+      'routes.relay.url: must be smtp:// or smtps:// with a host, like smtp://user:pass@host:587',
+      'routes.backup.colour: unknown key (expected one of type, url, pool_size, timeout_seconds, rate_per_second, tags)',
+      'routes.backup.pool_size: must be a whole number from 1 to 1000',
+      'routes.backup.tags: must be one of ses, mailgun, postmark, sendgrid, none',
+      'rules[1].routes[0]: no route named "x"',
+      'rules[2].match.stream: must be one of transactional, marketing, automation',
+      'rules[2].match.project_id: must be a project id (a UUID)',
+    ]);
+  });
+
+  it('refuses missing parts, bad types and a route listed twice', () => {
+    expect(problemsOf([])).toEqual(['the file must hold an object with "routes" and "rules"']);
+    expect(problemsOf({})).toEqual(['routes: is required', 'rules: is required']);
+    expect(
+      problemsOf({
+        routes: { a: { type: 'smtp' }, 'b c': { type: 'mailbox' }, d: { type: 'pigeon' }, e: 3 },
+        rules: [{ match: { recipient_domain: 'not a domain' }, routes: ['a', 'a', 7] }, { routes: [] }],
+      }),
+    ).toEqual([
+      'routes.a.url: is required',
+      'routes.b c: a route name is 1 to 64 letters, digits, ".", "_" or "-", starting with a letter or digit',
+      'routes.d.type: must be one of smtp, ses, mailbox',
+      'routes.e: must be an object with a "type"',
+      'rules[0].match.recipient_domain: must be a domain name like example.org',
+      'rules[0].routes[1]: route "a" is listed twice',
+      'rules[0].routes[2]: must be a route name',
+      'rules[1].match: is required ({} matches every message)',
+      'rules[1].routes: must be a non-empty list of route names',
+      'rules[1].match: the last rule must match every message ("match": {}), so that no message is left without a route',
+    ]);
+  });
+
+  it('refuses a file whose last rule does not match every message', () => {
+    const file = example();
+    file.rules.pop();
+    expect(problemsOf(file)).toEqual([
+      'rules[2].match: the last rule must match every message ("match": {}), so that no message is left without a route',
+    ]);
+  });
+
+  it('recognises an SES route and its keys, and refuses it as not available yet', () => {
+    const file = example() as any;
+    file.routes.ses = {
+      type: 'ses',
+      region: 'eu-west-1',
+      access_key_id: 'AKIA',
+      secret_access_key: 'secret',
+      configuration_set: 'posthorn',
+      endpoint: 'http://127.0.0.1:8005',
+    };
+    file.rules[3].routes = ['ses', 'relay'];
+    expect(problemsOf(file)).toEqual([
+      'routes.ses: the "ses" route type is not available yet in this version (use "smtp" or "mailbox")',
+    ]);
+    file.routes.ses = { type: 'ses', region: 'eu-west-1', key: 'x' };
+    expect(problemsOf(file)).toEqual([
+      'routes.ses.key: unknown key (expected one of type, region, access_key_id, secret_access_key, endpoint, configuration_set)',
+      'routes.ses.access_key_id: is required',
+      'routes.ses.secret_access_key: is required',
+      'routes.ses: the "ses" route type is not available yet in this version (use "smtp" or "mailbox")',
+    ]);
+  });
+});
+
+describe('chooseRoute', () => {
+  const routes = parseRoutes(example());
+  const message = {
+    stream: 'marketing' as const,
+    projectId: '11111111-2222-4333-8444-555555555555',
+    fromDomain: 'example.com',
+    recipientDomain: 'gmail.com',
+  };
+
+  it('answers the routes of the first rule that fits, in their order', () => {
+    expect(
+      chooseRoute(routes, { ...message, stream: 'transactional', recipientDomain: 'example.org' }),
+    ).toEqual(['relay', 'backup']);
+    expect(chooseRoute(routes, { ...message, recipientDomain: 'EXAMPLE.org' })).toEqual(['backup']);
+    expect(chooseRoute(routes, message)).toEqual(['backup', 'relay']);
+  });
+
+  it('needs every key of a match to fit', () => {
+    expect(chooseRoute(routes, { ...message, projectId: PROJECT, fromDomain: 'News.Example.com' })).toEqual([
+      'dev',
+    ]);
+    expect(chooseRoute(routes, { ...message, projectId: PROJECT })).toEqual(['backup', 'relay']);
+    expect(chooseRoute(routes, { ...message, fromDomain: 'news.example.com' })).toEqual(['backup', 'relay']);
+    // the service's own mail has no project: a rule naming one never fits it
+    expect(chooseRoute(routes, { ...message, projectId: null, fromDomain: 'news.example.com' })).toEqual([
+      'backup',
+      'relay',
+    ]);
+  });
+
+  it('answers no route when no rule fits (a file parseRoutes refuses)', () => {
+    expect(chooseRoute({ rules: [{ match: { stream: 'automation' }, routes: ['dev'] }] }, message)).toEqual(
+      [],
+    );
+  });
+});
+
+describe('POSTHORN_ROUTES in loadConfig', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'posthorn-routes-'));
+  const base = { POSTHORN_DATA_DIR: dir, POSTHORN_SECRET: 'x'.repeat(32) };
+  const write = (name: string, text: string) => {
+    const file = path.join(dir, name);
+    writeFileSync(file, text);
+    return file;
+  };
+
+  it('is one route named default without a file: the relay, else the dev mailbox', () => {
+    expect(
+      loadConfig({ ...base, POSTHORN_SMTP_RELAY: 'smtp://127.0.0.1:2525', POSTHORN_SMTP_RELAY_TIMEOUT: '7' })
+        .routes,
+    ).toEqual(defaultRoutes('smtp://127.0.0.1:2525', 7));
+    expect(loadConfig(base).routes).toEqual({
+      routes: new Map([['default', { type: 'mailbox' }]]),
+      rules: [{ match: {}, routes: ['default'] }],
+    });
+  });
+
+  it('loads a good file, and stops on a bad one with its problems', () => {
+    expect(
+      loadConfig({ ...base, POSTHORN_ROUTES: write('good.json', JSON.stringify(example())) }).routes,
+    ).toEqual(parseRoutes(example()));
+    const bad = example() as any;
+    bad.rules[1].routes = ['x'];
+    const file = write('bad.json', JSON.stringify(bad));
+    expect(() => loadConfig({ ...base, POSTHORN_ROUTES: file })).toThrow(
+      new ConfigError(`POSTHORN_ROUTES: ${file} has 1 problem(s):\n  rules[1].routes[0]: no route named "x"`),
+    );
+    expect(() => loadConfig({ ...base, POSTHORN_ROUTES: write('broken.json', '{') })).toThrow(
+      /is not valid JSON/,
+    );
+    expect(() => loadConfig({ ...base, POSTHORN_ROUTES: path.join(dir, 'absent.json') })).toThrow(
+      /POSTHORN_ROUTES: cannot read/,
+    );
+    expect(() =>
+      loadConfig({ ...base, POSTHORN_ROUTES: file, POSTHORN_SMTP_RELAY: 'smtp://127.0.0.1:2525' }),
+    ).toThrow(/POSTHORN_SMTP_RELAY and POSTHORN_ROUTES are both set/);
+    rmSync(dir, { recursive: true, force: true });
+  });
+});
