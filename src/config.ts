@@ -21,6 +21,8 @@ export interface Config {
    * `default` (the relay, else the dev mailbox).
    */
   routes: RoutesConfig;
+  /** POSTHORN_ROUTES: the file the routes were read from; unset = the route `default`. */
+  routesFile: string | undefined;
   smtpPort: number;
   /** Implicit-TLS submission port (465 in production); null = not opened. */
   smtpTlsPort: number | null;
@@ -268,6 +270,7 @@ export function loadConfig(env: Env = process.env): Config {
     smtpRelay: env.POSTHORN_SMTP_RELAY || undefined,
     smtpRelayTimeoutSeconds,
     routes: routes(env, 'POSTHORN_ROUTES', smtpRelayTimeoutSeconds),
+    routesFile: env.POSTHORN_ROUTES?.trim() || undefined,
     smtpPort: integer(env, 'POSTHORN_SMTP_PORT', 2587, 0, 65535),
     smtpTlsPort: env.POSTHORN_SMTP_TLS_PORT ? integer(env, 'POSTHORN_SMTP_TLS_PORT', 0, 0, 65535) : null,
     tlsKeyFile: env.POSTHORN_TLS_KEY || undefined,

@@ -6,8 +6,7 @@ import { connectDatabase, type DatabaseHandle } from './db/database.ts';
 import type { EmbeddedDatabase } from './db/embedded.ts';
 import { migrate } from './db/migrate.ts';
 import { whileDatabaseUnavailable } from './db/patience.ts';
-import { createTransport } from './delivery/index.ts';
-import type { Transport } from './delivery/transport.ts';
+import { createRoutes, type Routes } from './delivery/index.ts';
 import { EventTracker } from './domain/audience/events.ts';
 import type { DomainContext } from './domain/core/context.ts';
 import { createSecrets } from './domain/core/secrets.ts';
@@ -25,7 +24,8 @@ export interface Runtime {
   database: DatabaseHandle;
   app?: FastifyInstance;
   worker?: Runner;
-  transport: Transport;
+  /** The ways out, one transport each. */
+  routes: Routes;
   url?: string;
   /** The SMTP doors' ports, when the smtp role runs. */
   smtp?: SmtpDoors;
@@ -42,7 +42,7 @@ export interface StartOptions {
   stopRequested?: () => boolean;
 }
 
-/** The composition root: wires the database, secrets, transport, HTTP and worker roles. */
+/** The composition root: wires the database, secrets, routes, HTTP and worker roles. */
 export async function startRuntime(
   config: Config,
   roles: RoleName[],
@@ -83,7 +83,7 @@ export async function startRuntime(
     emailWriter: new EmailWriter(database.db),
     eventTracker: new EventTracker(database.db),
   };
-  const transport = createTransport(config, database.db, {
+  const routes = createRoutes(config, database.db, {
     info: (line) => log.info(line),
     warn: (line) => log.warn(line),
   });
@@ -111,11 +111,11 @@ export async function startRuntime(
     const { startWorker } = await import('./jobs/worker.ts');
     worker = await startWorker({
       ctx,
-      transport,
+      routes,
       concurrency: config.workerConcurrency,
       log: log.child({ role: 'worker' }),
     });
-    log.info(`worker running (${config.workerConcurrency} concurrent jobs, transport: ${transport.name})`);
+    log.info(`worker running (${config.workerConcurrency} concurrent jobs, routes: ${routes.describe()})`);
   }
 
   let stopping: Promise<void> | undefined;
@@ -124,7 +124,7 @@ export async function startRuntime(
     database,
     app,
     worker,
-    transport,
+    routes,
     url,
     smtp,
     embeddedPgDir: embedded?.pgDir,
@@ -134,7 +134,7 @@ export async function startRuntime(
         await ctx.eventTracker?.close();
         await worker?.stop();
         await requestLog.close();
-        await transport.close();
+        await routes.close();
         await database.close();
         await embedded?.stop();
       })();

@@ -68,7 +68,11 @@ export function startupSummary(config: Config, runtime: Runtime): string[] {
     );
   }
   if (runtime.worker) {
-    if (config.smtpRelay) {
+    if (config.routesFile) {
+      lines.push(
+        `  Mail out:   by the routes of ${config.routesFile} (POSTHORN_ROUTES): ${runtime.routes.describe()}`,
+      );
+    } else if (config.smtpRelay) {
       const relay = new URL(config.smtpRelay);
       lines.push(`  Mail out:   through the relay ${relay.protocol}//${relay.host} (POSTHORN_SMTP_RELAY)`);
     } else {

@@ -11,7 +11,10 @@ const MESSAGE_COMMANDS = new Set(['MAIL FROM', 'RCPT TO', 'DATA']);
  * greeting, TLS, a lost connection) is the relay's or its configuration's: deferred and retried,
  * so a wrong password in POSTHORN_SMTP_RELAY never bounces and suppresses a whole audience.
  */
-export function relayFailure(e: SmtpSendError): DeliveryError & { aboutTheSetup?: boolean } {
+export function relayFailure(
+  e: SmtpSendError,
+  setting = 'POSTHORN_SMTP_RELAY',
+): DeliveryError & { aboutTheSetup?: boolean } {
   const code = e.responseCode;
   const response = e.response ?? e.message;
   const aboutTheMessage = e.command !== undefined && MESSAGE_COMMANDS.has(e.command);
@@ -25,7 +28,7 @@ export function relayFailure(e: SmtpSendError): DeliveryError & { aboutTheSetup?
     permanent: false,
     responseCode: code,
     response: aboutTheSetup
-      ? `the relay refused Posthorn at ${e.command ?? e.code}: ${response} (check POSTHORN_SMTP_RELAY)`
+      ? `the relay refused Posthorn at ${e.command ?? e.code}: ${response} (check ${setting})`
       : response,
   });
   return Object.assign(failure, { aboutTheSetup });
@@ -39,6 +42,8 @@ export function createSmtpRelayTransport(
     timeoutSeconds?: number;
     /** Told when the relay refuses Posthorn itself (at most once a minute): the operator's to fix. */
     warn?: (line: string) => void;
+    /** The setting named in that warning: POSTHORN_SMTP_RELAY, or a route of POSTHORN_ROUTES. */
+    setting?: string;
   } = {},
 ): Transport {
   const url = new URL(relayUrl);
@@ -86,7 +91,7 @@ export function createSmtpRelayTransport(
           ],
         };
       } catch (err) {
-        const failure = relayFailure(err as SmtpSendError);
+        const failure = relayFailure(err as SmtpSendError, opts.setting);
         if (failure.aboutTheSetup && opts.warn && Date.now() - warnedAt > 60_000) {
           warnedAt = Date.now();
           opts.warn(`messages are deferred: ${failure.response}`);

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { Logger, type Runner, run, type Task, type WorkerEvents } from 'graphile-worker';
 import type { Logger as PinoLogger } from 'pino';
-import type { Transport } from '../delivery/transport.ts';
+import type { Routes } from '../delivery/index.ts';
 import { LOGIN_CODE_TASK } from '../domain/accounts/sessions.ts';
 import { enqueueDrain } from '../domain/audience/triggers.ts';
 import type { DomainContext } from '../domain/core/context.ts';
@@ -26,7 +26,7 @@ import { webhookDispatchTask } from './webhook-dispatch.ts';
 
 export interface WorkerDeps {
   ctx: DomainContext;
-  transport: Transport;
+  routes: Routes;
   concurrency: number;
   log: PinoLogger;
 }

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { EmailStatus } from '../../db/schema.ts';
+import type { ChosenRoute } from '../../delivery/index.ts';
 import { deliveryErrorOf } from '../../delivery/transport.ts';
 import { addressOf, domainOf } from '../../mail/address.ts';
 import { type ComposeInput, composeMessage } from '../../mail/compose.ts';
@@ -51,22 +52,46 @@ export async function deliverEmails(deps: DeliveryDeps, ids: string[]): Promise<
   const suppressed = await suppressedByProject(deps, rows);
   // what goes on the wire: rendered again, the marketing layer, the composer's input (rows untouched)
   const outgoing = await outgoingMessages(deps.ctx, rows, attachments);
+  const index = new Map(rows.map((row, i) => [row.id, i]));
+  // each message goes to its route's transport: the batch is taken route by route
   const results = await Promise.all(
-    rows.map(async (row, i) => {
-      const message = outgoing[i];
-      if ('refused' in message) return failedToRender(row.id, message.reason);
-      return deliverOne(deps, row, message.input, {
-        key: await signingKey(row.project_id, domainOf(row.from_address)),
-        suppressed: suppressed.get(`${row.project_id}:${row.stream}`) as Set<string>,
-        pace: paces.get(row.id) ?? null,
-      });
-    }),
+    [...byRoute(deps, rows).values()].flatMap(({ route, rows: routed }) =>
+      routed.map(async (row) => {
+        const message = outgoing[index.get(row.id) as number];
+        if ('refused' in message) return failedToRender(row.id, message.reason);
+        return deliverOne(deps, route, row, message.input, {
+          key: await signingKey(row.project_id, domainOf(row.from_address)),
+          suppressed: suppressed.get(`${row.project_id}:${row.stream}`) as Set<string>,
+          pace: paces.get(row.id) ?? null,
+        });
+      }),
+    ),
   );
   const waiting = results.filter((r): r is HandedBack => !('events' in r));
   const outcomes = results.filter((r): r is Outcome => 'events' in r);
   await handBack(deps.ctx.db, waiting);
   await recordOutcomes(deps.ctx, rows, outcomes);
   return outcomes.length;
+}
+
+/**
+ * The batch's messages grouped by the route the rules chose for each: by its stream, project,
+ * sending domain and the domain of its first recipient (To, then Cc, then Bcc).
+ */
+function byRoute(deps: DeliveryDeps, rows: EmailRow[]) {
+  const groups = new Map<string, { route: ChosenRoute; rows: EmailRow[] }>();
+  for (const row of rows) {
+    const route = deps.routes.choose({
+      stream: row.stream,
+      projectId: row.project_id,
+      fromDomain: domainOf(addressOf(row.from_address)).toLowerCase(),
+      recipientDomain: domainOf(bareRecipients(row)[0] ?? '').toLowerCase(),
+    });
+    const group = groups.get(route.name) ?? { route, rows: [] };
+    group.rows.push(row);
+    groups.set(route.name, group);
+  }
+  return groups;
 }
 
 async function attachmentsOf(deps: DeliveryDeps, rows: EmailRow[]) {
@@ -109,6 +134,7 @@ function failedToRender(id: string, reason: string): Outcome {
 /** One message: suppressed recipients are left out, the rest handed over, the answer recorded. */
 async function deliverOne(
   deps: DeliveryDeps,
+  route: ChosenRoute,
   row: EmailRow,
   input: ComposeInput,
   extra: { key: DkimKey; suppressed: Set<string>; pace: Pace },
@@ -133,7 +159,7 @@ async function deliverOne(
   };
   const send = async () => {
     try {
-      const result = await handOver(deps, {
+      const result = await handOver(deps, route, {
         id: row.id,
         key: extra.key,
         to: recipients,

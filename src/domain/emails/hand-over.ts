@@ -1,27 +1,29 @@
 import type { Config } from '../../config.ts';
-import type { DeliveryResult, Transport } from '../../delivery/transport.ts';
+import type { ChosenRoute, Routes } from '../../delivery/index.ts';
+import type { DeliveryResult } from '../../delivery/transport.ts';
 import type { DkimKey } from '../../mail/dkim.ts';
 import { bounceAddress } from '../../mail/verp.ts';
 import type { DomainContext } from '../core/context.ts';
 
-/** What sending needs: the domain context and the transport mail leaves by. */
+/** What sending needs: the domain context and the routes mail leaves by. */
 export interface DeliveryDeps {
   ctx: DomainContext;
-  transport: Transport;
+  routes: Routes;
 }
 
 /**
  * The one way a signed message leaves Posthorn (project mail and the service's own): handed to the
- * transport with the VERP return path that names it, on the signing domain's bounce subdomain (or
+ * transport of the route the rules chose, with the VERP return path that names it, on the signing domain's bounce subdomain (or
  * the shared domain), so the return path aligns with d= and a bounce finds its way back to the MX.
  */
 export function handOver(
   deps: DeliveryDeps,
+  route: ChosenRoute,
   message: { id: string; key: DkimKey; to: string[]; raw: Buffer; messageId: string; attempt: number },
 ): Promise<DeliveryResult> {
   const { sharedDomain } = deps.ctx.config;
   const domain = message.key.domain === sharedDomain ? sharedDomain : `bounces.${message.key.domain}`;
-  return deps.transport.send({
+  return route.transport.send({
     from: bounceAddress(deps.ctx.secrets.hash, message.id, domain),
     to: message.to,
     raw: message.raw,

@@ -3,6 +3,7 @@ import type { Tx } from '../../db/database.ts';
 import { enqueue } from '../../db/enqueue.ts';
 import type { SystemEmailStatus } from '../../db/schema.ts';
 import { type DeliveryResult, deliveryErrorOf, isPermanent } from '../../delivery/transport.ts';
+import { addressOf, domainOf } from '../../mail/address.ts';
 import { composeMessage } from '../../mail/compose.ts';
 import { signDkim } from '../../mail/dkim.ts';
 import type { DomainContext } from '../core/context.ts';
@@ -78,8 +79,15 @@ export async function deliverSystemEmail(deps: DeliveryDeps, id: string): Promis
       .executeTakeFirst();
     if (!row?.raw) return;
     const attempts = row.attempts + 1;
+    // the service's own mail is routed as transactional mail of no project, from the shared domain
+    const route = deps.routes.choose({
+      stream: 'transactional',
+      projectId: null,
+      fromDomain: key.domain,
+      recipientDomain: domainOf(addressOf(row.to_address)).toLowerCase(),
+    });
     const result = await outcomeOf(
-      handOver(deps, {
+      handOver(deps, route, {
         id: row.id,
         key,
         to: [row.to_address],
