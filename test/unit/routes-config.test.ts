@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -139,6 +139,16 @@ describe('parseRoutes', () => {
       'routes.ses.secret_access_key: is required',
       'routes.ses: the "ses" route type is not available yet in this version (use "smtp" or "mailbox")',
     ]);
+  });
+});
+
+describe("the README's example", () => {
+  it('is a routes file that parses', () => {
+    const readme = readFileSync(path.resolve(import.meta.dirname, '../../README.md'), 'utf8');
+    const block = /```json\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf('## Routes')));
+    const parsed = parseRoutes(JSON.parse(block?.[1] ?? 'null'));
+    expect([...parsed.routes.keys()]).toEqual(['relay', 'backup', 'dev']);
+    expect(parsed.rules.at(-1)).toEqual({ match: {}, routes: ['backup', 'relay'] });
   });
 });
 
