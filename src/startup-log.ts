@@ -69,8 +69,14 @@ export function startupSummary(config: Config, runtime: Runtime): string[] {
   }
   if (runtime.worker) {
     if (config.routesFile) {
+      // each route with its host, never its password
+      const routes = [...config.routes.routes].map(([name, route]) => {
+        if (route.type === 'mailbox') return `${name} (dev mailbox)`;
+        const url = new URL(route.url);
+        return `${name} (${url.protocol}//${url.host})`;
+      });
       lines.push(
-        `  Mail out:   by the routes of ${config.routesFile} (POSTHORN_ROUTES): ${runtime.routes.describe()}`,
+        `  Mail out:   by the routes of ${config.routesFile} (POSTHORN_ROUTES): ${routes.join(', ')}`,
       );
     } else if (config.smtpRelay) {
       const relay = new URL(config.smtpRelay);

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import type { Runtime } from '../../src/runtime.ts';
@@ -33,6 +36,27 @@ describe('the start-up summary', () => {
     expect(text).not.toContain('secret-pass');
     expect(text).not.toContain('dev mailbox');
     expect(text).toContain('Dashboard:  https://app.example.com/');
+  });
+
+  it('names the routes of POSTHORN_ROUTES with their hosts, without their passwords', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'posthorn-startup-routes-'));
+    const file = path.join(dir, 'routes.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        routes: {
+          relay: { type: 'smtp', url: 'smtps://user:secret-pass@relay.example.com' },
+          dev: { type: 'mailbox' },
+        },
+        rules: [{ match: {}, routes: ['relay'] }],
+      }),
+    );
+    const text = startupSummary(loadConfig({ ...base, POSTHORN_ROUTES: file }), everyRole).join('\n');
+    rmSync(dir, { recursive: true, force: true });
+    expect(text).toContain(
+      `Mail out:   by the routes of ${file} (POSTHORN_ROUTES): relay (smtps://relay.example.com), dev (dev mailbox)`,
+    );
+    expect(text).not.toContain('secret-pass');
   });
 
   it('says where the embedded database keeps its data when it moved out of the data dir', () => {
