@@ -109,7 +109,8 @@ describe('A/B test settings', () => {
     const theirs = (await server.call('POST', '/v1/lists', { key: k, body: { name: 'All' } })).body.id;
     const body = { ...campaign(twoSubjects()), list_ids: [theirs] };
     const refusal = {
-      error: 'The Starter plan does not include ab testing; upgrade to Pro (pro) to use it',
+      error:
+        'The Starter plan does not include ab testing; upgrade to Pro (pro) to use it. On this server the operator moves a workspace to another plan with `npx posthorn admin plan <workspace id or name> pro`, or starts new workspaces on one with POSTHORN_DEFAULT_PLAN',
       code: 'plan_upgrade_required',
       feature: 'ab_testing',
       upgrade_to: 'pro',

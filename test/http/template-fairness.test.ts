@@ -1,3 +1,4 @@
+import { availableParallelism, loadavg } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setWorkspacePlan } from '../../src/domain/accounts/workspaces.ts';
@@ -66,13 +67,17 @@ const slowest = (samples: Sample[], path: string) =>
   Math.max(...samples.filter((s) => s.path === path).map((s) => s.ms));
 
 // How long the other project's reads take on this machine while as many threads as the template
-// pool has spin on the CPU, with nothing on the event loop: on a quiet machine the issue's bounds
-// (200 ms, 100 ms) apply as they are; on one busy with other work (the whole suite beside two
-// CPU-bound loops) they grow with what the machine gives every request, so the test measures what
-// the heavy project adds beyond the CPU its threads use, not how busy the machine is. A stalled
-// event loop adds seconds either way.
+// pool has spin on the CPU, with nothing on the event loop: a floor for the bounds below, so the
+// test measures what the heavy project adds beyond the CPU its threads use. A stalled event loop
+// adds seconds either way.
 let quiet: { contacts: number; health: number };
 beforeAll(async () => {
+  // the pools' threads started (MJML loaded in its thread), as on a server that has served a while
+  const warm = await createTemplate(otherKey, {
+    subject: 'Warm',
+    mjml: '<mjml><mj-body><mj-section><mj-column><mj-text>Warm</mj-text></mj-column></mj-section></mj-body></mjml>',
+  });
+  expect(warm.status, JSON.stringify(warm.body)).toBe(200);
   const spinners = Array.from(
     { length: TEMPLATE_THREADS },
     () => new Worker('const until = Date.now() + 2000; while (Date.now() < until) {}', { eval: true }),
@@ -84,8 +89,15 @@ beforeAll(async () => {
 });
 
 /**
+ * How oversubscribed the CPU is: runnable work per core over the last minute, at least 1. On a
+ * machine running more than it has cores for, every request waits for the scheduler in proportion.
+ */
+const oversubscription = () => Math.max(1, loadavg()[0] / availableParallelism());
+
+/**
  * The other project's reads were all answered (never a 503), contacts within 200 ms and /healthz
- * within 100 ms, or three times their slowest answer beside as many spinning threads on a busy machine.
+ * within 100 ms, stretched as far as the CPU is oversubscribed (the whole suite beside two CPU-bound
+ * loops), and never below three times their slowest answer beside as many spinning threads.
  */
 function expectPrompt(samples: Sample[]) {
   const contacts = samples.filter((s) => s.path === '/v1/contacts');
@@ -94,10 +106,15 @@ function expectPrompt(samples: Sample[]) {
   expect(health.length).toBeGreaterThan(0);
   expect(contacts.filter((s) => s.status !== 200)).toEqual([]);
   expect(health.filter((s) => s.status !== 200)).toEqual([]);
-  const bounds = { contacts: Math.max(200, 3 * quiet.contacts), health: Math.max(100, 3 * quiet.health) };
+  const stretch = oversubscription();
+  const bounds = {
+    contacts: Math.max(200 * stretch, 3 * quiet.contacts),
+    health: Math.max(100 * stretch, 3 * quiet.health),
+  };
   console.info(
     `slowest answers while busy: contacts ${slowest(samples, '/v1/contacts').toFixed(0)} ms, healthz ${slowest(samples, '/healthz').toFixed(0)} ms; ` +
-      `beside spinning threads: ${quiet.contacts.toFixed(0)} ms, ${quiet.health.toFixed(0)} ms; bounds ${bounds.contacts.toFixed(0)} ms, ${bounds.health.toFixed(0)} ms`,
+      `beside spinning threads: ${quiet.contacts.toFixed(0)} ms, ${quiet.health.toFixed(0)} ms; CPU oversubscribed ${stretch.toFixed(1)}x; ` +
+      `bounds ${bounds.contacts.toFixed(0)} ms, ${bounds.health.toFixed(0)} ms`,
   );
   expect(slowest(samples, '/v1/contacts')).toBeLessThan(bounds.contacts);
   expect(slowest(samples, '/healthz')).toBeLessThan(bounds.health);
