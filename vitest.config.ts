@@ -4,6 +4,22 @@ import { configDefaults, defineConfig } from 'vitest/config';
 const startsPostgres = ['test/helpers/global-setup.ts'];
 
 /**
+ * Files that never use the run's PostgreSQL (TEST_DATABASE_URL or the embedded one): each starts
+ * its own (`npm start`, a data dir, a PostgreSQL it stops and starts) or none. `.ci/run` sets
+ * POSTHORN_TEST_SECOND_PASS on its second `npm test`, against the PostgreSQL server, where these
+ * would only repeat the first pass exactly; anyone else's `npm test` runs them.
+ */
+const ownDatabase = [
+  'test/e2e/database-outage.test.ts',
+  'test/e2e/marketing-faults.test.ts',
+  'test/e2e/npm-install.test.ts',
+  'test/e2e/private-folder.test.ts',
+  'test/e2e/readme-examples.test.ts',
+  'test/e2e/start.test.ts',
+];
+const secondPass = process.env.POSTHORN_TEST_SECOND_PASS === '1';
+
+/**
  * `npm test` runs three projects: `unit` (no PostgreSQL: `npm run test:unit`), `integration` (the
  * program on a real database, through HTTP and SMTP) and `e2e` (subprocesses, a browser, crashes).
  * Tests that need a Debian package run in `npm run test:interop` (vitest.interop.config.ts).
@@ -31,7 +47,12 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: 'e2e', include: ['test/e2e/**/*.test.ts'], globalSetup: startsPostgres },
+        test: {
+          name: 'e2e',
+          include: ['test/e2e/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, ...(secondPass ? ownDatabase : [])],
+          globalSetup: startsPostgres,
+        },
       },
     ],
   },

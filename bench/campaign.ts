@@ -319,6 +319,12 @@ ${links.map((l, i) => `<p><a href="${l}">Read part ${i + 1}</a></p>`).join('\n')
   );
   const tx: { id: string; answeredAt: number }[] = [];
   let txErrors = 0;
+  /** The refusals by status and error, to say why (printed when there are any). */
+  const txRefusals = new Map<string, number>();
+  const refused = (why: string) => {
+    txErrors++;
+    txRefusals.set(why, (txRefusals.get(why) ?? 0) + 1);
+  };
   let txSeq = 0;
   const sendTx = async () => {
     const i = txSeq++;
@@ -329,14 +335,17 @@ ${links.map((l, i) => `<p><a href="${l}">Read part ${i + 1}</a></p>`).join('\n')
       text: `Your code is ${100000 + i}. It expires in 10 minutes.`,
     });
     if (res.status === 200) tx.push({ id: res.body.id, answeredAt: performance.now() });
-    else txErrors++;
+    else refused(`${res.status} ${String(res.body?.error ?? '').slice(0, 120)}`);
   };
   const cpuBefore = cpuByRole(workerPid);
   const busyBefore = machineBusySeconds();
   const sendStart = performance.now();
   const sent = await call('POST', `/v1/campaigns/${second.id}/send`);
   const sendCallMs = performance.now() - sendStart;
-  const txTimer = setInterval(() => void sendTx().catch(() => txErrors++), 1000 / txPerSecond);
+  const txTimer = setInterval(
+    () => void sendTx().catch((err: Error) => refused(`no answer: ${err.message}`)),
+    1000 / txPerSecond,
+  );
   timers.push(txTimer);
   // when the last email is written (no recipient pending) and when the campaign is `sent`
   const marks = { writtenAt: 0, sentAt: 0 };
@@ -431,6 +440,7 @@ ${links.map((l, i) => `<p><a href="${l}">Read part ${i + 1}</a></p>`).join('\n')
   console.log(
     `(3) transactional during (2), ${txPerSecond}/s: ${tx.length} accepted (${txErrors} errors, ${missingTx} not received); answer to sink ms p50 ${percentile(latencies, 50).toFixed(0)} p99 ${p99.toFixed(0)} max ${(latencies.at(-1) ?? Number.NaN).toFixed(0)}`,
   );
+  for (const [why, count] of txRefusals) console.log(`    refused ${count}: ${why}`);
   console.log(
     `(4) worker RSS: idle ${idleRss.toFixed(0)} MB, max ${maxRss.toFixed(0)} MB over ${rss.length} samples (every 500 ms)`,
   );

@@ -63,8 +63,19 @@ export interface PostfixInstance {
   stop(): void;
 }
 
-/** Starts a private Postfix on 127.0.0.1:`port` relaying to 127.0.0.1:`relayPort`. */
-export function startPostfix(port: number, relayPort: number): PostfixInstance {
+/**
+ * How the instance sends mail on: to one relay (127.0.0.1:`relayPort`, no DNS), or straight to
+ * recipients' MX hosts found through the DNS server of `resolvConf` (bind-mounted over
+ * /etc/resolv.conf in a mount namespace of its own, so the machine's resolver is untouched), from
+ * `bindAddress` saying `heloName`, retrying deferred mail every `retrySeconds` at first.
+ */
+export type PostfixOut =
+  | { relayPort: number }
+  | { resolvConf: string; bindAddress: string; heloName: string; retrySeconds: number };
+
+/** Starts a private Postfix on 127.0.0.1:`port`, relaying to 127.0.0.1:`out` or (an object) delivering by DNS. */
+export function startPostfix(port: number, out: number | PostfixOut): PostfixInstance {
+  const way: PostfixOut = typeof out === 'number' ? { relayPort: out } : out;
   const dir = mkdtempSync(path.join(tmpdir(), 'posthorn-bench-postfix-'));
   const etc = path.join(dir, 'etc');
   const queue = path.join(dir, 'spool');
@@ -94,9 +105,20 @@ inet_interfaces = 127.0.0.1
 inet_protocols = ipv4
 mynetworks = 127.0.0.0/8
 smtpd_relay_restrictions = permit_mynetworks, reject
-relayhost = [127.0.0.1]:${relayPort}
+${
+  'relayPort' in way
+    ? `relayhost = [127.0.0.1]:${way.relayPort}
 smtp_dns_support_level = disabled
-smtp_host_lookup = native
+smtp_host_lookup = native`
+    : `smtp_dns_support_level = enabled
+smtp_host_lookup = dns
+smtp_bind_address = ${way.bindAddress}
+smtp_helo_name = ${way.heloName}
+smtp_tls_security_level = may
+minimal_backoff_time = ${way.retrySeconds}s
+maximal_backoff_time = ${way.retrySeconds * 8}s
+queue_run_delay = ${way.retrySeconds}s`
+}
 default_process_limit = 200
 smtpd_client_connection_count_limit = 0
 smtpd_client_connection_rate_limit = 0
@@ -113,7 +135,17 @@ ${held ? `header_checks = regexp:${path.join(etc, 'hold')}` : ''}
   writeFileSync(path.join(etc, 'hold'), '/^Subject:/ HOLD\n');
   writeFileSync(path.join(etc, 'master.cf'), MASTER(`127.0.0.1:${port}`));
   run('postconf', ['-e', `alternate_config_directories = ${etc}`]);
-  run('postfix', ['-c', etc, 'start']);
+  if ('resolvConf' in way)
+    // the master and every daemon it forks see the bench's resolver; the machine keeps its own
+    run('unshare', [
+      '--mount',
+      '--propagation',
+      'private',
+      'sh',
+      '-c',
+      `mount --bind ${way.resolvConf} /etc/resolv.conf && postfix -c ${etc} start`,
+    ]);
+  else run('postfix', ['-c', etc, 'start']);
   return {
     port,
     setHeld(held) {

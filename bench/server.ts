@@ -33,7 +33,11 @@ export async function startBenchServer(
   const children: ChildProcess[] = [];
   const url = `http://127.0.0.1:${port}`;
   for (const role of roles) {
-    const child = spawn(process.execPath, ['src/main.ts', role], {
+    // BENCH_CPU_PROF=<dir>: each Posthorn process writes a CPU profile there when it stops
+    const profile = process.env.BENCH_CPU_PROF
+      ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`, `--cpu-prof-name=${role}.cpuprofile`]
+      : [];
+    const child = spawn(process.execPath, [...profile, 'src/main.ts', role], {
       cwd: root,
       env: {
         ...process.env,
@@ -185,4 +189,30 @@ export async function quietMachine(maxMs = 30_000): Promise<number> {
       `(the machine did not go quiet in ${maxMs / 1000} s: ${Math.round(idle * 100)} % idle; measuring anyway)`,
     );
   return idle;
+}
+
+/**
+ * A benchmark's end, however it comes: `cleanup` runs once (its work done, after BENCH_MAX_SECONDS,
+ * or on SIGINT/SIGTERM), and a run that overstays its time exits 1 after cleaning up. `done()`
+ * stops the watchdog and cleans up.
+ */
+export function guardBench(name: string, maxSeconds: number, cleanup: () => Promise<void>) {
+  let cleaned: Promise<void> | null = null;
+  const once = () => {
+    cleaned ??= cleanup();
+    return cleaned;
+  };
+  const watchdog = setTimeout(async () => {
+    console.error(`${name} stopped after ${maxSeconds} s (BENCH_MAX_SECONDS)`);
+    await once();
+    process.exit(1);
+  }, maxSeconds * 1000);
+  for (const signal of ['SIGINT', 'SIGTERM'] as const)
+    process.on(signal, () => once().then(() => process.exit(130)));
+  return {
+    async done() {
+      clearTimeout(watchdog);
+      await once();
+    },
+  };
 }

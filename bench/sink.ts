@@ -1,8 +1,12 @@
 import { SMTPServer } from 'smtp-server';
 
-/** A lean SMTP sink for benchmarks: counts messages and remembers Message-IDs, parses nothing else. */
+/**
+ * A lean SMTP sink for benchmarks: counts messages and remembers Message-IDs with when each first
+ * arrived (performance.now()), parses nothing else.
+ */
 export async function startBenchSink() {
   const messageIds = new Set<string>();
+  const arrivals = new Map<string, number>();
   let count = 0;
   const waiters: { n: number; resolve: () => void }[] = [];
   const server = new SMTPServer({
@@ -18,6 +22,7 @@ export async function startBenchSink() {
       stream.on('end', () => {
         const id = /^Message-ID:\s*(<[^>]+>)/im.exec(head)?.[1];
         if (id) messageIds.add(id);
+        if (id && !arrivals.has(id)) arrivals.set(id, performance.now());
         count++;
         for (const w of [...waiters]) {
           if (count >= w.n) {
@@ -37,12 +42,14 @@ export async function startBenchSink() {
     port,
     url: `smtp://127.0.0.1:${port}`,
     messageIds,
+    arrivals,
     get count() {
       return count;
     },
     reset() {
       count = 0;
       messageIds.clear();
+      arrivals.clear();
     },
     waitForCount(n: number, timeoutMs: number) {
       return new Promise<boolean>((resolve) => {

@@ -40,7 +40,12 @@ export async function openApiDocument(): Promise<Record<string, unknown>> {
   const ctx = new Proxy({ config } as AppDeps['ctx'], {
     get: (target, key) => (key === 'config' ? target.config : unused(`ctx.${String(key)}`)),
   });
-  const app = await buildApp({ ctx, rateLimiter: unused('rateLimiter'), requestLog: unused('requestLog') });
+  const app = await buildApp({
+    ctx,
+    rateLimiter: unused('rateLimiter'),
+    requestLog: unused('requestLog'),
+    devMailbox: false,
+  });
   try {
     await app.ready();
     return app.swagger() as unknown as Record<string, unknown>;

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, X509Certificate } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import path from 'node:path';
@@ -23,6 +23,11 @@ export interface Config {
   routes: RoutesConfig;
   /** POSTHORN_ROUTES: the file the routes were read from; unset = the route `default`. */
   routesFile: string | undefined;
+  /**
+   * POSTHORN_SNS_TEST_CERT's certificate (PEM), for tests: SNS notifications whose SigningCertURL is
+   * on this machine are checked against it. Unset (production): only SNS's own hosts are trusted.
+   */
+  snsTestCert: string | undefined;
   smtpPort: number;
   /** Implicit-TLS submission port (465 in production); null = not opened. */
   smtpTlsPort: number | null;
@@ -52,6 +57,8 @@ export interface Config {
   secret: string;
   rateLimitPerSecond: number;
   workerConcurrency: number;
+  /** Workers of each worker process that deliver transactional mail only (beside workerConcurrency). */
+  transactionalWorkers: number;
   poolSize: number;
   logLevel: string;
   /** `text`: readable lines; `json`: pino's JSON lines; `auto`: text on a terminal, JSON otherwise. */
@@ -65,13 +72,31 @@ export interface Config {
   staleWorkerSeconds: number;
   /** The plan of every new workspace (signup and POST /workspaces). */
   defaultPlan: string;
+  /** The circuit breaker's thresholds (percentages) and the messages a rate is judged on at least. */
+  breaker: {
+    minMessages: number;
+    bounceWarn: number;
+    bounceStop: number;
+    complaintWarn: number;
+    complaintStop: number;
+  };
   /**
    * Whose X-Forwarded-For (and -Proto, -Host) to believe: false = nobody's, the client is the TCP
    * peer; a hop count; or the addresses and CIDRs of the proxies in front.
    */
   trustProxy: TrustProxy;
+  /**
+   * POSTHORN_TERMS_URL: the operator's terms of service, where the server's `/terms` leads (every
+   * terms box links there); unset = that page says no terms are published.
+   */
+  termsUrl: string | undefined;
   /** Bearer token of GET /metrics; unset = served to loopback clients only. */
   metricsToken: string | undefined;
+  /**
+   * Who may read the dev mailbox over HTTP (the dashboard's Mailbox): clients on this machine
+   * (`local`), anyone who reaches the server (`open`), or nobody (`off`; `posthorn mailbox` still reads it).
+   */
+  devMailboxAccess: DevMailboxAccess;
   /** How long what grows without bound is kept; 0 = kept forever. */
   retention: RetentionPeriods;
 }
@@ -90,6 +115,9 @@ export interface RetentionPeriods {
   inboundRawDays: number;
 }
 
+export const DEV_MAILBOX_ACCESS = ['local', 'open', 'off'] as const;
+export type DevMailboxAccess = (typeof DEV_MAILBOX_ACCESS)[number];
+
 /** Fastify's `trustProxy`, limited to what cannot be forged by any client: never `true`. */
 export type TrustProxy = false | number | string[];
 
@@ -104,6 +132,16 @@ function integer(env: Env, name: string, fallback: number, min = 0, max = 65535 
   const value = Number(raw.trim());
   if (value < min || value > max)
     throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+/** A percentage from 0 to 100, decimals allowed (0: never). */
+function percentage(env: Env, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw.trim());
+  if (!/^\d+(\.\d+)?$/.test(raw.trim()) || value > 100)
+    throw new ConfigError(`${name} must be a percentage from 0 to 100, like 0.3, got "${raw}"`);
   return value;
 }
 
@@ -123,6 +161,12 @@ function url(env: Env, name: string, fallback: string): string {
     throw new ConfigError(`${name} must be an http(s) URL, got "${raw}"`);
   }
   return raw.replace(/\/+$/, '');
+}
+
+/** An http(s) URL that may be left unset. */
+function optionalUrl(env: Env, name: string): string | undefined {
+  if (!env[name]?.trim()) return undefined;
+  return url({ [name]: env[name]?.trim() }, name, '');
 }
 
 function retrySchedule(
@@ -190,6 +234,16 @@ function logFormat(env: Env, name: string): Config['logFormat'] {
   return raw;
 }
 
+function devMailboxAccess(env: Env, name: string): DevMailboxAccess {
+  const raw = (env[name] ?? '').trim().toLowerCase() || 'local';
+  const value = DEV_MAILBOX_ACCESS.find((v) => v === raw);
+  if (!value)
+    throw new ConfigError(
+      `${name} must be local (the dev mailbox is shown only to clients on this machine), open (to anyone who reaches the server) or off, got "${env[name]}"`,
+    );
+  return value;
+}
+
 function plan(env: Env, name: string): string {
   const raw = (env[name] ?? '').trim().toLowerCase();
   if (raw === '') return DEFAULT_PLAN;
@@ -227,6 +281,24 @@ function routes(env: Env, name: string, timeoutSeconds: number): RoutesConfig {
       `${name}: ${file} has ${err.problems.length} problem(s):\n  ${err.problems.join('\n  ')}`,
     );
   }
+}
+
+/** A PEM certificate file (POSTHORN_SNS_TEST_CERT), read and parsed at start. */
+function certificateFile(env: Env, name: string): string | undefined {
+  const file = (env[name] ?? '').trim();
+  if (file === '') return undefined;
+  let pem: string;
+  try {
+    pem = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`${name}: cannot read ${file}: ${(err as Error).message}`);
+  }
+  try {
+    new X509Certificate(pem);
+  } catch {
+    throw new ConfigError(`${name}: ${file} is not a PEM certificate (-----BEGIN CERTIFICATE-----)`);
+  }
+  return pem;
 }
 
 /** Reads POSTHORN_SECRET, or the secret stored in the data dir (generated on first start). */
@@ -271,6 +343,7 @@ export function loadConfig(env: Env = process.env): Config {
     smtpRelayTimeoutSeconds,
     routes: routes(env, 'POSTHORN_ROUTES', smtpRelayTimeoutSeconds),
     routesFile: env.POSTHORN_ROUTES?.trim() || undefined,
+    snsTestCert: certificateFile(env, 'POSTHORN_SNS_TEST_CERT'),
     smtpPort: integer(env, 'POSTHORN_SMTP_PORT', 2587, 0, 65535),
     smtpTlsPort: env.POSTHORN_SMTP_TLS_PORT ? integer(env, 'POSTHORN_SMTP_TLS_PORT', 0, 0, 65535) : null,
     tlsKeyFile: env.POSTHORN_TLS_KEY || undefined,
@@ -298,6 +371,7 @@ export function loadConfig(env: Env = process.env): Config {
     secret: loadSecret(env, dataDir),
     rateLimitPerSecond: integer(env, 'POSTHORN_RATE_LIMIT', 100, 0, 1_000_000),
     workerConcurrency: integer(env, 'POSTHORN_WORKER_CONCURRENCY', 10, 1, 1000),
+    transactionalWorkers: integer(env, 'POSTHORN_TRANSACTIONAL_WORKERS', 2, 0, 1000),
     poolSize: integer(env, 'POSTHORN_PG_POOL_SIZE', 12, 1, 1000),
     logLevel: env.LOG_LEVEL || 'info',
     logFormat: logFormat(env, 'POSTHORN_LOG_FORMAT'),
@@ -306,8 +380,17 @@ export function loadConfig(env: Env = process.env): Config {
     retryForHours: integer(env, 'POSTHORN_RETRY_FOR_HOURS', 72, 0, 24 * 30),
     staleWorkerSeconds: integer(env, 'POSTHORN_STALE_WORKER_SECONDS', 60, 1, 86_400),
     defaultPlan: plan(env, 'POSTHORN_DEFAULT_PLAN'),
+    breaker: {
+      minMessages: integer(env, 'POSTHORN_BREAKER_MIN_MESSAGES', 200, 1, 100_000_000),
+      bounceWarn: percentage(env, 'POSTHORN_BREAKER_BOUNCE_WARN', 2),
+      bounceStop: percentage(env, 'POSTHORN_BREAKER_BOUNCE_STOP', 5),
+      complaintWarn: percentage(env, 'POSTHORN_BREAKER_COMPLAINT_WARN', 0.1),
+      complaintStop: percentage(env, 'POSTHORN_BREAKER_COMPLAINT_STOP', 0.3),
+    },
     trustProxy: trustProxy(env, 'POSTHORN_TRUST_PROXY'),
     metricsToken: env.POSTHORN_METRICS_TOKEN || undefined,
+    termsUrl: optionalUrl(env, 'POSTHORN_TERMS_URL'),
+    devMailboxAccess: devMailboxAccess(env, 'POSTHORN_DEV_MAILBOX'),
     retention: retention(env),
   };
 }

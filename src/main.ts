@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import type { Logger } from 'pino';
 import { registerClientCommands } from './cli/client-commands.ts';
-import { runOperatorCommand } from './cli/operator.ts';
+import type { OperatorCommand } from './cli/operator.ts';
 import { type Config, ConfigError, loadConfig } from './config.ts';
 import { ensureWebBuild } from './http/web-app.ts';
 import { type RoleName, type Runtime, startRuntime } from './runtime.ts';
@@ -64,6 +64,15 @@ async function startRoles(
   return startRuntime(config, roles, log, { stopRequested });
 }
 
+/**
+ * Operator commands load their modules only when one runs: a server role does not carry what they
+ * use (the mailbox's MIME parser, the reports' formatting).
+ */
+async function runOperatorCommand(command: OperatorCommand) {
+  const operator = await import('./cli/operator.ts');
+  await operator.runOperatorCommand(command);
+}
+
 const program = new Command('posthorn')
   .description('Posthorn: self-hostable email sending service')
   .showHelpAfterError();
@@ -92,11 +101,12 @@ program
 program
   .command('mailbox [id]')
   .description(
-    'list the dev mailbox (mail captured when no POSTHORN_SMTP_RELAY is set), or print one message',
+    'list the dev mailbox (mail captured when no POSTHORN_SMTP_RELAY is set), or print one message decoded',
   )
   .option('-n, --limit <n>', 'how many messages to list', '25')
-  .action((id: string | undefined, opts: { limit: string }) =>
-    runOperatorCommand({ kind: 'mailbox', id, limit: Number(opts.limit) }),
+  .option('--raw', "print the message's raw MIME source instead, byte for byte")
+  .action((id: string | undefined, opts: { limit: string; raw?: boolean }) =>
+    runOperatorCommand({ kind: 'mailbox', id, limit: Number(opts.limit), raw: opts.raw === true }),
   );
 
 const admin = program.command('admin').description('operator commands');
@@ -104,6 +114,14 @@ admin
   .command('plan <workspace> <plan>')
   .description('move a workspace (id or exact name) to a plan: free, starter, pro, unlimited')
   .action((workspace: string, plan: string) => runOperatorCommand({ kind: 'plan', workspace, plan }));
+
+admin
+  .command('routes')
+  .description(
+    "the routes mail leaves by: each route's target, health and traffic per worker process, and the rules",
+  )
+  .option('--json', 'print the report as JSON (as GET /v1/admin/routes answers)')
+  .action((opts: { json?: boolean }) => runOperatorCommand({ kind: 'routes', json: opts.json === true }));
 
 admin
   .command('shared-domain')

@@ -1,6 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { Runner } from 'graphile-worker';
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import type { Config } from './config.ts';
 import { connectDatabase, type DatabaseHandle } from './db/database.ts';
 import type { EmbeddedDatabase } from './db/embedded.ts';
@@ -11,9 +10,11 @@ import { EventTracker } from './domain/audience/events.ts';
 import type { DomainContext } from './domain/core/context.ts';
 import { createSecrets } from './domain/core/secrets.ts';
 import { EmailWriter } from './domain/emails/email-writer.ts';
+import { takeSlot } from './domain/emails/pace.ts';
 import { RateLimiter } from './domain/keys/rate-limit.ts';
 import { RequestLogWriter } from './domain/keys/request-log.ts';
 import type { AppDeps } from './http/app.ts';
+import type { WorkerRole } from './jobs/worker.ts';
 import type { SmtpDoors } from './smtp/listen.ts';
 
 export type RoleName = 'api' | 'worker' | 'smtp';
@@ -23,7 +24,7 @@ export interface Runtime {
   ctx: DomainContext;
   database: DatabaseHandle;
   app?: FastifyInstance;
-  worker?: Runner;
+  worker?: WorkerRole;
   /** The ways out, one transport each. */
   routes: Routes;
   url?: string;
@@ -83,10 +84,13 @@ export async function startRuntime(
     emailWriter: new EmailWriter(database.db),
     eventTracker: new EventTracker(database.db),
   };
-  const routes = createRoutes(config, database.db, {
-    info: (line) => log.info(line),
-    warn: (line) => log.warn(line),
-  });
+  const routes = createRoutes(
+    config,
+    database.db,
+    { info: (line) => log.info(line), warn: (line) => log.warn(line) },
+    // a direct route's sites are paced in PostgreSQL, so every worker process keeps the same numbers
+    { sitePace: (key, intervalMs, horizonMs) => takeSlot(database.db, key, intervalMs, horizonMs) },
+  );
   const requestLog = new RequestLogWriter(database.pool);
   const rateLimiter = new RateLimiter(database.pool, config.rateLimitPerSecond);
 
@@ -104,19 +108,10 @@ export async function startRuntime(
         rateLimiter,
         logger: log.child({ role: 'api' }),
         smtpPorts: smtp ? { port: smtp.submissionPort, tls_port: smtp.tlsPort } : undefined,
+        devMailbox: routes.hasMailbox,
       })
     : { app: undefined, url: undefined };
-  let worker: Runner | undefined;
-  if (roles.includes('worker')) {
-    const { startWorker } = await import('./jobs/worker.ts');
-    worker = await startWorker({
-      ctx,
-      routes,
-      concurrency: config.workerConcurrency,
-      log: log.child({ role: 'worker' }),
-    });
-    log.info(`worker running (${config.workerConcurrency} concurrent jobs, routes: ${routes.describe()})`);
-  }
+  const worker = roles.includes('worker') ? await startWorkerRole(config, ctx, routes, log) : undefined;
 
   let stopping: Promise<void> | undefined;
   return {
@@ -141,6 +136,34 @@ export async function startRuntime(
       return stopping;
     },
   };
+}
+
+/** The worker role: its jobs' workers, and those kept for transactional mail. */
+async function startWorkerRole(
+  config: Config,
+  ctx: DomainContext,
+  routes: Routes,
+  log: Logger,
+): Promise<WorkerRole> {
+  const { startWorker } = await import('./jobs/worker.ts');
+  const worker = await startWorker({
+    ctx,
+    routes,
+    concurrency: config.workerConcurrency,
+    transactionalWorkers: config.transactionalWorkers,
+    log: log.child({ role: 'worker' }),
+  });
+  log.info(
+    `worker running (${config.workerConcurrency} concurrent jobs, ${config.transactionalWorkers} more for transactional mail; routes: ${routes.describe()})`,
+  );
+  // said, never fatal: the DNS may be fixed while the worker runs
+  routes
+    .check()
+    .then((problems) => {
+      for (const line of problems) log.warn(line);
+    })
+    .catch((err) => log.warn(`the routes could not be checked: ${(err as Error).message}`));
+  return worker;
 }
 
 async function ensureDatabase(adminUrl: string, name: string) {

@@ -1,5 +1,6 @@
 import pino, { type Logger } from 'pino';
 import type { Config } from './config.ts';
+import { routeTarget } from './delivery/routes/config.ts';
 import type { Runtime } from './runtime.ts';
 
 const LEVELS: Record<number, string> = {
@@ -70,11 +71,7 @@ export function startupSummary(config: Config, runtime: Runtime): string[] {
   if (runtime.worker) {
     if (config.routesFile) {
       // each route with its host, never its password
-      const routes = [...config.routes.routes].map(([name, route]) => {
-        if (route.type === 'mailbox') return `${name} (dev mailbox)`;
-        const url = new URL(route.url);
-        return `${name} (${url.protocol}//${url.host})`;
-      });
+      const routes = [...config.routes.routes].map(([name, route]) => `${name} (${routeTarget(route)})`);
       lines.push(
         `  Mail out:   by the routes of ${config.routesFile} (POSTHORN_ROUTES): ${routes.join(', ')}`,
       );

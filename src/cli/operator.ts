@@ -1,16 +1,20 @@
 import { loadConfig } from '../config.ts';
-import { listMailbox, readMailboxMessage } from '../delivery/mailbox.ts';
 import { setWorkspacePlan } from '../domain/accounts/workspaces.ts';
 import { DomainError } from '../domain/core/errors.ts';
 import { isUuid } from '../domain/core/ids.ts';
+import { listMailboxMessages, mailboxMessageRaw, readMailboxMessage } from '../domain/mailbox/messages.ts';
+import { routesReport } from '../domain/operator/routes-report.ts';
 import { sharedDomainKey } from '../domain/sending-domains/dkim-keys.ts';
 import { formatRecordsToPublish, sharedDomainRecords } from '../domain/sending-domains/dns-records.ts';
 import { startRuntime } from '../runtime.ts';
+import { formatMailboxMessage } from './mailbox.ts';
+import { formatRoutesReport } from './routes.ts';
 
 export type OperatorCommand =
-  | { kind: 'mailbox'; id?: string; limit: number }
+  | { kind: 'mailbox'; id?: string; limit: number; raw?: boolean }
   | { kind: 'plan'; workspace: string; plan: string }
   | { kind: 'migrate' }
+  | { kind: 'routes'; json: boolean }
   | { kind: 'shared-domain' };
 
 /**
@@ -22,6 +26,11 @@ export async function runOperatorCommand(command: OperatorCommand) {
   const runtime = await startRuntime(config, [], silent);
   try {
     switch (command.kind) {
+      case 'routes': {
+        const report = await routesReport(runtime.ctx.db, runtime.ctx.config);
+        console.log(command.json ? JSON.stringify(report, null, 2) : formatRoutesReport(report));
+        break;
+      }
       case 'migrate':
         console.log('migrations applied');
         break;
@@ -45,11 +54,15 @@ export async function runOperatorCommand(command: OperatorCommand) {
       case 'mailbox':
         if (command.id) {
           if (!isUuid(command.id)) throw new Error(`"${command.id}" is not a mailbox message id`);
-          const message = await readMailboxMessage(runtime.ctx.db, command.id);
-          if (!message) throw new Error(`no mailbox message ${command.id}`);
-          process.stdout.write(message.raw.toString('utf8'));
+          const db = runtime.ctx.db;
+          if (command.raw) process.stdout.write((await mailboxMessageRaw(db, command.id)).toString('utf8'));
+          else {
+            const message = await readMailboxMessage(db, command.id);
+            process.stdout.write(formatMailboxMessage(message, `${runtime.ctx.config.appUrl}/mailbox`));
+          }
         } else {
-          const rows = await listMailbox(runtime.ctx.db, command.limit);
+          const page = await listMailboxMessages(runtime.ctx.db, { limit: command.limit, offset: 0 });
+          const rows = page.data;
           if (rows.length === 0) {
             console.log(
               'The dev mailbox is empty. Mail is captured here when POSTHORN_SMTP_RELAY is not set.',
@@ -57,10 +70,11 @@ export async function runOperatorCommand(command: OperatorCommand) {
           }
           for (const r of rows) {
             console.log(
-              `${r.id}  ${r.created_at.toISOString()}  ${r.envelope_to.join(',').padEnd(30)}  ${r.subject ?? ''}`,
+              `${r.id}  ${r.created_at}  ${r.envelope.to.join(',').padEnd(30)}  ${r.subject ?? ''}`,
             );
           }
-          if (rows.length) console.log('\nprint one with: posthorn mailbox <id>');
+          if (rows.length)
+            console.log('\nprint one with: posthorn mailbox <id> (decoded; --raw for its MIME source)');
         }
         break;
     }

@@ -23,6 +23,15 @@ export const BULK_PRIORITY = 10;
 const DEFAULT_MAX_ATTEMPTS = 25;
 
 /**
+ * The task that delivers mail of a stream: transactional mail has its own, which a share of every
+ * worker process's workers runs alone (src/jobs/worker.ts), so a campaign of any size never holds
+ * the workers a transactional message needs.
+ */
+export function deliveryTask(stream: string): 'deliver_email' | 'deliver_transactional' {
+  return stream === 'transactional' ? 'deliver_transactional' : 'deliver_email';
+}
+
+/**
  * The job key of an email's own delivery job (a scheduled send or a retry): one such job per email,
  * which cancelling the email removes by this key.
  */

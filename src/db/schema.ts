@@ -141,6 +141,8 @@ export interface SystemEmailsTable {
   status: Generated<SystemEmailStatus>;
   /** The last refusal or bounce (the relay's reply, or the DSN's diagnostic). */
   last_error: string | null;
+  /** The provider's id for the message (Amazon SES's MessageId), which its feedback names. */
+  provider_message_id: Generated<string | null>;
   attempts: Generated<number>;
   next_attempt_at: NullableTimestamp;
   sent_at: NullableTimestamp;
@@ -148,6 +150,57 @@ export interface SystemEmailsTable {
 }
 
 export type SystemEmailStatus = 'queued' | 'deferred' | 'sent' | 'bounced' | 'complained' | 'failed';
+
+/** One worker process's view of one route (migration 0031). */
+export interface RouteStatusTable {
+  route: string;
+  node: string;
+  healthy: boolean;
+  failures: number;
+  ambiguous: ColumnType<number, number, number>;
+  taken: ColumnType<number, number, number>;
+  not_taken: ColumnType<number, number, number>;
+  last_error: string | null;
+  changed_at: Date | null;
+  started_at: Date;
+  updated_at: Generated<Date>;
+}
+
+/** What a campaign's or flow's mail met, for the circuit breaker (migration 0033). */
+export interface BreakerCountsTable {
+  scope: 'campaign' | 'flow';
+  key: string;
+  project_id: string;
+  sent: ColumnType<number, number | undefined, number>;
+  hard_bounced: ColumnType<number, number | undefined, number>;
+  complained: ColumnType<number, number | undefined, number>;
+}
+
+/** A threshold the breaker found crossed, and the resume that closed it (migration 0033). */
+export interface BreakerTripsTable {
+  id: Generated<string>;
+  project_id: string;
+  scope: 'campaign' | 'flow';
+  key: string;
+  level: 'warn' | 'stop';
+  metric: 'hard_bounce_rate' | 'complaint_rate';
+  rate: ColumnType<string, number, number>;
+  threshold: ColumnType<string, number, number>;
+  messages: ColumnType<number, number, number>;
+  reason: string;
+  created_at: Generated<Date>;
+  resumed_at: Date | null;
+  resumed_by: string | null;
+  resume_reason: string | null;
+}
+
+/** A large sent campaign's page, counted at most every few seconds (migration 0032). */
+export interface CampaignStatsCacheTable {
+  campaign_id: string;
+  stats: ColumnType<unknown, string | undefined, string>;
+  activity: ColumnType<unknown, string | undefined, string>;
+  computed_at: ColumnType<Date, Date | undefined, Date>;
+}
 
 export interface MailboxMessagesTable {
   id: Generated<string>;
@@ -284,18 +337,21 @@ export interface SendingUsageTable {
   shared_domain_sent: Generated<number>;
 }
 
-export type EmailStatus =
-  | 'scheduled'
-  | 'queued'
-  | 'sending'
-  | 'sent'
-  | 'delivered'
-  | 'deferred'
-  | 'bounced'
-  | 'complained'
-  | 'failed'
-  | 'suppressed'
-  | 'cancelled';
+/** Every status an email can have, in the order of its life; the API's schemas enumerate these. */
+export const EMAIL_STATUSES = [
+  'scheduled',
+  'queued',
+  'sending',
+  'sent',
+  'delivered',
+  'deferred',
+  'bounced',
+  'complained',
+  'failed',
+  'suppressed',
+  'cancelled',
+] as const;
+export type EmailStatus = (typeof EMAIL_STATUSES)[number];
 
 type Json<T> = ColumnType<T, string, string>;
 
@@ -457,6 +513,25 @@ export interface MailReportsTable {
   created_at: Generated<Date>;
 }
 
+/** A provider's notification (SES by SNS), kept once with what it did (migration 0029). */
+export interface ProviderFeedbackTable {
+  id: Generated<string>;
+  provider: 'ses';
+  notification_id: string;
+  type: string;
+  kind: string | null;
+  outcome: ProviderFeedbackOutcome;
+  provider_message_id: string | null;
+  email_id: string | null;
+  system_email_id: string | null;
+  project_id: string | null;
+  topic_arn: string | null;
+  detail: ColumnType<Record<string, unknown>, string, string>;
+  created_at: Generated<Date>;
+}
+
+export type ProviderFeedbackOutcome = 'applied' | 'unmatched' | 'ignored' | 'confirmed' | 'not_confirmed';
+
 export interface WebhookEndpointsTable {
   id: Generated<string>;
   project_id: string;
@@ -593,6 +668,8 @@ export interface CampaignsTable {
   ab_winner_due_at: NullableTimestamp;
   /** Values for the template's variables (`variables` beside `template_id`). */
   template_variables: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
+  /** Why the campaign is paused when the circuit breaker paused it (null: paused by hand, or not paused). */
+  paused_reason: Generated<string | null>;
 }
 
 /** A campaign's A/B test as stored (checked by domain/campaigns/ab.ts). */
@@ -714,6 +791,7 @@ export interface Database {
   inbound_messages: InboundMessagesTable;
   inbound_attachments: InboundAttachmentsTable;
   mail_reports: MailReportsTable;
+  provider_feedback: ProviderFeedbackTable;
   domain_events: DomainEventsTable;
   emails: EmailsTable;
   email_attachments: EmailAttachmentsTable;
@@ -737,6 +815,10 @@ export interface Database {
   account_request_logs: RequestLogsTable;
   system_emails: SystemEmailsTable;
   mailbox_messages: MailboxMessagesTable;
+  route_status: RouteStatusTable;
+  campaign_stats_cache: CampaignStatsCacheTable;
+  breaker_counts: BreakerCountsTable;
+  breaker_trips: BreakerTripsTable;
   domains: DomainsTable;
   contacts: ContactsTable;
   sending_usage: SendingUsageTable;

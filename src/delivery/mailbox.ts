@@ -9,7 +9,7 @@ function subjectOf(raw: Buffer): string | null {
 
 /**
  * The development transport used when no relay is configured: the exact bytes that would have
- * left are stored in the database, and a one-line notice is logged. `posthorn mailbox` reads them.
+ * left are stored in the database, and a one-line notice is logged. `posthorn mailbox` and the dashboard's Mailbox read them (src/domain/mailbox).
  */
 export function createMailboxTransport(db: Db, log: (line: string) => void): Transport {
   return {
@@ -36,17 +36,4 @@ export function createMailboxTransport(db: Db, log: (line: string) => void): Tra
     },
     async close() {},
   };
-}
-
-export async function listMailbox(db: Db, limit = 25) {
-  return db
-    .selectFrom('mailbox_messages')
-    .select(['id', 'message_id', 'envelope_from', 'envelope_to', 'subject', 'created_at'])
-    .orderBy('created_at', 'desc')
-    .limit(limit)
-    .execute();
-}
-
-export async function readMailboxMessage(db: Db, id: string) {
-  return db.selectFrom('mailbox_messages').selectAll().where('id', '=', id).executeTakeFirst();
 }

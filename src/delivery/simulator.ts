@@ -47,18 +47,20 @@ export function withSimulator(inner: Transport): Transport {
         return { response: answers.map((a) => a.response).join('; '), recipients: answers };
       try {
         const result = await inner.send({ ...message, to: real });
-        return { response: result.response, recipients: [...result.recipients, ...answers] };
+        return { ...result, recipients: [...result.recipients, ...answers] };
       } catch (err) {
         const e = deliveryErrorOf(err);
         throw new DeliveryError(e.message, {
           permanent: e.permanent,
           recipientsAtFault: e.recipientsAtFault,
+          notTaken: e.notTaken,
           responseCode: e.responseCode,
           response: e.response,
           answered: answers,
         });
       }
     },
+    ...(inner.probe ? { probe: () => inner.probe?.() as Promise<void> } : {}),
     close: () => inner.close(),
   };
 }

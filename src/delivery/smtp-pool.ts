@@ -14,6 +14,11 @@ export type SmtpSendError = Error & {
   command?: string;
   responseCode?: number;
   response?: string;
+  /**
+   * Set by the pool: the relay did not take the message (no connection could be opened or logged
+   * into, or the connection went before a byte of the message was read), so another route may.
+   */
+  notTaken?: boolean;
 };
 
 /**
@@ -23,6 +28,8 @@ export type SmtpSendError = Error & {
 function connectionWasGone(err: SmtpSendError): boolean {
   return err.responseCode === 421 || err.code === 'ECONNECTION' || err.code === 'ESOCKET';
 }
+
+type Waiter = (resource: Resource | Error) => void;
 
 interface Resource {
   connection: SMTPConnection;
@@ -45,9 +52,13 @@ interface Resource {
  */
 export class SmtpConnectionPool {
   private readonly idle: Resource[] = [];
-  private readonly waiting: ((resource: Resource | Error) => void)[] = [];
+  /** Sends waiting for a connection: transactional mail's first, then bulk mail's. */
+  private readonly waiting: { urgent: Waiter[]; bulk: Waiter[] } = { urgent: [], bulk: [] };
   private open = 0;
   private closed = false;
+  /** Bulk sends (marketing, automation) in progress, and those waiting for their share. */
+  private bulkInUse = 0;
+  private readonly bulkQueue: (() => void)[] = [];
 
   private readonly options: SMTPConnectionOptions & { auth?: { user: string; pass: string } };
   private readonly maxConnections: number;
@@ -64,10 +75,48 @@ export class SmtpConnectionPool {
     this.idleTimeoutMs = idleTimeoutMs;
   }
 
-  /** Sends `raw` for `envelope`; rejects with the server's error (its `responseCode` when it answered). */
-  async send(envelope: { from: string; to: string[] }, raw: Buffer): Promise<SMTPConnectionSendInfo> {
+  /**
+   * The most connections bulk mail may use at once: all but a tenth of the pool (at least one
+   * kept for transactional mail, when the pool has two or more), so a campaign through a slow
+   * relay never holds every connection a transactional message needs.
+   */
+  get bulkLimit(): number {
+    return Math.max(1, this.maxConnections - Math.max(1, Math.ceil(this.maxConnections / 10)));
+  }
+
+  /**
+   * Sends `raw` for `envelope`; rejects with the server's error (its `responseCode` when it
+   * answered). `bulk` mail uses at most `bulkLimit` connections and waits behind transactional mail.
+   */
+  async send(
+    envelope: { from: string; to: string[] },
+    raw: Buffer,
+    opts: { bulk?: boolean } = {},
+  ): Promise<SMTPConnectionSendInfo> {
+    if (!opts.bulk) return this.sendNow(envelope, raw, false);
+    if (this.bulkInUse >= this.bulkLimit) await new Promise<void>((resolve) => this.bulkQueue.push(resolve));
+    else this.bulkInUse++;
+    try {
+      return await this.sendNow(envelope, raw, true);
+    } finally {
+      // the share passes to the next bulk send waiting, or is given back
+      const next = this.bulkQueue.shift();
+      if (next) next();
+      else this.bulkInUse--;
+    }
+  }
+
+  private async sendNow(
+    envelope: { from: string; to: string[] },
+    raw: Buffer,
+    bulk: boolean,
+  ): Promise<SMTPConnectionSendInfo> {
     for (let tries = 0; ; tries++) {
-      const resource = await this.acquire();
+      const resource = await this.acquire(bulk).catch((err: SmtpSendError) => {
+        // no connection (refused, timed out, the greeting or the login refused): nothing went out
+        if (!this.closed) err.notTaken = true;
+        throw err;
+      });
       // read only once the envelope is accepted: whether it was read tells if any byte went out
       const body = new Readable({
         read() {
@@ -105,20 +154,32 @@ export class SmtpConnectionPool {
             connectionWasGone(e)
           )
             continue;
+          if (!body.readableDidRead && connectionWasGone(e)) e.notTaken = true;
         }
         throw err;
       }
     }
   }
 
+  /**
+   * Opens a connection of its own (greeting, EHLO, login) and closes it with QUIT: whether the relay
+   * takes connections again, without sending anything.
+   */
+  async probe(): Promise<void> {
+    const resource = await this.connect();
+    this.quit(resource);
+  }
+
   /** Closes every connection; sends after this fail. */
   close(): void {
     this.closed = true;
     for (const resource of this.idle.splice(0)) this.quit(resource);
-    for (const waiter of this.waiting.splice(0)) waiter(new Error('The SMTP pool is closed'));
+    for (const waiter of [...this.waiting.urgent.splice(0), ...this.waiting.bulk.splice(0)])
+      waiter(new Error('The SMTP pool is closed'));
+    for (const next of this.bulkQueue.splice(0)) next();
   }
 
-  private async acquire(): Promise<Resource> {
+  private async acquire(bulk: boolean): Promise<Resource> {
     if (this.closed) throw new Error('The SMTP pool is closed');
     for (let resource = this.idle.pop(); resource; resource = this.idle.pop()) {
       if (resource.dead) continue;
@@ -129,7 +190,9 @@ export class SmtpConnectionPool {
       return resource;
     }
     if (this.open >= this.maxConnections) {
-      const got = await new Promise<Resource | Error>((resolve) => this.waiting.push(resolve));
+      const got = await new Promise<Resource | Error>((resolve) =>
+        (bulk ? this.waiting.bulk : this.waiting.urgent).push(resolve),
+      );
       if (got instanceof Error) throw got;
       return got;
     }
@@ -184,7 +247,7 @@ export class SmtpConnectionPool {
       this.discard(resource);
       return;
     }
-    const waiter = this.waiting.shift();
+    const waiter = this.nextWaiter();
     if (waiter) {
       waiter(resource);
       return;
@@ -219,8 +282,13 @@ export class SmtpConnectionPool {
 
   /** A send waiting for a connection opens a new one now that there is room. */
   private wakeOne(): void {
-    if (this.waiting.length === 0 || this.open >= this.maxConnections || this.closed) return;
-    const waiter = this.waiting.shift() as (resource: Resource | Error) => void;
-    this.connect().then(waiter, waiter);
+    if (this.open >= this.maxConnections || this.closed) return;
+    const waiter = this.nextWaiter();
+    if (waiter) this.connect().then(waiter, waiter);
+  }
+
+  /** The send to give a connection next: transactional mail's before bulk mail's. */
+  private nextWaiter(): Waiter | undefined {
+    return this.waiting.urgent.shift() ?? this.waiting.bulk.shift();
   }
 }

@@ -26,6 +26,7 @@ export function relayFailure(
   const aboutTheSetup = code !== undefined && !aboutTheMessage;
   const failure = new DeliveryError(e.message, {
     permanent: false,
+    notTaken: e.notTaken === true,
     responseCode: code,
     response: aboutTheSetup
       ? `the relay refused Posthorn at ${e.command ?? e.code}: ${response} (check ${setting})`
@@ -70,7 +71,9 @@ export function createSmtpRelayTransport(
     name: 'smtp-relay',
     async send(message: OutboundMessage): Promise<DeliveryResult> {
       try {
-        const info = await pool.send({ from: message.from, to: message.to }, message.raw);
+        const info = await pool.send({ from: message.from, to: message.to }, message.raw, {
+          bulk: message.tags.stream !== 'transactional',
+        });
         return {
           response: info.response,
           recipients: [
@@ -99,6 +102,7 @@ export function createSmtpRelayTransport(
         throw failure;
       }
     },
+    probe: () => pool.probe(),
     async close() {
       pool.close();
     },

@@ -1,3 +1,5 @@
+import type { ProviderTags } from './routes/tags.ts';
+
 /** A message ready to leave: envelope plus the exact bytes. */
 export interface OutboundMessage {
   from: string;
@@ -6,6 +8,8 @@ export interface OutboundMessage {
   messageId: string;
   /** Which try at this message this is (1 for the first); the same message keeps its Message-ID. */
   attempt: number;
+  /** What the route tells its provider about the message (in the route's dialect). */
+  tags: ProviderTags;
 }
 
 /** What the hop a message was handed to answered for one recipient. */
@@ -21,11 +25,36 @@ export interface RecipientResult {
   simulated?: boolean;
   /** A spam complaint that followed the acceptance (the simulator's `complained@`), with its text. */
   complaint?: string;
+  /**
+   * A permanent refusal's kind: `hard` (the address: suppressed, the default) or `block` (the
+   * sender or the content, as a mail server refusing MAIL FROM or DATA: not the recipient's fault,
+   * so not suppressed).
+   */
+  bounceType?: 'hard' | 'block';
+  /**
+   * Not tried: the route held the recipient back until then (ms since 1970; a site that asked to
+   * slow down, an hourly pace with no slot soon). A message all of whose recipients are held goes
+   * back to the queue for that time without spending an attempt.
+   */
+  heldUntil?: number;
+  /** Deferred: how long the route would have the next try wait (its site's retry schedule). */
+  retryAfterMs?: number;
+  /** Where the attempt went (a direct route): the MX host, its address, the source address, TLS. */
+  via?: {
+    mx: string;
+    address: string;
+    source: string | null;
+    tls: string | null;
+    /** The recipient domain's MTA-STS mode, when it has a policy other than `none`. */
+    mta_sts?: 'enforce' | 'testing';
+  };
 }
 
 export interface DeliveryResult {
   /** The hop's reply to the message as a whole. */
   response: string;
+  /** The provider's own id for the message (Amazon SES's MessageId), which its feedback names. */
+  providerMessageId?: string;
   /** One answer per recipient handed over. */
   recipients: RecipientResult[];
 }
@@ -43,6 +72,11 @@ export class DeliveryError extends Error {
    * recipients are not to blame.
    */
   readonly recipientsAtFault: boolean;
+  /**
+   * The route did not take the message (no connection, the greeting or login refused, the
+   * connection gone before the message was sent): the rule's next route may be tried at once.
+   */
+  readonly notTaken: boolean;
   constructor(
     message: string,
     opts: {
@@ -51,11 +85,13 @@ export class DeliveryError extends Error {
       response?: string;
       answered?: RecipientResult[];
       recipientsAtFault?: boolean;
+      notTaken?: boolean;
     },
   ) {
     super(message);
     this.permanent = opts.permanent;
     this.recipientsAtFault = opts.recipientsAtFault ?? true;
+    this.notTaken = opts.notTaken ?? false;
     this.responseCode = opts.responseCode;
     this.response = opts.response ?? message;
     this.answered = opts.answered ?? [];
@@ -72,9 +108,11 @@ export function isPermanent(responseCode: number | undefined): boolean {
   return (responseCode ?? 0) >= 500;
 }
 
-/** Every way mail leaves Posthorn (SMTP relay, dev mailbox, later direct MX or providers) has this shape. */
+/** Every way mail leaves Posthorn (SMTP relay, Amazon SES, dev mailbox, later direct MX) has this shape. */
 export interface Transport {
   readonly name: string;
   send(message: OutboundMessage): Promise<DeliveryResult>;
+  /** Whether the way out works again (for a route marked unhealthy); absent: it cannot fail so. */
+  probe?(): Promise<void>;
   close(): Promise<void>;
 }

@@ -16,6 +16,7 @@ import {
   refuseUnstorableStrings,
 } from './request-checks.ts';
 import { accountRoutes } from './routes/accounts.ts';
+import { adminRoutes } from './routes/admin.ts';
 import { campaignActionRoutes } from './routes/campaign-actions.ts';
 import { campaignRoutes } from './routes/campaigns.ts';
 import { contactRoutes } from './routes/contacts.ts';
@@ -23,6 +24,7 @@ import { dashboardRoutes } from './routes/dashboard.ts';
 import { domainRoutes } from './routes/domains.ts';
 import { emailRoutes } from './routes/emails.ts';
 import { eventRoutes } from './routes/events.ts';
+import { feedbackRoutes } from './routes/feedback.ts';
 import { flowEnrollmentRoutes } from './routes/flow-enrollments.ts';
 import { flowRoutes } from './routes/flows.ts';
 import { healthRoutes } from './routes/health.ts';
@@ -47,6 +49,11 @@ export interface AppDeps {
   logger?: FastifyBaseLogger;
   /** The SMTP submission ports when this process listens on them (GET /v1/me shows them). */
   smtpPorts?: SmtpPorts;
+  /**
+   * The dev mailbox is one of this server's routes (no relay configured): only then may the
+   * dashboard show it (/api/mailbox, to the callers POSTHORN_DEV_MAILBOX allows).
+   */
+  devMailbox: boolean;
 }
 
 const VERSION = '0.1.0';
@@ -59,6 +66,45 @@ function trustedProxies(trust: TrustProxy): false | string[] | ((address: string
   if (typeof trust !== 'number') return trust;
   return (_address, hop) => hop < trust;
 }
+
+/** The API's resources under /v1, in the order they register (and appear in the OpenAPI document). */
+const V1_ROUTES = [
+  accountRoutes,
+  statusRoutes,
+  workspaceRoutes,
+  keyRoutes,
+  emailRoutes,
+  suppressionRoutes,
+  domainRoutes,
+  inboundRoutes,
+  contactRoutes,
+  eventRoutes,
+  listRoutes,
+  segmentRoutes,
+  templateRoutes,
+  campaignRoutes,
+  campaignActionRoutes,
+  flowRoutes,
+  flowEnrollmentRoutes,
+  webhookRoutes,
+  pairingApiRoutes,
+  adminRoutes,
+];
+
+/**
+ * The docs page works offline, for a self-hoster: no Scalar service buttons (the agent's "Ask AI",
+ * "Generate MCP", the developer tools' "Deploy" and "Share"), no fonts from Scalar's CDN (the
+ * system's), no telemetry. Its script is served by the plugin from this server.
+ */
+const DOCS_PAGE = {
+  url: '/v1/openapi.json',
+  title: 'Posthorn API',
+  agent: { disabled: true },
+  mcp: { disabled: true },
+  showDeveloperTools: 'never',
+  withDefaultFonts: false,
+  telemetry: false,
+} as const;
 
 /** Builds the HTTP door: every route, the auth hook, error mapping, OpenAPI and the docs page. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
@@ -114,39 +160,20 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       v1.get('/openapi.json', { config: { auth: 'none' }, schema: { hide: true } }, async () =>
         app.swagger(),
       );
-      await v1.register(accountRoutes, deps);
-      await v1.register(statusRoutes, deps);
-      await v1.register(workspaceRoutes, deps);
-      await v1.register(keyRoutes, deps);
-      await v1.register(emailRoutes, deps);
-      await v1.register(suppressionRoutes, deps);
-      await v1.register(domainRoutes, deps);
-      await v1.register(inboundRoutes, deps);
-      await v1.register(contactRoutes, deps);
-      await v1.register(eventRoutes, deps);
-      await v1.register(listRoutes, deps);
-      await v1.register(segmentRoutes, deps);
-      await v1.register(templateRoutes, deps);
-      await v1.register(campaignRoutes, deps);
-      await v1.register(campaignActionRoutes, deps);
-      await v1.register(flowRoutes, deps);
-      await v1.register(flowEnrollmentRoutes, deps);
-      await v1.register(webhookRoutes, deps);
-      await v1.register(pairingApiRoutes, deps);
+      for (const routes of V1_ROUTES) await v1.register(routes, deps);
     },
     { prefix: '/v1' },
   );
   // liveness, readiness and Prometheus metrics, at the root beside /v1
   await app.register(healthRoutes, { ctx: deps.ctx, metrics });
-  // the browser page of `posthorn login` (at {app_url}/pair)
+  // the browser page of `posthorn login` (at {app_url}/pair) and the terms it links (/terms)
   await app.register(pairRoutes, deps);
-  // the unsubscribe and tracking links in marketing mail (at {public_url}/u and /t)
+  // the unsubscribe and tracking links in marketing mail (at {public_url}/u and /t), and
+  // providers' feedback (Amazon SES's events by SNS, at {public_url}/feedback/ses)
   await app.register(publicRoutes, deps);
+  await app.register(feedbackRoutes, deps);
   await app.register(dashboardRoutes, { ...deps, prefix: '/api' });
-  await app.register(scalar, {
-    routePrefix: '/v1/docs',
-    configuration: { url: '/v1/openapi.json', title: 'Posthorn API' },
-  });
+  await app.register(scalar, { routePrefix: '/v1/docs', configuration: DOCS_PAGE });
   // the dashboard (web/, built to dist/web) at {app_url}: every other path under it is the app's
   await app.register(webAppRoutes, { appUrl: deps.ctx.config.appUrl });
   return app;

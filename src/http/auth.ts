@@ -67,6 +67,12 @@ declare module 'fastify' {
     role?: Role;
     /** On an open route: a session, when one is presented, signs the person in (invitation accept). */
     optionalSession?: boolean;
+    /**
+     * On a session route: a request with no credential at all (no cookie, no Authorization) passes
+     * signed out, with no auth (GET /api/session answers null). A credential presented is checked
+     * as usual: a stale session is still 401.
+     */
+    allowSignedOut?: boolean;
   }
   interface FastifyRequest {
     auth: RequestAuth | null;
@@ -136,6 +142,11 @@ function cookieToken(request: FastifyRequest): string | null {
     if (name === SESSION_COOKIE && value) return value;
   }
   return null;
+}
+
+/** Whether the request presents any credential: an Authorization header or a session cookie. */
+function hasCredential(request: FastifyRequest): boolean {
+  return request.headers.authorization !== undefined || cookieToken(request) !== null;
 }
 
 /** The credential presented: the Authorization header wins over the cookie. */
@@ -271,6 +282,7 @@ export const authPlugin = fp(
         if (request.routeOptions.config?.optionalSession) await optionalSession(ctx, request);
         return;
       }
+      if (request.routeOptions.config?.allowSignedOut && !hasCredential(request)) return;
       const credential = credentialOf(request);
       if (credential.kind === 'session') {
         await bySession(ctx, request, mode, credential.token, credential.cookie);

@@ -8,6 +8,7 @@ import {
   NotFoundError,
   PlanFeatureError,
   RateLimitError,
+  refusalText,
   SendRefusedError,
   ValidationError,
 } from '../domain/core/errors.ts';
@@ -40,14 +41,6 @@ export function sendRateLimitHeaders(
 }
 
 /**
- * What a person does about a 402 on a self-hosted server, where there is no upgrade to buy: the
- * operator moves the workspace (src/cli/operator.ts) or starts new workspaces on another plan.
- */
-export function onThisServer(upgradeTo: string | null): string {
-  return `On this server the operator moves a workspace to another plan with \`npx posthorn admin plan <workspace id or name> ${upgradeTo ?? 'unlimited'}\`, or starts new workspaces on one with POSTHORN_DEFAULT_PLAN`;
-}
-
-/**
  * Every error leaves as `{"error": "..."}` (402 adds code, feature, upgrade_to; 429 adds code,
  * `rate_limited` or `daily_limit`); never a stack trace.
  */
@@ -68,7 +61,7 @@ export function installErrorHandling(app: FastifyInstance) {
       }
       if (error instanceof PlanFeatureError) {
         return reply.code(status).send({
-          error: `${error.message}. ${onThisServer(error.upgradeTo)}`,
+          error: refusalText(error),
           code: error.code,
           feature: error.feature,
           upgrade_to: error.upgradeTo,

@@ -116,19 +116,19 @@ const digest = (value: string) => createHash('sha256').update(value).digest();
 export function refuseMetricsCaller(
   token: string | undefined,
   caller: MetricsCaller,
+  endpoint = 'GET /metrics',
 ): { status: 401 | 403; error: string } | null {
   if (token) {
     const sent = /^Bearer\s+(\S+)\s*$/i.exec(caller.authorization ?? '')?.[1];
     if (sent !== undefined && timingSafeEqual(digest(sent), digest(token))) return null;
     return {
       status: 401,
-      error: 'GET /metrics needs the header `Authorization: Bearer <POSTHORN_METRICS_TOKEN>`',
+      error: `${endpoint} needs the header \`Authorization: Bearer <POSTHORN_METRICS_TOKEN>\``,
     };
   }
   if (isLoopbackAddress(caller.socketAddress) && !caller.forwarded) return null;
   return {
     status: 403,
-    error:
-      'GET /metrics is served only to clients on this machine; set POSTHORN_METRICS_TOKEN to scrape it from elsewhere',
+    error: `${endpoint} is served only to clients on this machine; set POSTHORN_METRICS_TOKEN to ${endpoint === 'GET /metrics' ? 'scrape it' : 'read it'} from elsewhere`,
   };
 }

@@ -104,6 +104,23 @@ export function hoistNamedSchemas<T extends Json>(document: T): T {
   return doc as T;
 }
 
+/** The schema mark of a route whose body may be left out (the route defaults it to `{}`: `bodyMayBeOmitted`). */
+export const OPTIONAL_BODY = 'x-optional-body';
+
+/**
+ * @fastify/swagger documents every body as required (Fastify wants one when a route has a body
+ * schema); a route marked OPTIONAL_BODY takes a request without one, so its document says so.
+ */
+export function optionalBodies<T extends Json>(document: T): T {
+  for (const methods of Object.values((document.paths ?? {}) as Record<string, Record<string, Json>>))
+    for (const operation of Object.values(methods)) {
+      if (!operation?.[OPTIONAL_BODY]) continue;
+      delete operation[OPTIONAL_BODY];
+      if (operation.requestBody) (operation.requestBody as Json).required = false;
+    }
+  return document;
+}
+
 /** Registers @fastify/swagger: the OpenAPI 3.1 document at GET /v1/openapi.json, from the route schemas. */
 export async function registerOpenApi(app: FastifyInstance, version: string) {
   await app.register(swagger, {
@@ -121,6 +138,8 @@ export async function registerOpenApi(app: FastifyInstance, version: string) {
     },
     transform: documentProjectHeader,
     transformObject: (documents) =>
-      hoistNamedSchemas((documents as { openapiObject: Record<string, unknown> }).openapiObject),
+      optionalBodies(
+        hoistNamedSchemas((documents as { openapiObject: Record<string, unknown> }).openapiObject),
+      ),
   });
 }

@@ -13,8 +13,8 @@ export const WEB_SOURCES = path.join(ROOT, 'web');
 export const WEB_DIST = path.join(ROOT, 'dist/web');
 const VITE_CONFIG = path.join(WEB_SOURCES, 'vite.config.ts');
 
-/** Paths the app never answers: the API, the dashboard API, the links in mail, the CLI pairing page. */
-const RESERVED = ['/v1', '/api', '/u', '/t', '/pair', '/healthz', '/readyz', '/metrics'];
+/** Paths the app never answers: the API, the dashboard API, the links in mail, the CLI pairing page, the terms. */
+const RESERVED = ['/v1', '/api', '/u', '/t', '/pair', '/terms', '/healthz', '/readyz', '/metrics'];
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -164,7 +164,8 @@ function sendFile(request: FastifyRequest, reply: FastifyReply, file: StaticFile
   return reply.send(file.body);
 }
 
-function appPathOf(appUrl: string): string {
+/** The path the dashboard is served at (`/` by default), with its trailing slash. */
+export function appPathOf(appUrl: string): string {
   const pathname = new URL(appUrl).pathname;
   return pathname.endsWith('/') ? pathname : `${pathname}/`;
 }

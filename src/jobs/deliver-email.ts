@@ -4,7 +4,9 @@ import { deliverEmails } from '../domain/emails/deliver.ts';
 import type { DeliveryDeps } from '../domain/emails/hand-over.ts';
 
 /** Delivers accepted messages (the payload holds their ids only; see domain/emails/deliver.ts). */
-export function deliverEmailTask(deps: DeliveryDeps & { log: Logger }): Task<'deliver_email'> {
+export function deliverEmailTask(
+  deps: DeliveryDeps & { log: Logger },
+): Task<'deliver_email'> & Task<'deliver_transactional'> {
   return async (payload) => {
     const ids = payload.ids ?? [];
     const attempted = await deliverEmails(deps, ids);

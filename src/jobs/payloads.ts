@@ -21,13 +21,19 @@ declare global {
   namespace GraphileWorker {
     interface Tasks {
       deliver_email: { ids: string[] };
+      /** Transactional mail's deliveries: run also by the workers kept for it (worker.ts). */
+      deliver_transactional: { ids: string[] };
       send_system_email: { id: string };
       send_login_code: { email: string };
+      // the address, the name and when the terms were ticked: the account is made by the job
+      send_signup_code: { email: string; name: string; terms_accepted_at: string };
       import_contacts: { import_id: string };
       campaign_send: CampaignPayload;
       campaign_finish: CampaignPayload;
       campaign_ab_winner: CampaignPayload;
       campaign_start: CampaignPayload;
+      /** Counts a large sent campaign's stats and activity again for its page (campaigns/stats-cache.ts). */
+      campaign_stats_refresh: CampaignPayload;
       audience_event: AudienceEvent;
       audience_outbox: CronPayload;
       flow_advance: CronPayload;

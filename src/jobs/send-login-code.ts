@@ -1,4 +1,5 @@
 import type { Task } from 'graphile-worker';
+import { sendSignupCode } from '../domain/accounts/code-signup.ts';
 import { sendLoginCode } from '../domain/accounts/sessions.ts';
 import type { DomainContext } from '../domain/core/context.ts';
 
@@ -8,4 +9,12 @@ import type { DomainContext } from '../domain/core/context.ts';
  */
 export function sendLoginCodeTask(ctx: DomainContext): Task<'send_login_code'> {
   return async (payload) => sendLoginCode(ctx, payload.email);
+}
+
+/**
+ * A browser sign-up: creates the account of a new address and emails its one code, or emails a
+ * login code to an address that has an account (domain/accounts/code-signup.ts `sendSignupCode`).
+ */
+export function sendSignupCodeTask(ctx: DomainContext): Task<'send_signup_code'> {
+  return async (payload) => sendSignupCode(ctx, payload);
 }

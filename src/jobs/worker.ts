@@ -1,7 +1,9 @@
 import { EventEmitter } from 'node:events';
-import { Logger, type Runner, run, type Task, type WorkerEvents } from 'graphile-worker';
+import { Logger, run, type Task, type WorkerEvents } from 'graphile-worker';
 import type { Logger as PinoLogger } from 'pino';
+import { whileDatabaseUnavailable } from '../db/patience.ts';
 import type { Routes } from '../delivery/index.ts';
+import { SIGNUP_CODE_TASK } from '../domain/accounts/code-signup.ts';
 import { LOGIN_CODE_TASK } from '../domain/accounts/sessions.ts';
 import { enqueueDrain } from '../domain/audience/triggers.ts';
 import type { DomainContext } from '../domain/core/context.ts';
@@ -12,6 +14,7 @@ import { audienceOutboxTask } from './audience-outbox.ts';
 import { campaignAbWinnerTask } from './campaign-ab.ts';
 import { campaignFinishTask, campaignSendTask } from './campaign-send.ts';
 import { campaignStartTask } from './campaign-start.ts';
+import { campaignStatsRefreshTask } from './campaign-stats.ts';
 import { deliverEmailTask } from './deliver-email.ts';
 import { flowAdvanceTask } from './flows.ts';
 import { importContactsTask } from './import-contacts.ts';
@@ -19,8 +22,9 @@ import { watchWorkerLiveness } from './liveness.ts';
 import { maintenanceTask } from './maintenance.ts';
 import { patientPool } from './patient-pool.ts';
 import { recheckDomainsTask } from './recheck-domains.ts';
-import { sendLoginCodeTask } from './send-login-code.ts';
+import { sendLoginCodeTask, sendSignupCodeTask } from './send-login-code.ts';
 import { sendSystemEmailTask } from './send-system-email.ts';
+import { supervised } from './supervised.ts';
 import { webhookDeliverTask } from './webhook-deliver.ts';
 import { webhookDispatchTask } from './webhook-dispatch.ts';
 
@@ -28,6 +32,8 @@ export interface WorkerDeps {
   ctx: DomainContext;
   routes: Routes;
   concurrency: number;
+  /** Workers that run transactional mail's deliveries only (0: none). */
+  transactionalWorkers: number;
   log: PinoLogger;
 }
 
@@ -39,12 +45,15 @@ export function taskList(deps: WorkerDeps): TaskHandlers {
   return {
     send_system_email: sendSystemEmailTask(deps),
     [LOGIN_CODE_TASK]: sendLoginCodeTask(deps.ctx),
+    [SIGNUP_CODE_TASK]: sendSignupCodeTask(deps.ctx),
     deliver_email: deliverEmailTask(deps),
+    deliver_transactional: deliverEmailTask(deps),
     import_contacts: importContactsTask(deps.ctx),
     campaign_send: campaignSendTask(deps.ctx),
     campaign_finish: campaignFinishTask(deps.ctx),
     campaign_ab_winner: campaignAbWinnerTask(deps.ctx),
     campaign_start: campaignStartTask(deps.ctx),
+    campaign_stats_refresh: campaignStatsRefreshTask(deps.ctx),
     audience_event: audienceEventTask(
       [audienceWebhookSubscriber(deps.ctx), flowAudienceSubscriber(deps.ctx)],
       deps.log,
@@ -58,31 +67,78 @@ export function taskList(deps: WorkerDeps): TaskHandlers {
   };
 }
 
-/** Starts graphile-worker on the shared database; signals are handled by the caller. */
-export async function startWorker(deps: WorkerDeps): Promise<Runner> {
+/** The worker role as the runtime holds it: its events, and a stop that finishes in-flight jobs. */
+export interface WorkerRole {
+  events: WorkerEvents;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts graphile-worker on the shared database (signals are handled by the caller): one runner for
+ * every task, and one kept for transactional mail. A runner whose pool stops on an error of its own
+ * (graphile-worker gives up on a job it could not release, its queue in doubt) is logged and started
+ * again, so the process never ends on it nor lives on without workers; the failed pool's ids stop
+ * heartbeating, and another pool unlocks its jobs once they are stale.
+ */
+export async function startWorker(deps: WorkerDeps): Promise<WorkerRole> {
   const events: WorkerEvents = new EventEmitter();
   const workerIds = new Set<string>();
   // jobs are locked by the worker POOL's id (graphile-worker 0.18), so that is what must heartbeat;
   // the workers' own ids are kept too, for versions that lock by worker
   events.on('pool:create', ({ workerPool }) => workerIds.add(workerPool.id));
   events.on('worker:create', ({ worker }) => workerIds.add(worker.workerId));
-  const runner = await run({
+  events.on('pool:release', ({ workerPool }) => workerIds.delete(workerPool.id));
+  events.on('worker:release', ({ worker }) => workerIds.delete(worker.workerId));
+  const logger = new Logger((scope) => (level, message, meta) => {
+    if (level === 'error' || level === 'warning') deps.log.warn({ scope, meta }, message);
+  });
+  const common = {
     pgPool: patientPool(deps.ctx.pool, deps.log),
-    taskList: taskList(deps),
-    concurrency: deps.concurrency,
     noHandleSignals: true,
     pollInterval: 1000,
     events,
-    // the outbox drain also runs every minute, for announcements whose nudge was lost in a crash;
-    // so does the flow engine, a safety net under its own scheduling
-    crontab:
-      '7 * * * * maintenance\n17 * * * * recheck_domains\n* * * * * audience_outbox\n* * * * * flow_advance',
-    logger: new Logger((scope) => (level, message, meta) => {
-      if (level === 'error' || level === 'warning') deps.log.warn({ scope, meta }, message);
-    }),
-  });
-  await enqueueDrain(deps.ctx.db); // what an earlier process left in the outbox, now
+    logger,
+  };
+  const runners = [
+    await supervised('the worker pool', deps.log, () =>
+      run({
+        ...common,
+        taskList: taskList(deps),
+        concurrency: deps.concurrency,
+        // the outbox drain also runs every minute, for announcements whose nudge was lost in a
+        // crash; so does the flow engine, a safety net under its own scheduling
+        crontab:
+          '7 * * * * maintenance\n17 * * * * recheck_domains\n* * * * * audience_outbox\n* * * * * flow_advance',
+      }),
+    ),
+  ];
+  // a share of workers kept for transactional mail: a campaign's or a flow's jobs, however many and
+  // however slow their route, never hold them (the runner above runs every job, these first)
+  if (deps.transactionalWorkers > 0) {
+    runners.push(
+      await supervised('the transactional worker pool', deps.log, () =>
+        run({
+          ...common,
+          taskList: { deliver_transactional: deliverEmailTask(deps) },
+          concurrency: deps.transactionalWorkers,
+        }),
+      ),
+    );
+  }
+  // what an earlier process left in the outbox, now; a database gone meanwhile is waited for (and
+  // the crontab drains every minute besides), never a reason for a started worker to end
+  await whileDatabaseUnavailable(() => enqueueDrain(deps.ctx.db), {
+    patienceMs: 60_000,
+    stopped: () => deps.ctx.pool.ended,
+  }).catch((err) =>
+    deps.log.warn({ err }, 'the outbox drain at start failed: the crontab runs it within a minute'),
+  );
   const stopWatching = watchWorkerLiveness(workerIds, deps.ctx.pool, deps.ctx.config.staleWorkerSeconds);
-  runner.promise.finally(stopWatching).catch(() => {});
-  return runner;
+  return {
+    events,
+    async stop() {
+      await Promise.all(runners.map((r) => r.stop()));
+      stopWatching();
+    },
+  };
 }

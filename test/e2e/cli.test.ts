@@ -123,9 +123,9 @@ describe('posthorn login: browser pairing', () => {
           headers: { 'content-type': 'application/x-www-form-urlencoded', ...(cookie ? { cookie } : {}) },
           body: new URLSearchParams(fields).toString(),
         });
-        const set = res.headers.get('set-cookie');
-        if (set) cookie = set.split(';')[0];
-        return { status: res.status, html: await res.text() };
+        const set = res.headers.getSetCookie();
+        if (set.length > 0) cookie = set.map((c) => c.split(';')[0]).join('; ');
+        return { status: res.status, html: await res.text(), setCookies: set };
       },
     };
   }
@@ -141,6 +141,7 @@ describe('posthorn login: browser pairing', () => {
     expect(first.status).toBe(200);
     expect(first.html).toContain(code);
     expect(first.html).toMatch(/type="checkbox" name="accept_terms" value="yes">/); // unticked
+    expect(first.html).toMatch(/<a href="\/terms"[^>]*>terms of service<\/a>/); // beside the box
     const email = 'paired@example.com';
     const unticked = await b.post({ code, step: 'signup', email, name: 'Paired Person' });
     expect(unticked.status).toBe(400);
@@ -148,13 +149,24 @@ describe('posthorn login: browser pairing', () => {
     const created = await b.post({ code, step: 'signup', email, name: 'Paired Person', accept_terms: 'yes' });
     expect(created.status, created.html).toBe(200);
     expect(created.html).toContain('Enter the code from your email');
-    const message = await server.sink.waitFor(
-      (m) => m.to.includes(email) && /login code/.test(m.parsed.subject ?? ''),
-    );
+    const message = await server.sink.waitFor((m) => m.to.includes(email));
     const loginCode = /code: (\w{6})/.exec(message.parsed.subject ?? '')?.[1] as string;
     const signedIn = await b.post({ code, step: 'login_finish', email, login_code: loginCode });
     expect(signedIn.status, signedIn.html).toBe(200);
     expect(signedIn.html).toContain(code);
+    // one email with one code confirmed the address and signed in, the dashboard too (its own cookie)
+    const sent = await server.runtime.ctx.db
+      .selectFrom('system_emails')
+      .select('subject')
+      .where('to_address', '=', email)
+      .execute();
+    expect(sent).toEqual([{ subject: message.parsed.subject }]);
+    const dashboardCookie = signedIn.setCookies.find((c) => c.startsWith('posthorn_session='));
+    for (const part of ['HttpOnly', 'SameSite=Lax', 'Path=/;']) expect(dashboardCookie).toContain(part);
+    const dashboardSession = await server.call('GET', '/api/session', {
+      headers: { cookie: (dashboardCookie as string).split(';')[0] },
+    });
+    expect(dashboardSession.body.account).toMatchObject({ email, email_confirmed: true });
     const projectId = /name="scope" value="([0-9a-f-]{36})"/.exec(signedIn.html)?.[1] as string;
     expect(projectId).toBeTruthy();
     // a forged form (no token, or a wrong one, as another site would post) authorises nothing
@@ -165,6 +177,7 @@ describe('posthorn login: browser pairing', () => {
     expect((await b.post({ code, step: 'authorize', scope: 'all', csrf: wrong })).status).toBe(403);
     const done = await b.post({ code, step: 'authorize', scope: projectId, csrf });
     expect(done.html).toContain('the CLI now holds a key');
+    expect(done.html).toContain('<a href="/">Open the dashboard</a>'); // the app's path, on this origin
 
     expect(await exited).toBe(0);
     expect(login.stdout()).toContain('Logged in');

@@ -64,6 +64,7 @@ describe('the dashboard served by the program', () => {
       '/u/x/y',
       '/t/x',
       '/pair/x',
+      '/terms/x',
       '/healthz/x',
       '/readyz/x',
       '/metrics/x',

@@ -259,7 +259,9 @@ describe('campaigns in the dashboard', () => {
     await eventually(
       async () => {
         const text = ((await line.textContent().catch(() => '')) ?? '').trim();
-        if (text) seen.add(text.replace(/ · updating every 2 seconds$/, ''));
+        // the count without its note: "updating every 2 seconds" while it sends, and once it is sent
+        // (10,000 recipients or more) when it was counted
+        if (text) seen.add(text.replace(/ · (updating every 2 seconds|counted .*)$/, ''));
         return text.startsWith('Sent 10,000 of 10,000');
       },
       { timeoutMs: 120_000, intervalMs: 250 },

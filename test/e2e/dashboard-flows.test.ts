@@ -168,4 +168,35 @@ describe('flows in the dashboard', () => {
     // before sign-in, GET /api/session answers 401; nothing else may fail
     expect(errors.filter((e) => !/\/api\/session 401 /.test(e))).toEqual([]);
   }, 180_000);
+
+  it("shows a failed enrollment's reason and the engine's codes, with names as written (issue 30, item 4)", async () => {
+    const flows = await server.call('GET', '/v1/flows', { key });
+    const flowId = flows.body.data[0].id as string;
+    // the enrollment as the engine leaves one whose send failed, its reason naming a variable
+    const reason = 'Template variable `account_url` is required (a string) and was not given';
+    await server.runtime.ctx.db
+      .updateTable('flow_enrollments')
+      .set({
+        status: 'failed',
+        exit_reason: reason,
+        history: JSON.stringify([
+          { step_id: 'send_1', type: 'send', at: new Date().toISOString(), outcome: 'over_allowance' },
+          { step_id: 'send_1', type: 'send', at: new Date().toISOString(), outcome: 'failed' },
+        ]),
+      })
+      .where('flow_id', '=', flowId)
+      .execute();
+    await page.goto(`${server.url}/flows/${flowId}`);
+    const row = page
+      .getByRole('table', { name: 'Enrollments' })
+      .getByRole('row', { name: /newbie@example\.org/ });
+    await row.getByText('failed').waitFor();
+    await row.getByRole('button', { name: 'History of newbie@example.org' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Enrollment of newbie@example.org' });
+    await dialog.getByText(reason, { exact: false }).waitFor();
+    expect(await dialog.textContent()).not.toContain('account url');
+    // the engine's own codes in words
+    await dialog.getByText(/send_1 \(send\): over allowance/).waitFor();
+    await checkScreen(page, 'failed enrollment history', () => dialog.waitFor());
+  }, 60_000);
 });

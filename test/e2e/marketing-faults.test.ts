@@ -264,7 +264,9 @@ describe('campaigns and flows through faults', () => {
     await pauseFlow(flow);
     expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
     expect((await fetch(`${secondApiUrl}/readyz`)).status).toBe(200);
-    for (const w of running) expect(w.exitCode, 'a worker exited').toBeNull();
+    for (const w of running) {
+      expect(w.exitCode, `a worker exited; its last output:\n${workers.output(w).slice(-4000)}`).toBeNull();
+    }
   }, 240_000);
 
   it('the relay answering 421 for a while during a campaign: deferred, then delivered, never bounced', async () => {

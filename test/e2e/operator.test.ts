@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createMailboxTransport } from '../../src/delivery/mailbox.ts';
 import { SHARED_SELECTOR } from '../../src/domain/sending-domains/dkim-keys.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
@@ -155,5 +156,57 @@ describe('operator commands', () => {
     expect(dkim.length).toBe(2);
     expect(dkim.join('')).toBe(`v=DKIM1; k=rsa; p=${domain.public_key}`);
     expect(added.stdout).toMatch(/MX\s+bounces\.split-key\.example\s+pending\s+10 mx\.posthorn\.localhost/);
+  });
+
+  it('posthorn mailbox <id> prints a captured message decoded (soft line breaks joined), and --raw its source', async () => {
+    // captured by the dev mailbox's own transport, as the worker does when no relay is set
+    const source = [
+      'From: Posthorn <no-reply@posthorn.localhost>',
+      'To: Reader <reader@example.org>',
+      'Subject: =?UTF-8?Q?Gr=C3=BC=C3=9Fe?= and your code',
+      'Date: Tue, 01 Jul 2025 10:00:00 +0000',
+      'Message-ID: <cli-mailbox@posthorn.localhost>',
+      'MIME-Version: 1.0',
+      'Content-Type: text/plain; charset=utf-8',
+      'Content-Transfer-Encoding: quoted-printable',
+      '',
+      'Gr=C3=BC=C3=9Fe! Here is the code you asked for, cut by a soft line break: K7=',
+      'Q2ZP',
+      '',
+    ].join('\r\n');
+    const transport = createMailboxTransport(server.runtime.ctx.db, () => {});
+    const result = await transport.send({
+      from: 'bounces@posthorn.localhost',
+      to: ['reader@example.org'],
+      raw: Buffer.from(source),
+      messageId: '<cli-mailbox@posthorn.localhost>',
+      attempt: 1,
+      tags: { email: 'cli-mailbox', project: null, stream: 'transactional' },
+    });
+    const id = /captured in the dev mailbox as (\S+)/.exec(result.response)?.[1] as string;
+
+    const list = posthorn('mailbox');
+    expect(list.status, list.stderr).toBe(0);
+    expect(list.stdout).toMatch(new RegExp(`${id} .*reader@example\\.org .*Grüße and your code`));
+
+    const decoded = posthorn('mailbox', id);
+    expect(decoded.status, decoded.stderr).toBe(0);
+    expect(decoded.stdout).toMatch(/^From: +"?Posthorn"? <no-reply@posthorn\.localhost>$/m);
+    expect(decoded.stdout).toMatch(/^To: +reader@example\.org$/m);
+    expect(decoded.stdout).toMatch(/^Subject: +Grüße and your code$/m);
+    expect(decoded.stdout).toMatch(/^Date: +2025-07-01T10:00:00\.000Z$/m);
+    expect(decoded.stdout).toContain(
+      'Grüße! Here is the code you asked for, cut by a soft line break: K7Q2ZP',
+    );
+    expect(decoded.stdout).not.toContain('=\n');
+    expect(decoded.stdout).toContain(`posthorn mailbox ${id} --raw`);
+
+    const raw = posthorn('mailbox', id, '--raw');
+    expect(raw.status, raw.stderr).toBe(0);
+    expect(raw.stdout).toBe(source);
+
+    const unknown = posthorn('mailbox', '00000000-0000-4000-8000-000000000000');
+    expect(unknown.status).toBe(1);
+    expect(unknown.stderr).toMatch(/Mailbox message not found/);
   });
 });

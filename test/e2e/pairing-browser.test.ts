@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser } from '../helpers/browser.ts';
 import { startCliLogin } from '../helpers/cli-login.ts';
+import { checkScreen } from '../helpers/dashboard.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 let server: TestServer;
@@ -29,6 +30,18 @@ describe('posthorn login in a real headless Chromium (from the npm package @spar
       const page = await browser.context.newPage();
       await page.goto(`${server.url}${shown.pathname}${shown.search}`);
       expect(await page.textContent('body')).toContain(code);
+      // the page looks like the dashboard and passes the same checks, at laptop and phone width
+      await checkScreen(page, 'pairing sign-in', (p) =>
+        p.getByRole('heading', { level: 1, name: 'Sign in to pair the Posthorn CLI' }).waitFor(),
+      );
+      // the terms are a link beside the box, to the server's /terms
+      const terms = page.getByRole('link', { name: 'terms of service' });
+      expect(await terms.getAttribute('href')).toBe('/terms');
+      const termsPage = await browser.context.newPage();
+      await termsPage.goto(`${server.url}/terms`);
+      await termsPage.getByRole('heading', { level: 1, name: 'Terms of service' }).waitFor();
+      await termsPage.close();
+
       const email = 'browser-person@example.com';
       const signupForm = page.locator('form', { has: page.locator('input[name="name"]') });
       await signupForm.locator('input[name="email"]').fill(email);
@@ -43,10 +56,15 @@ describe('posthorn login in a real headless Chromium (from the npm package @spar
       await again.locator('input[name="accept_terms"]').check();
       await again.locator('button').click();
       await page.waitForSelector('input[name="login_code"]');
-      const message = await server.sink.waitFor(
-        (m) => m.to.includes(email) && /login code/.test(m.parsed.subject ?? ''),
-      );
+      // one email with one code, which confirms the address and signs in
+      const message = await server.sink.waitFor((m) => m.to.includes(email));
       const loginCode = /code: (\w{6})/.exec(message.parsed.subject ?? '')?.[1] as string;
+      const sent = await server.runtime.ctx.db
+        .selectFrom('system_emails')
+        .select('subject')
+        .where('to_address', '=', email)
+        .execute();
+      expect(sent).toEqual([{ subject: message.parsed.subject }]);
       await page.fill('input[name="login_code"]', loginCode);
       await page.click('button');
       await page.waitForSelector('input[name="scope"][value="all"]');
@@ -55,6 +73,15 @@ describe('posthorn login in a real headless Chromium (from the npm package @spar
       await page.click('button[value="Authorise"]');
       await page.waitForLoadState();
       expect(await page.textContent('body')).toContain('the CLI now holds a key');
+      await checkScreen(page, 'pairing authorised', (p) =>
+        p.getByRole('heading', { level: 1, name: 'Authorised' }).waitFor(),
+      );
+      // onward to the dashboard, signed in by the same session: no second code
+      const before = server.sink.messages.length;
+      await page.getByRole('link', { name: 'Open the dashboard' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+      expect(new URL(page.url()).pathname).toBe('/');
+      expect(server.sink.messages.length).toBe(before);
     } finally {
       await browser.close();
     }

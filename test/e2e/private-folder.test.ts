@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/db/embedded.ts';
 import { movedDataDir } from '../../src/db/embedded-place.ts';
 import { eventually } from '../helpers/eventually.ts';
+import { programPid } from '../helpers/npm-start.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const asRoot = process.getuid?.() === 0;
@@ -13,28 +14,6 @@ const asRoot = process.getuid?.() === 0;
 // Issue 30, item 7: a fresh clone in a folder only root can enter (/root/posthorn, a `mktemp -d`).
 // The embedded PostgreSQL runs as the postgres user there, which could reach neither its binaries
 // nor its data: `npm start` and `npm test` died with spawn EACCES.
-/** The pid of `node … src/main.ts start` under npm (npm may run it through a shell). */
-function programPid(npmPid: number): number {
-  const rows = execFileSync('ps', ['-e', '-o', 'pid=,ppid=,args='], { encoding: 'utf8' })
-    .trim()
-    .split('\n')
-    .map((line) => line.trim().match(/^(\d+)\s+(\d+)\s+(.*)$/))
-    .filter((m): m is RegExpMatchArray => m !== null)
-    .map((m) => ({ pid: Number(m[1]), ppid: Number(m[2]), args: m[3] }));
-  const under = new Set([npmPid]);
-  for (let grown = true; grown; ) {
-    grown = false;
-    for (const row of rows)
-      if (under.has(row.ppid) && !under.has(row.pid)) {
-        under.add(row.pid);
-        grown = true;
-      }
-  }
-  const program = rows.find((row) => under.has(row.pid) && /^\S*node .*src\/main\.ts start/.test(row.args));
-  if (!program) throw new Error(`no "src/main.ts start" under npm (pid ${npmPid})`);
-  return program.pid;
-}
-
 describe.skipIf(!asRoot)(
   'a clone in a mode-0700 folder, as root (skipped unless the tests run as root)',
   () => {

@@ -182,7 +182,7 @@ describe('two API nodes, two workers and an SMTP node on one PostgreSQL', () => 
     await eventually(
       async () => {
         const { rows: left } = await db.query<{ jobs: number; open: number }>(
-          `select (select count(*)::int from graphile_worker.jobs where task_identifier = 'deliver_email') as jobs,
+          `select (select count(*)::int from graphile_worker.jobs where task_identifier in ('deliver_email', 'deliver_transactional')) as jobs,
                   (select count(*)::int from emails where id = any($1::uuid[])
                       and status in ('scheduled', 'queued', 'sending', 'deferred')) as open`,
           [accepted],

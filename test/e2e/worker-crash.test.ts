@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setWorkspacePlan } from '../../src/domain/accounts/workspaces.ts';
-import { eventually } from '../helpers/eventually.ts';
+import { waitForAllStatus } from '../helpers/emails.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { workerProcesses } from '../helpers/worker-process.ts';
 
@@ -60,18 +60,7 @@ describe('a worker killed with SIGKILL while messages are in flight', () => {
     expect(deliveredBeforeRestart).toBeLessThan(total);
 
     startWorker();
-    await eventually(
-      async () => {
-        const row = await server.runtime.ctx.db
-          .selectFrom('emails')
-          .select((eb) => eb.fn.countAll<number>().as('n'))
-          .where('id', 'in', ids)
-          .where('status', '!=', 'sent')
-          .executeTakeFirstOrThrow();
-        expect(Number(row.n), 'emails not sent yet').toBe(0);
-      },
-      { timeoutMs: 120_000, intervalMs: 250, message: 'the second worker did not send every email' },
-    );
+    await waitForAllStatus(server, ids, 'sent', 'the second worker did not send every email');
 
     const received = server.sink.messages.slice(before).map((m) => m.parsed.messageId as string);
     const unique = new Set(received);

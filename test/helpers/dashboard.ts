@@ -61,9 +61,11 @@ export async function seriousAxeViolations(page: Page): Promise<string[]> {
 
 /**
  * Checks a screen at each viewport: nothing wider than the window (no sideways scrolling), and no
- * serious or critical accessibility violation. `ready` waits for what the screen must show.
+ * serious or critical accessibility violation. `ready` waits for what the screen must show. The page
+ * is left at the size it had (on a phone the navigation is folded behind the menu button).
  */
 export async function checkScreen(page: Page, name: string, ready: (page: Page) => Promise<unknown>) {
+  const size = page.viewportSize();
   for (const viewport of VIEWPORTS) {
     await page.setViewportSize(viewport);
     await ready(page);
@@ -74,6 +76,7 @@ export async function checkScreen(page: Page, name: string, ready: (page: Page) 
     expect(scrollWidth, `${name} at ${viewport.width}px overflows sideways`).toBeLessThanOrEqual(innerWidth);
     expect(await seriousAxeViolations(page), `${name} at ${viewport.width}px`).toEqual([]);
   }
+  if (size) await page.setViewportSize(size);
 }
 
 /** Signs in through the sign-in page with the code emailed to the address (read from the SMTP sink). */

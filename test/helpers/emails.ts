@@ -1,4 +1,5 @@
 import type { Selectable } from 'kysely';
+import { expect } from 'vitest';
 import type { SystemEmailStatus, SystemEmailsTable } from '../../src/db/schema.ts';
 import { eventually } from './eventually.ts';
 import type { TestServer } from './server.ts';
@@ -36,6 +37,22 @@ export function waitForStatus(
 ) {
   return untilStatus(server, key, `/v1/emails/${id}`, status, timeoutMs, `email ${id}`, (email) =>
     JSON.stringify(email?.events),
+  );
+}
+
+/** Waits (up to two minutes) until every one of the emails `ids` has `status` (a crash test's end). */
+export async function waitForAllStatus(server: TestServer, ids: string[], status: string, what: string) {
+  await eventually(
+    async () => {
+      const row = await server.runtime.ctx.db
+        .selectFrom('emails')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('id', 'in', ids)
+        .where('status', '!=', status as never)
+        .executeTakeFirstOrThrow();
+      expect(Number(row.n), `emails not ${status} yet`).toBe(0);
+    },
+    { timeoutMs: 120_000, intervalMs: 250, message: what },
   );
 }
 
@@ -91,9 +108,20 @@ export async function addUsageToday(
   projectId: string,
   counts: { sent: number; shared_domain_sent?: number; shard?: number },
 ) {
+  // added to what that shard already holds: a send earlier in the test may have written to it
   await server.runtime.ctx.db
     .insertInto('sending_usage')
     .values({ project_id: projectId, day: new Date().toISOString().slice(0, 10), shard: 0, ...counts })
+    .onConflict((oc) =>
+      oc.columns(['project_id', 'day', 'shard']).doUpdateSet((eb) => ({
+        sent: eb('sending_usage.sent', '+', eb.ref('excluded.sent')),
+        shared_domain_sent: eb(
+          'sending_usage.shared_domain_sent',
+          '+',
+          eb.ref('excluded.shared_domain_sent'),
+        ),
+      })),
+    )
     .execute();
 }
 

@@ -23,6 +23,8 @@ export interface SmtpSink {
   hang?: (recipients: string[]) => boolean;
   waitFor(predicate: (m: SinkMessage) => boolean, timeoutMs?: number): Promise<SinkMessage>;
   close(): Promise<void>;
+  /** Stops listening and drops every connection at once, as a relay that dies does. */
+  kill(): Promise<void>;
 }
 
 /** A real SMTP server on 127.0.0.1 (nodemailer's smtp-server) that keeps and parses what it receives. */
@@ -72,6 +74,12 @@ export async function startSmtpSink(opts: { port?: number } = {}): Promise<SmtpS
       { timeoutMs, intervalMs: 25, message: 'no matching message reached the SMTP sink' },
     );
   sink.close = () => new Promise((resolve) => server.close(() => resolve()));
+  sink.kill = () => {
+    const closed = new Promise<void>((resolve) => server.server.close(() => resolve()));
+    const open = (server as unknown as { connections: Set<{ _socket?: { destroy(): void } }> }).connections;
+    for (const connection of open) connection._socket?.destroy();
+    return closed;
+  };
   return sink;
 }
 

@@ -25,6 +25,17 @@ describe('common rules', () => {
     expectError(await server.call('GET', '/v1/nothing-here'), 404, /GET \/v1\/nothing-here/);
   });
 
+  it("answers 404 {error} at SES's feedback endpoint while no route sends through SES", async () => {
+    expectError(
+      await server.call('POST', '/feedback/ses', {
+        body: '{"Type": "Notification"}',
+        headers: { 'content-type': 'text/plain; charset=UTF-8' },
+      }),
+      404,
+      /No route of POSTHORN_ROUTES sends through Amazon SES/,
+    );
+  });
+
   it('answers 400 {error} for malformed JSON, an empty JSON body and a non-object body', async () => {
     expectError(await server.call('POST', '/v1/signup', { body: '{"email": "a@example.com",' }), 400, /JSON/);
     expectError(

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setWorkspacePlan } from '../../src/domain/accounts/workspaces.ts';
-import { CAMPAIGN_BATCH } from '../../src/domain/campaigns/send-batch.ts';
+import { CAMPAIGN_BATCH } from '../../src/domain/campaigns/hold.ts';
 import { expectError } from '../helpers/assertions.ts';
 import {
   campaignMessages,

@@ -72,10 +72,74 @@ describe('GET /v1/emails/stats', () => {
       to: utcDay(0),
       data: [{ date: utcDay(0), sent: 4, delivered: 2, bounced: 1, complained: 1 }],
       totals: { sent: 4, delivered: 2, bounced: 1, complained: 1 },
-      bounce_rate: { value: 0.25, warning_at: 0.02, critical_at: 0.05, level: 'critical' },
+      // four messages are too few to judge (fewer than 100): the value is given, not a level
+      bounce_rate: {
+        value: 0.25,
+        warning_at: 0.02,
+        critical_at: 0.05,
+        messages: 4,
+        min_messages: 100,
+        level: 'too_few',
+      },
       // complaints of the mail that reached a mailbox: 1 of 4 - 1
-      complaint_rate: { value: 1 / 3, warning_at: 0.001, critical_at: 0.003, level: 'critical' },
+      complaint_rate: {
+        value: 1 / 3,
+        warning_at: 0.001,
+        critical_at: 0.003,
+        messages: 3,
+        min_messages: 100,
+        level: 'too_few',
+      },
     });
+  });
+
+  it('judges a rate from 100 messages: below, its level is too_few; from there, against the thresholds', async () => {
+    const judged = await server.signupConfirmed();
+    const k = judged.project_key.key;
+    await setWorkspacePlan(server.runtime.ctx, judged.workspace.id, 'unlimited');
+    // one message through the relay (one `sent` event), then 95 delivered and 3 bounced as delivery writes them
+    const id = await send({ to: 'reader@example.org', subject: 'Judged', text: 'Hello' }, k);
+    await waitForStatus(server, k, id, 'sent');
+    const events = (type: string, n: number) =>
+      Array.from({ length: n }, () => ({
+        email_id: id,
+        project_id: judged.project.id,
+        type,
+        recipient: 'reader@example.org',
+        detail: JSON.stringify(type === 'bounced' ? { bounce_type: 'hard' } : {}),
+      }));
+    await server.runtime.ctx.db
+      .insertInto('email_events')
+      .values([...events('delivered', 95), ...events('bounced', 3)])
+      .execute();
+    const below = await stats('?days=1', k);
+    expect(below.status, JSON.stringify(below.body)).toBe(200);
+    expect(below.body.totals).toMatchObject({ sent: 99, bounced: 3 });
+    expect(below.body.bounce_rate).toEqual({
+      value: 3 / 99,
+      warning_at: 0.02,
+      critical_at: 0.05,
+      messages: 99,
+      min_messages: 100,
+      level: 'too_few',
+    });
+    expect(below.body.complaint_rate).toMatchObject({ value: 0, messages: 96, level: 'too_few' });
+
+    // the hundredth message: 3% is judged (warning from 2%); complaints are still over 97 messages
+    await server.runtime.ctx.db.insertInto('email_events').values(events('delivered', 1)).execute();
+    const at = await stats('?days=1', k);
+    expect(at.body.bounce_rate).toEqual({
+      value: 0.03,
+      warning_at: 0.02,
+      critical_at: 0.05,
+      messages: 100,
+      min_messages: 100,
+      level: 'warning',
+    });
+    expect(at.body.complaint_rate).toMatchObject({ messages: 97, level: 'too_few' });
+    await server.runtime.ctx.db.insertInto('email_events').values(events('delivered', 3)).execute();
+    const after = await stats('?days=1', k);
+    expect(after.body.complaint_rate).toMatchObject({ value: 0, messages: 100, level: 'good' });
   });
 
   it("counts only the project's own mail: another project sees zeros and no rate", async () => {
@@ -83,7 +147,14 @@ describe('GET /v1/emails/stats', () => {
     expect(res.status).toBe(200);
     expect(res.body.data).toHaveLength(7);
     expect(res.body.totals).toEqual({ sent: 0, delivered: 0, bounced: 0, complained: 0 });
-    expect(res.body.bounce_rate).toEqual({ value: null, warning_at: 0.02, critical_at: 0.05, level: null });
+    expect(res.body.bounce_rate).toEqual({
+      value: null,
+      warning_at: 0.02,
+      critical_at: 0.05,
+      messages: 0,
+      min_messages: 100,
+      level: null,
+    });
     expect(res.body.complaint_rate.value).toBeNull();
     expect(res.body.complaint_rate.level).toBeNull();
   });

@@ -210,6 +210,7 @@ async function appOn(databaseUrl: string): Promise<FastifyInstance> {
     ctx,
     requestLog: new RequestLogWriter(database.pool),
     rateLimiter: new RateLimiter(database.pool, 0),
+    devMailbox: false,
   });
   return Object.assign(app, { database });
 }

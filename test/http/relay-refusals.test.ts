@@ -109,6 +109,7 @@ describe('what the relay refuses that is not the recipients', () => {
             raw: Buffer.from('Subject: x\r\n\r\nx\r\n'),
             messageId: `<${n}@x>`,
             attempt: 1,
+            tags: { email: `e${n}`, project: null, stream: 'transactional' },
           })
           .catch((e) => e);
         expect(failed.permanent).toBe(false);

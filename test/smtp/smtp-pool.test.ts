@@ -82,6 +82,44 @@ describe('SmtpConnectionPool (the relay transport under the worker)', () => {
     expect(seven?.raw).toContain('\r\n.line starting with a dot 7');
   });
 
+  it('keeps a tenth of its connections (at least one) for transactional mail: bulk mail waits behind it', async () => {
+    // the relay holds each message until released, so the pool's connections stay busy
+    const held: (() => void)[] = [];
+    const r = await relay({
+      onData(stream, session, callback) {
+        stream.resume();
+        stream.on('end', () => {
+          r.state.received.push({ to: session.envelope.rcptTo.map((t) => t.address), raw: '' });
+          held.push(() => callback());
+        });
+      },
+    });
+    cleanup.push(r.close);
+    const pool = poolFor(r.port, 4);
+    expect(pool.bulkLimit).toBe(3);
+    const send = (to: string, bulk: boolean) =>
+      pool.send({ from: 'a@example.com', to: [to] }, message(0), { bulk }).then(() => to);
+    const done: string[] = [];
+    const bulk = Array.from({ length: 8 }, (_, n) =>
+      send(`bulk${n}@example.org`, true).then((to) => done.push(to)),
+    );
+    // three bulk messages hold three connections; the other five wait for their share
+    await eventually(() => expect(r.state.received).toHaveLength(3));
+    // a transactional message takes the fourth connection at once
+    const urgent = send('urgent@example.org', false).then((to) => done.push(to));
+    await eventually(() => expect(r.state.received.map((m) => m.to[0])).toContain('urgent@example.org'));
+    expect(r.state.received.filter((m) => m.to[0].startsWith('bulk'))).toHaveLength(3);
+    // released one at a time, bulk never takes the fourth connection
+    while (held.length > 0 || r.state.received.length < 9) {
+      await eventually(() => expect(held.length).toBeGreaterThan(0));
+      (held.shift() as () => void)();
+      expect(r.state.maxOpen).toBeLessThanOrEqual(4);
+    }
+    await Promise.all([...bulk, urgent]);
+    expect(done).toHaveLength(9);
+    expect(r.state.received).toHaveLength(9);
+  });
+
   it('upgrades with STARTTLS when the relay offers it and logs in when it asks for AUTH', async () => {
     const logins: string[] = [];
     const r = await relay({

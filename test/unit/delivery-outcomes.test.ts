@@ -35,6 +35,7 @@ async function outcomeFor(transport: Transport, to: string[], attempt = 1) {
     raw: Buffer.from(''),
     messageId: '<m>',
     attempt,
+    tags: { email: 'e1', project: null, stream: 'transactional' },
   });
   applyResult(outcome, result);
   return outcome;
@@ -50,12 +51,13 @@ describe('what a delivery attempt makes of a message', () => {
     ]);
   });
 
-  it('records each refused recipient: a 5xx bounces and suppresses, a 4xx defers', async () => {
+  it('records each refused recipient: a 5xx bounces and suppresses, a 4xx defers the message for a retry', async () => {
     const outcome = await outcomeFor(
       hop(false, { 'gone@example.org': [550, '550 no such user'], 'full@example.org': [452, '452 full'] }),
       ['a@example.org', 'gone@example.org', 'full@example.org'],
     );
-    expect(outcome.status).toBe('sent');
+    // one recipient is still to be tried: the message is deferred (the retry goes to that one alone)
+    expect(outcome.status).toBe('deferred');
     expect(outcome.events.slice(1)).toEqual([
       {
         type: 'bounced',
@@ -67,6 +69,65 @@ describe('what a delivery attempt makes of a message', () => {
     expect(outcome.suppress).toEqual([
       { email: 'gone@example.org', reason: 'hard_bounce', detail: '550 no such user' },
     ]);
+  });
+
+  it('is sent when every recipient was answered for good, some taken and some bounced', async () => {
+    const outcome = await outcomeFor(hop(false, { 'gone@example.org': [550, '550 no such user'] }), [
+      'a@example.org',
+      'gone@example.org',
+    ]);
+    expect(outcome.status).toBe('sent');
+  });
+
+  it('keeps the shortest wait a deferring hop named for the next try', () => {
+    const outcome = newOutcome('e1');
+    const deferred = (recipient: string, retryAfterMs?: number) => ({
+      recipient,
+      accepted: false,
+      final: true,
+      responseCode: 451,
+      response: '451 4.7.1 greylisted',
+      ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+    });
+    applyResult(outcome, {
+      response: '',
+      recipients: [deferred('a@x.org', 900_000), deferred('b@y.org', 300_000)],
+    });
+    expect(outcome).toMatchObject({ status: 'deferred', retryAfterMs: 300_000 });
+    const plain = newOutcome('e2');
+    applyResult(plain, { response: '', recipients: [deferred('c@z.org')] });
+    expect(plain.retryAfterMs).toBeUndefined();
+  });
+
+  it('does not suppress a recipient whose server refused the sender or the content (a block)', async () => {
+    const outcome = newOutcome('e1');
+    applyResult(outcome, {
+      response: '',
+      recipients: [
+        {
+          recipient: 'a@example.org',
+          accepted: false,
+          final: true,
+          responseCode: 554,
+          response: '554 5.7.1 message refused as spam',
+          bounceType: 'block',
+          via: { mx: 'mx.example.org', address: '127.0.0.2', source: null, tls: 'TLSv1.3' },
+        },
+      ],
+    });
+    expect(outcome.status).toBe('bounced');
+    expect(outcome.events).toEqual([
+      {
+        type: 'bounced',
+        recipient: 'a@example.org',
+        detail: {
+          response: '554 5.7.1 message refused as spam',
+          bounce_type: 'block',
+          via: { mx: 'mx.example.org', address: '127.0.0.2', source: null, tls: 'TLSv1.3' },
+        },
+      },
+    ]);
+    expect(outcome.suppress).toEqual([]);
   });
 
   it('takes the most severe simulated answer when only simulator addresses were sent to', async () => {

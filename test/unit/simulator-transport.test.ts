@@ -39,6 +39,7 @@ const message = (to: string[], attempt = 1): OutboundMessage => ({
   raw: Buffer.from('Subject: hi\r\n\r\nhello\r\n'),
   messageId: '<m1@posthorn.localhost>',
   attempt,
+  tags: { email: 'e1', project: null, stream: 'transactional' },
 });
 
 describe('the simulator in front of a transport', () => {

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { bucketsOf, intervalMs, type RateBook, writerPace } from '../../src/domain/emails/throttle.ts';
+import {
+  bucketsOf,
+  intervalMs,
+  lateAllowanceMs,
+  type RateBook,
+  writerPace,
+} from '../../src/domain/emails/throttle.ts';
 
 const book = (over: Partial<RateBook> = {}): RateBook => ({
   projects: new Map(),
@@ -17,8 +23,8 @@ const row = {
 describe('throttle spacing', () => {
   it('takes the stricter of the per-second and per-hour rates, widened by a small margin', () => {
     expect(intervalMs({ perSecond: null, perHour: null })).toBeNull();
-    // 50/s: 20 ms, plus 1 ms (5%)
-    expect(intervalMs({ perSecond: 50, perHour: null })).toBeCloseTo(21, 5);
+    // 50/s: 20 ms, plus 0.4 ms (2%)
+    expect(intervalMs({ perSecond: 50, perHour: null })).toBeCloseTo(20.4, 5);
     // 3,600/h is one a second: stricter than 50/s; the margin is capped at 5 ms
     expect(intervalMs({ perSecond: 50, perHour: 3600 })).toBeCloseTo(1005, 5);
     // the spacing never lets a window hold more than the rate
@@ -26,6 +32,25 @@ describe('throttle spacing', () => {
       const step = intervalMs({ perSecond, perHour: null }) as number;
       expect(Math.ceil(1000 / step)).toBeLessThanOrEqual(perSecond);
     }
+  });
+});
+
+describe('a late wake for a slot', () => {
+  it('is allowed no more than the margin leaves unused in a second, so no second goes over its rate', () => {
+    for (const perSecond of [1, 4, 10, 100, 500, 2000]) {
+      const step = intervalMs({ perSecond, perHour: null }) as number;
+      const late = lateAllowanceMs(step);
+      // the margin the slots of one second leave unused covers the lateness: a late message takes
+      // time the second's slots did not use, never one more slot's worth
+      const slots = Math.ceil(1000 / step);
+      expect(slots * (step - 1000 / perSecond)).toBeGreaterThanOrEqual(late - 1e-9);
+      expect(late).toBeGreaterThanOrEqual(5);
+      expect(late).toBeLessThanOrEqual(25);
+    }
+    // from 4/s up a message may wake about 20 ms late; at one a second only 5 ms (its margin)
+    expect(lateAllowanceMs(intervalMs({ perSecond: 500, perHour: null }) as number)).toBeCloseTo(19.6, 1);
+    expect(lateAllowanceMs(intervalMs({ perSecond: 4, perHour: null }) as number)).toBeCloseTo(19.6, 1);
+    expect(lateAllowanceMs(intervalMs({ perSecond: 1, perHour: null }) as number)).toBeCloseTo(5, 5);
   });
 });
 

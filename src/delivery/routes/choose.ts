@@ -21,6 +21,25 @@ function fits(match: RouteMatch, message: RoutedMessage): boolean {
 }
 
 /**
+ * The first route of every rule a message of this stream, project and sending domain may meet,
+ * whatever its recipients: each rule that fits it apart from its recipient domain, up to the first
+ * rule that fits it whoever the recipients are. What a whole campaign may leave by.
+ */
+export function possibleRoutes(
+  routes: Pick<RoutesConfig, 'rules'>,
+  message: Omit<RoutedMessage, 'recipientDomain'>,
+): string[] {
+  const names: string[] = [];
+  for (const rule of routes.rules) {
+    const { recipientDomain, ...rest } = rule.match;
+    if (!fits(rest, { ...message, recipientDomain: '' })) continue;
+    if (rule.routes[0] !== undefined && !names.includes(rule.routes[0])) names.push(rule.routes[0]);
+    if (recipientDomain === undefined) break;
+  }
+  return names;
+}
+
+/**
  * The ordered route names of the first rule whose match fits the message (an absent key fits
  * anything). A checked routes file ends with a rule that fits every message; with none fitting
  * (rules not checked by parseRoutes) the answer is an empty list.

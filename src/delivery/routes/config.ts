@@ -4,10 +4,22 @@
  * listing every problem, each naming its key path (`routes.relay.url: must be smtp:// or smtps://`).
  */
 
+import {
+  Checker,
+  configurationSetOf,
+  healthOf,
+  isObject,
+  type Obj,
+  rateOf,
+  ratePerHourOf,
+} from './checker.ts';
+import { type DirectRoute, directRoute } from './direct-config.ts';
+import { DEFAULT_HEALTH, type HealthSettings } from './health.ts';
+
 export const STREAMS = ['transactional', 'marketing', 'automation'] as const;
 export type Stream = (typeof STREAMS)[number];
 
-/** The dialect a relay's provider tags are written in (issue 31 item 3; not written yet). */
+/** The dialect a relay's provider tags are written in (routes/tags.ts). */
 export const TAG_DIALECTS = ['ses', 'mailgun', 'postmark', 'sendgrid', 'none'] as const;
 export type TagDialect = (typeof TAG_DIALECTS)[number];
 
@@ -19,17 +31,46 @@ export interface SmtpRoute {
   poolSize: number;
   /** Seconds the relay may stay silent before the attempt is deferred. */
   timeoutSeconds: number;
-  /** Checked, not enforced yet (issue 31 item 7). */
+  /** Messages per second and per hour through the route, across worker processes (null: no limit). */
   ratePerSecond: number | null;
-  /** Checked, not written yet (issue 31 item 3). */
+  ratePerHour: number | null;
+  /** The dialect the message's provider tags are written in, as headers in front of the message. */
   tags: TagDialect;
+  /** With `tags: "ses"`: the SES configuration set named in X-SES-CONFIGURATION-SET. */
+  configurationSet?: string;
+  /** When the relay is judged down (`unhealthy_after` failures in a row) and probed (`probe_seconds`). */
+  health: HealthSettings;
+}
+
+/** Amazon SES through its v2 API (SendEmail with the raw, signed bytes). */
+export interface SesRoute {
+  type: 'ses';
+  /** The AWS region, like eu-west-1. */
+  region: string;
+  accessKeyId: string;
+  secretAccessKey: string;
+  /** Another API endpoint than the region's (tests: aws-ses-v2-local). */
+  endpoint?: string;
+  /** The configuration set named in each SendEmail (its event destinations publish the feedback). */
+  configurationSet?: string;
+  /** Requests each worker process has in flight to SES at most. */
+  poolSize: number;
+  /** Seconds an API call may take before the attempt is deferred. */
+  timeoutSeconds: number;
+  /** Messages per second and per hour through the route, across worker processes (null: no limit). */
+  ratePerSecond: number | null;
+  ratePerHour: number | null;
+  /** When SES is judged down (its errors in a row) and tried again. */
+  health: HealthSettings;
 }
 
 export interface MailboxRoute {
   type: 'mailbox';
 }
 
-export type Route = SmtpRoute | MailboxRoute;
+export type { DirectRoute, SiteOverride, SourceAddress } from './direct-config.ts';
+
+export type Route = SmtpRoute | SesRoute | MailboxRoute | DirectRoute;
 
 /** What a rule looks at; an absent key matches anything, so `{}` matches every message. */
 export interface RouteMatch {
@@ -72,7 +113,9 @@ export function defaultRoutes(relay: string | undefined, timeoutSeconds: number)
         poolSize: DEFAULT_POOL_SIZE,
         timeoutSeconds,
         ratePerSecond: null,
+        ratePerHour: null,
         tags: 'none',
+        health: DEFAULT_HEALTH,
       }
     : { type: 'mailbox' };
   return { routes: new Map([['default', route]]), rules: [{ match: {}, routes: ['default'] }] };
@@ -82,49 +125,19 @@ const ROUTE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 const DOMAIN = /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-type Obj = Record<string, unknown>;
-
-function isObject(value: unknown): value is Obj {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** Collects problems while the file is read, each with its key path. */
-class Checker {
-  readonly problems: string[] = [];
-  problem(at: string, what: string) {
-    this.problems.push(`${at}: ${what}`);
-  }
-  /** Reports every key of `value` that is not in `known`. */
-  known(at: string, value: Obj, known: readonly string[]) {
-    for (const key of Object.keys(value))
-      if (!known.includes(key))
-        this.problem(at ? `${at}.${key}` : key, `unknown key (expected one of ${known.join(', ')})`);
-  }
-  string(at: string, value: unknown, optional = false): string | undefined {
-    if (value === undefined && optional) return undefined;
-    if (typeof value !== 'string' || value.trim() === '') {
-      this.problem(at, value === undefined ? 'is required' : 'must be a non-empty string');
-      return undefined;
-    }
-    return value.trim();
-  }
-  integer(at: string, value: unknown, fallback: number, min: number, max: number): number {
-    if (value === undefined) return fallback;
-    if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-      this.problem(at, `must be a whole number from ${min} to ${max}`);
-      return fallback;
-    }
-    return value;
-  }
-  oneOf<T extends string>(at: string, value: unknown, allowed: readonly T[]): T | undefined {
-    if (typeof value === 'string' && (allowed as readonly string[]).includes(value)) return value as T;
-    this.problem(at, `must be one of ${allowed.join(', ')}`);
-    return undefined;
-  }
-}
-
 function smtpRoute(c: Checker, at: string, value: Obj): SmtpRoute {
-  c.known(at, value, ['type', 'url', 'pool_size', 'timeout_seconds', 'rate_per_second', 'tags']);
+  c.known(at, value, [
+    'type',
+    'url',
+    'pool_size',
+    'timeout_seconds',
+    'rate_per_second',
+    'rate_per_hour',
+    'tags',
+    'configuration_set',
+    'unhealthy_after',
+    'probe_seconds',
+  ]);
   const url = c.string(`${at}.url`, value.url) ?? '';
   if (url) {
     try {
@@ -135,16 +148,72 @@ function smtpRoute(c: Checker, at: string, value: Obj): SmtpRoute {
       c.problem(`${at}.url`, 'must be smtp:// or smtps:// with a host, like smtp://user:pass@host:587');
     }
   }
-  let ratePerSecond: number | null = null;
-  if (value.rate_per_second !== undefined) {
-    const rate = value.rate_per_second;
-    if (typeof rate !== 'number' || !Number.isFinite(rate) || rate <= 0 || rate > 1_000_000)
-      c.problem(`${at}.rate_per_second`, 'must be a number of messages per second above 0');
-    else ratePerSecond = rate;
-  }
+  const poolSize = c.integer(`${at}.pool_size`, value.pool_size, DEFAULT_POOL_SIZE, 1, 1000);
+  const timeoutSeconds = c.integer(
+    `${at}.timeout_seconds`,
+    value.timeout_seconds,
+    DEFAULT_TIMEOUT_SECONDS,
+    1,
+    3600,
+  );
+  const ratePerSecond = rateOf(c, at, value);
+  const ratePerHour = ratePerHourOf(c, at, value);
+  const tags =
+    value.tags === undefined ? 'none' : (c.oneOf(`${at}.tags`, value.tags, TAG_DIALECTS) ?? 'none');
+  const configurationSet = configurationSetOf(c, at, value);
+  if (configurationSet !== undefined && tags !== 'ses')
+    c.problem(`${at}.configuration_set`, 'is only for a relay with "tags": "ses"');
   return {
     type: 'smtp',
     url,
+    poolSize,
+    timeoutSeconds,
+    ratePerSecond,
+    ratePerHour,
+    tags,
+    ...(configurationSet === undefined ? {} : { configurationSet }),
+    health: healthOf(c, at, value),
+  };
+}
+
+/** An Amazon SES route: its region and credentials, and optionally another endpoint and a configuration set. */
+function sesRoute(c: Checker, at: string, value: Obj): SesRoute {
+  c.known(at, value, [
+    'type',
+    'region',
+    'access_key_id',
+    'secret_access_key',
+    'endpoint',
+    'configuration_set',
+    'pool_size',
+    'timeout_seconds',
+    'rate_per_second',
+    'rate_per_hour',
+    'unhealthy_after',
+    'probe_seconds',
+  ]);
+  const region = c.string(`${at}.region`, value.region) ?? '';
+  if (region && !/^[a-z]{2}(-[a-z]+)+-\d$/.test(region))
+    c.problem(`${at}.region`, 'must be an AWS region like eu-west-1');
+  const accessKeyId = c.string(`${at}.access_key_id`, value.access_key_id) ?? '';
+  const secretAccessKey = c.string(`${at}.secret_access_key`, value.secret_access_key) ?? '';
+  const endpoint = c.string(`${at}.endpoint`, value.endpoint, true);
+  if (endpoint !== undefined) {
+    try {
+      const parsed = new URL(endpoint);
+      if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') throw new Error('protocol');
+    } catch {
+      c.problem(`${at}.endpoint`, 'must be an http(s) URL, like https://email.eu-west-1.amazonaws.com');
+    }
+  }
+  const configurationSet = configurationSetOf(c, at, value);
+  return {
+    type: 'ses',
+    region,
+    accessKeyId,
+    secretAccessKey,
+    ...(endpoint === undefined ? {} : { endpoint }),
+    ...(configurationSet === undefined ? {} : { configurationSet }),
     poolSize: c.integer(`${at}.pool_size`, value.pool_size, DEFAULT_POOL_SIZE, 1, 1000),
     timeoutSeconds: c.integer(
       `${at}.timeout_seconds`,
@@ -153,28 +222,10 @@ function smtpRoute(c: Checker, at: string, value: Obj): SmtpRoute {
       1,
       3600,
     ),
-    ratePerSecond,
-    tags: value.tags === undefined ? 'none' : (c.oneOf(`${at}.tags`, value.tags, TAG_DIALECTS) ?? 'none'),
+    ratePerSecond: rateOf(c, at, value),
+    ratePerHour: ratePerHourOf(c, at, value),
+    health: healthOf(c, at, value),
   };
-}
-
-/** SES is recognised with its keys, then refused: it comes with a later increment of issue 31. */
-function sesRoute(c: Checker, at: string, value: Obj) {
-  c.known(at, value, [
-    'type',
-    'region',
-    'access_key_id',
-    'secret_access_key',
-    'endpoint',
-    'configuration_set',
-  ]);
-  c.string(`${at}.region`, value.region);
-  c.string(`${at}.access_key_id`, value.access_key_id);
-  c.string(`${at}.secret_access_key`, value.secret_access_key);
-  const endpoint = c.string(`${at}.endpoint`, value.endpoint, true);
-  if (endpoint && !/^https?:\/\/[^/]/.test(endpoint)) c.problem(`${at}.endpoint`, 'must be an http(s) URL');
-  c.string(`${at}.configuration_set`, value.configuration_set, true);
-  c.problem(at, 'the "ses" route type is not available yet in this version (use "smtp" or "mailbox")');
 }
 
 function routesOf(c: Checker, value: unknown): Map<string, Route> {
@@ -195,9 +246,10 @@ function routesOf(c: Checker, value: unknown): Map<string, Route> {
       c.problem(at, 'must be an object with a "type"');
       continue;
     }
-    const type = c.oneOf(`${at}.type`, route.type, ['smtp', 'ses', 'mailbox'] as const);
+    const type = c.oneOf(`${at}.type`, route.type, ['smtp', 'ses', 'direct', 'mailbox'] as const);
     if (type === 'smtp') routes.set(name, smtpRoute(c, at, route));
-    else if (type === 'ses') sesRoute(c, at, route);
+    else if (type === 'direct') routes.set(name, directRoute(c, at, route));
+    else if (type === 'ses') routes.set(name, sesRoute(c, at, route));
     else if (type === 'mailbox') {
       c.known(at, route, ['type']);
       routes.set(name, { type: 'mailbox' });
@@ -275,9 +327,27 @@ export function parseRoutes(json: unknown): RoutesConfig {
   if (!isObject(json)) throw new RoutesError(['the file must hold an object with "routes" and "rules"']);
   c.known('', json, ['routes', 'rules']);
   const routes = routesOf(c, json.routes);
-  // a rule naming an SES route (refused above) is not also reported as naming no route
+  // a rule naming a route with problems is not also reported as naming no route
   const declared = new Set(isObject(json.routes) ? Object.keys(json.routes) : []);
   const rules = rulesOf(c, json.rules, declared);
   if (c.problems.length > 0) throw new RoutesError(c.problems);
   return { routes, rules };
+}
+
+/** Whether any route hands mail to Amazon SES (an `ses` route, or a relay speaking its dialect): its feedback is taken. */
+export function sendsThroughSes(config: Pick<RoutesConfig, 'routes'>): boolean {
+  return [...config.routes.values()].some((r) => r.type === 'ses' || (r.type === 'smtp' && r.tags === 'ses'));
+}
+
+/** Where a route leads, for operators' eyes: never its credentials. */
+export function routeTarget(route: Route): string {
+  if (route.type === 'mailbox') return 'dev mailbox';
+  if (route.type === 'smtp') {
+    const url = new URL(route.url);
+    return `${url.protocol}//${url.host}`;
+  }
+  if (route.type === 'ses')
+    return `Amazon SES ${route.region}${route.endpoint ? ` at ${new URL(route.endpoint).host}` : ''}`;
+  const from = route.sourceAddresses.map((s) => `${s.address} as ${s.ehlo}`).join(', ');
+  return `recipients' mail servers, port ${route.port}${from ? `, from ${from}` : ''}`;
 }

@@ -41,12 +41,8 @@ export interface SignupInput {
   accept_terms: unknown;
 }
 
-/**
- * Creates the account, a workspace on the default plan (POSTHORN_DEFAULT_PLAN) with a starter
- * project, a project key and an all-access key, and queues the verification code email: all in one
- * transaction.
- */
-export async function signup(ctx: DomainContext, input: SignupInput) {
+/** What every sign-up checks: an address, a name, and the terms accepted as the person's own answer. */
+export function checkSignup(input: SignupInput): { email: string; name: string } {
   const email = normalizeEmail(input.email);
   if (typeof input.name !== 'string' || input.name.trim() === '')
     throw new ValidationError("`name` is required: the person's name");
@@ -56,7 +52,16 @@ export async function signup(ctx: DomainContext, input: SignupInput) {
       '`accept_terms` must be true: the person signing up has to accept the terms themselves',
     );
   }
-  const name = input.name.trim();
+  return { email, name: input.name.trim() };
+}
+
+/**
+ * Creates the account, a workspace on the default plan (POSTHORN_DEFAULT_PLAN) with a starter
+ * project, a project key and an all-access key, and queues the verification code email: all in one
+ * transaction.
+ */
+export async function signup(ctx: DomainContext, input: SignupInput) {
+  const { email, name } = checkSignup(input);
   try {
     return await ctx.db.transaction().execute(async (tx) => {
       const account = await tx
@@ -99,7 +104,7 @@ export async function signup(ctx: DomainContext, input: SignupInput) {
   }
 }
 
-export async function getAccount(ctx: DomainContext, accountId: string) {
+export async function getAccount(ctx: Pick<DomainContext, 'db'>, accountId: string) {
   const row = await ctx.db.selectFrom('accounts').selectAll().where('id', '=', accountId).executeTakeFirst();
   if (!row) throw new NotFoundError('Account');
   return row;

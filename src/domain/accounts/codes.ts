@@ -10,7 +10,7 @@ export const CODE_TTL_MINUTES = 30;
 export const MAX_CODE_ATTEMPTS = 5;
 type Purpose = 'verify_email' | 'login';
 
-function codeDigest(ctx: DomainContext, accountId: string, purpose: Purpose, code: string) {
+function codeDigest(ctx: Pick<DomainContext, 'secrets'>, accountId: string, purpose: Purpose, code: string) {
   return ctx.secrets.hash(`${purpose}:${accountId}:${code}`);
 }
 
@@ -57,7 +57,7 @@ export function normalizeCode(input: unknown): string {
  * the request fails; after MAX_CODE_ATTEMPTS the code is locked and a new one must be requested.
  */
 export async function consumeCode(
-  ctx: DomainContext,
+  ctx: Pick<DomainContext, 'db' | 'secrets'>,
   accountId: string,
   purpose: Purpose,
   input: unknown,

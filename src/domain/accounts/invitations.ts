@@ -39,7 +39,7 @@ function presentInvitation(row: InvitationRow) {
 }
 
 /** The pending invitations of a project (Owners and Admins), newest first; expired ones are left out. */
-export async function listInvitations(ctx: DomainContext, caller: Caller, projectId: string) {
+export async function listInvitations(ctx: Pick<DomainContext, 'db'>, caller: Caller, projectId: string) {
   requireRole(await requireMember(ctx.db, caller.accountId, projectId), 'admin', 'Seeing invitations');
   const rows = await ctx.db
     .selectFrom('invitations')
@@ -53,7 +53,12 @@ export async function listInvitations(ctx: DomainContext, caller: Caller, projec
 }
 
 /** Withdraws a pending invitation (Owners and Admins; an Owner's invitation only by an Owner): its link stops working. */
-export async function revokeInvitation(ctx: DomainContext, caller: Caller, projectId: string, id: string) {
+export async function revokeInvitation(
+  ctx: Pick<DomainContext, 'db'>,
+  caller: Caller,
+  projectId: string,
+  id: string,
+) {
   const actorRole = await requireMember(ctx.db, caller.accountId, projectId);
   requireRole(actorRole, 'admin', 'Withdrawing invitations');
   if (!isUuid(id)) throw new NotFoundError('Invitation');
@@ -135,7 +140,12 @@ async function replaceInvitation(
   });
 }
 
-async function sendInvitation(tx: Tx, ctx: DomainContext, row: InvitationRow, token: string) {
+async function sendInvitation(
+  tx: Tx,
+  ctx: Pick<DomainContext, 'config' | 'db'>,
+  row: InvitationRow,
+  token: string,
+) {
   const about = await aboutInvitation(tx, row);
   await queueSystemEmail(tx, ctx, {
     to: row.email,

@@ -15,7 +15,7 @@ export interface SignInAttempt {
 }
 
 /** When the `limit`-th newest failure in the window leaves it, or null when under the limit. */
-async function freeAt(ctx: DomainContext, column: 'email' | 'ip', value: string, limit: number) {
+async function freeAt(ctx: Pick<DomainContext, 'db'>, column: 'email' | 'ip', value: string, limit: number) {
   const row = await ctx.db
     .selectFrom('login_failures')
     .select('created_at')
@@ -32,7 +32,10 @@ async function freeAt(ctx: DomainContext, column: 'email' | 'ip', value: string,
  * Refuses (429 with Retry-After) a sign-in from an address or an IP with too many recent failures,
  * before the password or code is even looked at. Counts live in PostgreSQL, shared by every node.
  */
-export async function checkSignInThrottle(ctx: DomainContext, attempt: SignInAttempt): Promise<void> {
+export async function checkSignInThrottle(
+  ctx: Pick<DomainContext, 'db'>,
+  attempt: SignInAttempt,
+): Promise<void> {
   const [byEmail, byIp] = await Promise.all([
     freeAt(ctx, 'email', attempt.email.toLowerCase(), FAILURES_PER_EMAIL),
     attempt.ip === null ? null : freeAt(ctx, 'ip', attempt.ip, FAILURES_PER_IP),
@@ -47,7 +50,10 @@ export async function checkSignInThrottle(ctx: DomainContext, attempt: SignInAtt
 }
 
 /** Counts one failed sign-in (and forgets this address's and IP's failures older than the window). */
-export async function recordSignInFailure(ctx: DomainContext, attempt: SignInAttempt): Promise<void> {
+export async function recordSignInFailure(
+  ctx: Pick<DomainContext, 'db'>,
+  attempt: SignInAttempt,
+): Promise<void> {
   const email = attempt.email.toLowerCase();
   const ip = attempt.ip ?? '';
   await ctx.db.insertInto('login_failures').values({ email, ip }).execute();
@@ -59,6 +65,6 @@ export async function recordSignInFailure(ctx: DomainContext, attempt: SignInAtt
 }
 
 /** A successful sign-in forgets the address's failures (not the IP's: one good account must not reset them). */
-export async function clearSignInFailures(ctx: DomainContext, email: string): Promise<void> {
+export async function clearSignInFailures(ctx: Pick<DomainContext, 'db'>, email: string): Promise<void> {
   await ctx.db.deleteFrom('login_failures').where('email', '=', email.toLowerCase()).execute();
 }

@@ -12,7 +12,7 @@ import type { Caller } from './projects.ts';
  * themselves (before leaving). Another project, or someone not a member, is 404.
  */
 export async function keysRevokedWithMember(
-  ctx: DomainContext,
+  ctx: Pick<DomainContext, 'db'>,
   caller: Caller,
   projectId: string,
   accountId: string,

@@ -1,8 +1,8 @@
 import type { DomainContext } from '../core/context.ts';
 import { DomainError, ValidationError } from '../core/errors.ts';
-import { signup } from './accounts.ts';
+import { startCodeSignup } from './code-signup.ts';
 import { authorizePairing, pendingPairing } from './pairings.ts';
-import { authenticateSession, finishLogin, startLogin } from './sessions.ts';
+import { authenticateSession, finishLogin, type SessionMeta, startLogin } from './sessions.ts';
 
 /**
  * The steps of the browser page of `posthorn login` (`/pair`), one function each: every step first
@@ -26,28 +26,32 @@ export async function pairingSignIn(ctx: DomainContext, code: string, email: str
   return startLogin(ctx, { email });
 }
 
-/** Create an account: the person must have ticked the terms box themselves; then a login code. */
+/**
+ * Create an account: the person must have ticked the terms box themselves; then one email with one
+ * code, which confirms the address and signs in (the same answer for an address with an account).
+ */
 export async function pairingSignUp(
   ctx: DomainContext,
   code: string,
   input: { email: string; name: string | undefined; acceptedTerms: boolean },
+  meta: SessionMeta,
 ) {
   await pendingPairing(ctx, code);
   if (!input.acceptedTerms)
     throw new ValidationError('To create an account, tick the box to accept the terms of service.');
-  await signup(ctx, { email: input.email, name: input.name, accept_terms: true });
-  return startLogin(ctx, { email: input.email });
+  return startCodeSignup(ctx, { email: input.email, name: input.name, accept_terms: true }, meta);
 }
 
-/** The emailed login code, exchanged for a session. */
+/** The emailed code, exchanged for a session (the dashboard's too: the page sets both cookies). */
 export async function pairingFinishLogin(
   ctx: DomainContext,
   code: string,
   email: string,
   loginCode: unknown,
+  meta: SessionMeta,
 ) {
   await pendingPairing(ctx, code);
-  return finishLogin(ctx, { email, code: loginCode });
+  return finishLogin(ctx, { email, code: loginCode }, meta);
 }
 
 /**
@@ -57,7 +61,7 @@ export async function pairingFinishLogin(
  */
 const formTokenInput = (session: string, code: string) => `pair-authorize:${session}:${code}`;
 
-export function pairingFormToken(ctx: DomainContext, session: string, code: string): string {
+export function pairingFormToken(ctx: Pick<DomainContext, 'secrets'>, session: string, code: string): string {
   return ctx.secrets.hash(formTokenInput(session, code)).toString('base64url');
 }
 

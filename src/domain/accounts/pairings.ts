@@ -50,7 +50,7 @@ export async function startPairing(ctx: DomainContext, body: { device_name?: str
  * GET /auth/pairings/{poll_token}: pending, denied, expired, or authorized with the key — handed
  * out exactly once (the pairing is then spent). Polling more than once a second is a 429.
  */
-export async function pollPairing(ctx: DomainContext, pollToken: string) {
+export async function pollPairing(ctx: Pick<DomainContext, 'db' | 'secrets'>, pollToken: string) {
   const row = await ctx.db
     .selectFrom('pairings')
     .selectAll()
@@ -78,7 +78,7 @@ export async function pollPairing(ctx: DomainContext, pollToken: string) {
 }
 
 /** A pending, unexpired pairing by its code (the browser page). */
-export async function pendingPairing(ctx: DomainContext, code: unknown) {
+export async function pendingPairing(ctx: Pick<DomainContext, 'db'>, code: unknown) {
   if (typeof code !== 'string' || code === '') throw new NotFoundError('Pairing code');
   const row = await ctx.db
     .selectFrom('pairings')
@@ -91,7 +91,7 @@ export async function pendingPairing(ctx: DomainContext, code: unknown) {
 }
 
 /** The choices of scope for the page: every project the person administers, or all access. */
-export function pairingScopes(ctx: DomainContext, accountId: string) {
+export function pairingScopes(ctx: Pick<DomainContext, 'db'>, accountId: string) {
   return adminProjects(ctx.db, accountId);
 }
 
@@ -123,7 +123,7 @@ export async function authorizePairing(ctx: DomainContext, accountId: string, co
   });
 }
 
-export async function denyPairing(ctx: DomainContext, code: unknown) {
+export async function denyPairing(ctx: Pick<DomainContext, 'db'>, code: unknown) {
   const row = await pendingPairing(ctx, code);
   await ctx.db.updateTable('pairings').set({ status: 'denied' }).where('id', '=', row.id).execute();
 }

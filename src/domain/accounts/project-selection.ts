@@ -42,7 +42,7 @@ async function chooseProject<T extends Choice>(
  * project the user does not administer is 404, like one that does not exist.
  */
 export async function selectProject(
-  ctx: DomainContext,
+  ctx: Pick<DomainContext, 'db'>,
   key: AuthenticatedKey,
   header: string | undefined,
 ): Promise<string> {
@@ -61,7 +61,7 @@ export async function selectProject(
  * belongs to (whatever the role), chosen like an all-access key's; another project is 404.
  */
 export async function selectSessionProject(
-  ctx: DomainContext,
+  ctx: Pick<DomainContext, 'db'>,
   accountId: string,
   header: string | undefined,
 ): Promise<{ projectId: string; role: Role }> {

@@ -69,7 +69,10 @@ export async function adminProjects(db: Db, accountId: string) {
 }
 
 /** GET /projects: every project the caller belongs to, with its role there. */
-export async function listProjects(ctx: DomainContext, caller: Caller): Promise<PresentedProject[]> {
+export async function listProjects(
+  ctx: Pick<DomainContext, 'db'>,
+  caller: Caller,
+): Promise<PresentedProject[]> {
   const rows = await ctx.db
     .selectFrom('projects as p')
     .innerJoin('project_members as m', 'm.project_id', 'p.id')
@@ -102,7 +105,11 @@ export interface CreateProjectInput {
 }
 
 /** POST /projects: needs Owner or Admin of the workspace (the only one, when the account has one). */
-export async function createProject(ctx: DomainContext, caller: Caller, input: CreateProjectInput) {
+export async function createProject(
+  ctx: Pick<DomainContext, 'db'>,
+  caller: Caller,
+  input: CreateProjectInput,
+) {
   const { accountId } = caller;
   const name = checkName(input.name, 'project');
   const workspaces = await ctx.db
@@ -162,7 +169,7 @@ export async function addProjectMember(
 }
 
 /** GET /projects/{id}/members: the members of a project the caller administers, with their roles. */
-export async function listProjectMembers(ctx: DomainContext, caller: Caller, projectId: string) {
+export async function listProjectMembers(ctx: Pick<DomainContext, 'db'>, caller: Caller, projectId: string) {
   // every member sees who else is on the project; only Owners and Admins change it
   await requireMember(ctx.db, caller.accountId, projectId);
   return membersOf(ctx.db, projectId);

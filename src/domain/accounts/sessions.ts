@@ -33,12 +33,17 @@ export interface AuthenticatedSession {
 }
 
 /** The anti-forgery token of a session: an HMAC of its token, so there is nothing more to store. */
-export function csrfTokenOf(ctx: DomainContext, token: string): string {
+export function csrfTokenOf(ctx: Pick<DomainContext, 'secrets'>, token: string): string {
   return ctx.secrets.hash(`csrf:${token}`).toString('base64url');
 }
 
 /** Opens a session (inside the caller's transaction) and returns it with its token, shown this once. */
-export async function openSession(tx: Tx, ctx: DomainContext, accountId: string, meta: SessionMeta) {
+export async function openSession(
+  tx: Tx,
+  ctx: Pick<DomainContext, 'db' | 'secrets'>,
+  accountId: string,
+  meta: SessionMeta,
+) {
   const token = SESSION_PREFIX + randomBase62(40);
   const row = await tx
     .insertInto('dashboard_sessions')
@@ -141,7 +146,10 @@ export async function finishLogin(
 }
 
 /** The person behind a dashboard session token (refreshing when it was last used, now and then). */
-export async function authenticateSession(ctx: DomainContext, token: string): Promise<AuthenticatedSession> {
+export async function authenticateSession(
+  ctx: Pick<DomainContext, 'db' | 'secrets'>,
+  token: string,
+): Promise<AuthenticatedSession> {
   if (!token.startsWith(SESSION_PREFIX))
     throw new AuthenticationError('A dashboard session token is required (log in at /api/auth/login)');
   const row = await ctx.db
@@ -178,7 +186,11 @@ export async function revokeSessions(tx: Tx, accountId: string, keep: string | n
 }
 
 /** Ends one of the person's sessions (sign out, or revoking another device); someone else's is 404. */
-export async function endSession(ctx: DomainContext, accountId: string, sessionId: string): Promise<void> {
+export async function endSession(
+  ctx: Pick<DomainContext, 'db'>,
+  accountId: string,
+  sessionId: string,
+): Promise<void> {
   if (!isUuid(sessionId)) throw new NotFoundError('Session');
   const ended = await ctx.db
     .deleteFrom('dashboard_sessions')
@@ -189,7 +201,7 @@ export async function endSession(ctx: DomainContext, accountId: string, sessionI
 }
 
 /** The person's sessions that have not expired, newest first; `current` marks the one asking. */
-export async function listSessions(ctx: DomainContext, session: AuthenticatedSession) {
+export async function listSessions(ctx: Pick<DomainContext, 'db'>, session: AuthenticatedSession) {
   const rows = await ctx.db
     .selectFrom('dashboard_sessions')
     .select(['id', 'ip', 'user_agent', 'created_at', 'last_used_at', 'expires_at'])
@@ -210,7 +222,7 @@ export async function listSessions(ctx: DomainContext, session: AuthenticatedSes
 }
 
 /** GET /api/session: who is signed in, the anti-forgery token, and their projects with their roles. */
-export async function describeSession(ctx: DomainContext, session: AuthenticatedSession) {
+export async function describeSession(ctx: Pick<DomainContext, 'db'>, session: AuthenticatedSession) {
   const account = await ctx.db
     .selectFrom('accounts')
     .selectAll()

@@ -22,7 +22,12 @@ export function presentWorkspace(row: WorkspaceRow) {
 export const STARTER_PROJECT_NAME = 'Default project';
 
 /** Inserts a workspace owned by the account, on the configured default plan, with its starter project. */
-export async function insertWorkspace(tx: Tx, ctx: DomainContext, accountId: string, name: string) {
+export async function insertWorkspace(
+  tx: Tx,
+  ctx: Pick<DomainContext, 'config' | 'db'>,
+  accountId: string,
+  name: string,
+) {
   const workspace = await tx
     .insertInto('workspaces')
     .values({ name, owner_account_id: accountId, plan: ctx.config.defaultPlan })
@@ -46,7 +51,7 @@ export async function createWorkspace(ctx: DomainContext, caller: Caller, input:
 }
 
 /** GET /workspaces: the caller's workspaces, with its role in each. */
-export async function listWorkspaces(ctx: DomainContext, caller: Caller) {
+export async function listWorkspaces(ctx: Pick<DomainContext, 'db'>, caller: Caller) {
   const rows = await ctx.db
     .selectFrom('workspaces as w')
     .innerJoin('workspace_members as m', 'm.workspace_id', 'w.id')
@@ -59,7 +64,7 @@ export async function listWorkspaces(ctx: DomainContext, caller: Caller) {
 }
 
 /** Operator command: moves a workspace (by id or exact name) to another plan. */
-export async function setWorkspacePlan(ctx: DomainContext, workspace: string, planId: string) {
+export async function setWorkspacePlan(ctx: Pick<DomainContext, 'db'>, workspace: string, planId: string) {
   if (!findPlan(planId)) {
     throw new ValidationError(`unknown plan "${planId}"; plans are ${PLANS.map((p) => p.id).join(', ')}`);
   }

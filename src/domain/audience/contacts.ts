@@ -111,7 +111,7 @@ export async function checkContactLimit(
 
 /** A contact by id or by email address, in this project (another project's is 404). */
 export async function findContact(
-  ctx: DomainContext,
+  ctx: Pick<DomainContext, 'db'>,
   projectId: string,
   idOrEmail: string,
 ): Promise<ContactRow> {
@@ -166,7 +166,7 @@ export interface ContactChanges extends Partial<Omit<NewContact, 'properties'>> 
 }
 
 /** POST /contacts: 409 when the address is already a contact (compared case-insensitively). */
-export async function createContact(ctx: DomainContext, facts: ProjectFacts, body: NewContact) {
+export async function createContact(ctx: Pick<DomainContext, 'db'>, facts: ProjectFacts, body: NewContact) {
   const email = contactEmail(body.email);
   const firstName = optionalName(body.first_name, 'first_name') ?? null;
   const lastName = optionalName(body.last_name, 'last_name') ?? null;
@@ -210,7 +210,7 @@ function apiConsent(subscribed: boolean): ConsentInput {
 }
 
 /** GET /contacts/{id or email}: the contact, its lists and its consent history. */
-export async function getContact(ctx: DomainContext, projectId: string, idOrEmail: string) {
+export async function getContact(ctx: Pick<DomainContext, 'db'>, projectId: string, idOrEmail: string) {
   const row = await findContact(ctx, projectId, idOrEmail);
   const consents = await ctx.db
     .selectFrom('contact_consents')
@@ -232,7 +232,7 @@ export async function getContact(ctx: DomainContext, projectId: string, idOrEmai
 
 /** PATCH: names and properties (merged; null removes a key), email, subscription with consent. */
 export async function updateContact(
-  ctx: DomainContext,
+  ctx: Pick<DomainContext, 'db'>,
   projectId: string,
   idOrEmail: string,
   body: ContactChanges,
@@ -291,7 +291,7 @@ export async function updateContact(
   return getContact(ctx, projectId, current.id);
 }
 
-export async function deleteContact(ctx: DomainContext, projectId: string, idOrEmail: string) {
+export async function deleteContact(ctx: Pick<DomainContext, 'db'>, projectId: string, idOrEmail: string) {
   const current = await findContact(ctx, projectId, idOrEmail);
   await ctx.db.transaction().execute(async (tx) => {
     await tx.deleteFrom('contacts').where('id', '=', current.id).execute();

@@ -196,7 +196,7 @@ export class EventTracker implements EventSink<TrackedEvent, TrackResult> {
 // the tracker of a context built without one (one per database, like the runtime's)
 const fallbackTrackers = new WeakMap<Db, EventTracker>();
 
-function trackerOf(ctx: DomainContext): EventTracker {
+function trackerOf(ctx: Pick<DomainContext, 'db' | 'eventTracker'>): EventTracker {
   if (ctx.eventTracker instanceof EventTracker) return ctx.eventTracker;
   let tracker = fallbackTrackers.get(ctx.db);
   if (!tracker) {
@@ -212,7 +212,7 @@ function trackerOf(ctx: DomainContext): EventTracker {
  * are refused (402) before anything is written; the results are answered once committed.
  */
 export async function trackEvents(
-  ctx: DomainContext,
+  ctx: Pick<DomainContext, 'db'>,
   facts: ProjectFacts,
   input: EventInput | EventInput[],
 ): Promise<TrackResult[]> {

@@ -159,7 +159,11 @@ export async function writeBatch(
 }
 
 /** Ends a run: the import `completed` with its counts, its file dropped. */
-export async function markCompleted(ctx: DomainContext, importId: string, progress: ImportProgress) {
+export async function markCompleted(
+  ctx: Pick<DomainContext, 'db'>,
+  importId: string,
+  progress: ImportProgress,
+) {
   const { counts, errors } = progress;
   await ctx.db
     .updateTable('imports')
@@ -177,7 +181,7 @@ export async function markCompleted(ctx: DomainContext, importId: string, progre
 
 /** Ends a run that could not go on: the import `failed`, with why and the counts so far. */
 export async function markFailed(
-  ctx: DomainContext,
+  ctx: Pick<DomainContext, 'db'>,
   importId: string,
   progress: ImportProgress,
   err: unknown,

@@ -80,7 +80,7 @@ export async function startImport(
   });
 }
 
-export async function getImport(ctx: DomainContext, projectId: string, id: string) {
+export async function getImport(ctx: Pick<DomainContext, 'db'>, projectId: string, id: string) {
   return presentImport(await findInProject(ctx.db, 'imports', 'Import', projectId, id, STATUS_COLUMNS));
 }
 

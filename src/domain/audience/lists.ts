@@ -24,7 +24,7 @@ function present(row: ListRow) {
   };
 }
 
-function withCounts(ctx: DomainContext, projectId: string) {
+function withCounts(ctx: Pick<DomainContext, 'db'>, projectId: string) {
   return ctx.db
     .selectFrom('lists')
     .selectAll('lists')
@@ -39,7 +39,7 @@ function withCounts(ctx: DomainContext, projectId: string) {
     .where('lists.project_id', '=', projectId);
 }
 
-async function findList(ctx: DomainContext, projectId: string, id: string): Promise<ListRow> {
+async function findList(ctx: Pick<DomainContext, 'db'>, projectId: string, id: string): Promise<ListRow> {
   if (!isUuid(id)) throw new NotFoundError('List');
   const row = await withCounts(ctx, projectId).where('lists.id', '=', id).executeTakeFirst();
   if (!row) throw new NotFoundError('List');
@@ -64,7 +64,7 @@ export interface ListTargets {
   ids?: string[];
 }
 
-export async function createList(ctx: DomainContext, projectId: string, body: ListInput) {
+export async function createList(ctx: Pick<DomainContext, 'db'>, projectId: string, body: ListInput) {
   const name = checkName(body.name);
   const description = checkDescription(body.description) ?? null;
   const row = await ctx.db
@@ -76,16 +76,16 @@ export async function createList(ctx: DomainContext, projectId: string, body: Li
   return present(row);
 }
 
-export async function listLists(ctx: DomainContext, projectId: string) {
+export async function listLists(ctx: Pick<DomainContext, 'db'>, projectId: string) {
   return { data: (await withCounts(ctx, projectId).orderBy('lists.name').execute()).map(present) };
 }
 
-export async function getList(ctx: DomainContext, projectId: string, id: string) {
+export async function getList(ctx: Pick<DomainContext, 'db'>, projectId: string, id: string) {
   return present(await findList(ctx, projectId, id));
 }
 
 export async function updateList(
-  ctx: DomainContext,
+  ctx: Pick<DomainContext, 'db'>,
   projectId: string,
   id: string,
   body: Partial<ListInput>,
@@ -106,7 +106,7 @@ export async function updateList(
   return getList(ctx, projectId, id);
 }
 
-export async function deleteList(ctx: DomainContext, projectId: string, id: string) {
+export async function deleteList(ctx: Pick<DomainContext, 'db'>, projectId: string, id: string) {
   const current = await findList(ctx, projectId, id);
   await ctx.db.deleteFrom('lists').where('id', '=', current.id).execute();
 }

@@ -22,12 +22,20 @@ function present(row: SegmentRow) {
   };
 }
 
-async function findSegment(ctx: DomainContext, projectId: string, id: string): Promise<SegmentRow> {
+async function findSegment(
+  ctx: Pick<DomainContext, 'db'>,
+  projectId: string,
+  id: string,
+): Promise<SegmentRow> {
   return findInProject(ctx.db, 'segments', 'Segment', projectId, id);
 }
 
 /** Validates a definition and checks that the lists it names are this project's (else 400). */
-async function checkDefinition(ctx: DomainContext, projectId: string, definition: unknown): Promise<Group> {
+async function checkDefinition(
+  ctx: Pick<DomainContext, 'db'>,
+  projectId: string,
+  definition: unknown,
+): Promise<Group> {
   if (definition === undefined)
     throw new ValidationError('`definition` is required: {"all": [...]} or {"any": [...]}');
   const checked = validateDefinition(definition);
@@ -60,7 +68,7 @@ export interface SegmentInput {
   definition: DefinitionInput;
 }
 
-export async function createSegment(ctx: DomainContext, projectId: string, body: SegmentInput) {
+export async function createSegment(ctx: Pick<DomainContext, 'db'>, projectId: string, body: SegmentInput) {
   const name = checkName(body.name);
   const description = checkDescription(body.description) ?? null;
   const definition = await checkDefinition(ctx, projectId, body.definition);
@@ -73,7 +81,7 @@ export async function createSegment(ctx: DomainContext, projectId: string, body:
   return present(row);
 }
 
-export async function listSegments(ctx: DomainContext, projectId: string) {
+export async function listSegments(ctx: Pick<DomainContext, 'db'>, projectId: string) {
   const rows = await ctx.db
     .selectFrom('segments')
     .selectAll()
@@ -83,12 +91,12 @@ export async function listSegments(ctx: DomainContext, projectId: string) {
   return { data: rows.map(present) };
 }
 
-export async function getSegment(ctx: DomainContext, projectId: string, id: string) {
+export async function getSegment(ctx: Pick<DomainContext, 'db'>, projectId: string, id: string) {
   return present(await findSegment(ctx, projectId, id));
 }
 
 export async function updateSegment(
-  ctx: DomainContext,
+  ctx: Pick<DomainContext, 'db'>,
   projectId: string,
   id: string,
   body: Partial<SegmentInput>,
@@ -113,13 +121,13 @@ export async function updateSegment(
   return present(row);
 }
 
-export async function deleteSegment(ctx: DomainContext, projectId: string, id: string) {
+export async function deleteSegment(ctx: Pick<DomainContext, 'db'>, projectId: string, id: string) {
   const current = await findSegment(ctx, projectId, id);
   await ctx.db.deleteFrom('segments').where('id', '=', current.id).execute();
 }
 
 /** The segment's condition over `contacts`, computed on read (membership is never stored). */
-export async function segmentCondition(ctx: DomainContext, projectId: string, id: string) {
+export async function segmentCondition(ctx: Pick<DomainContext, 'db'>, projectId: string, id: string) {
   const row = await findSegment(ctx, projectId, id);
   return compileDefinition(projectId, row.definition as Group);
 }

@@ -134,7 +134,7 @@ export function bestVariant(ab: AbTestColumn, result: CampaignStatsResult | unde
  * wins), and, for a sending campaign, enqueues the writer for the rest (a paused one goes on at
  * /resume). Drops a pending winner job. Null when nothing changed.
  */
-async function setWinner(ctx: DomainContext, campaignId: string, variant: number) {
+async function setWinner(ctx: Pick<DomainContext, 'db'>, campaignId: string, variant: number) {
   return ctx.db.transaction().execute(async (tx) => {
     const row = await tx
       .updateTable('campaigns')
@@ -156,7 +156,7 @@ async function setWinner(ctx: DomainContext, campaignId: string, variant: number
  * already, or that waits for the user's pick; a job that runs early is put back to its time.
  */
 export async function pickAbWinner(
-  ctx: DomainContext,
+  ctx: Pick<DomainContext, 'db'>,
   campaignId: string,
 ): Promise<'picked' | 'not_due' | 'skipped'> {
   const found = await ctx.db

@@ -1,5 +1,4 @@
 import { sql } from 'kysely';
-import type { Tx } from '../../db/database.ts';
 import { addJobs, enqueue } from '../../db/enqueue.ts';
 import type { CampaignStatus } from '../../db/schema.ts';
 import type { DomainContext } from '../core/context.ts';
@@ -8,10 +7,12 @@ import { ConflictError, DomainError, ValidationError } from '../core/errors.ts';
 import { emailRow, mailboxOf, renderedBody } from '../emails/email-row.ts';
 import { applyWrite, type EmailRowInput, queuedWrite } from '../emails/write.ts';
 import { type ProjectFacts, projectFacts, sharedDefaultFrom } from '../plans/project-facts.ts';
+import { checkBreakerResume, closeTrips, type Resumer } from '../reputation/breaker.ts';
 import type { TemplateContact } from '../templates/render.ts';
 import { renderInPool } from '../templates/render-pool.ts';
 import { type CampaignRow, campaignView, findCampaign } from './campaigns.ts';
 import { type CampaignContent, templateData } from './content.ts';
+import { holdCampaign, waitForWriter } from './hold.ts';
 import {
   campaignJob,
   checkCampaignSend,
@@ -21,7 +22,6 @@ import {
   startJob,
   startJobKey,
 } from './send.ts';
-import { CAMPAIGN_BATCH } from './send-batch.ts';
 
 /**
  * The campaign actions besides /send: schedule, pause, resume, cancel, and test sends. Each status
@@ -127,17 +127,6 @@ export async function startScheduledCampaign(
 }
 
 /**
- * Waits, inside the caller's transaction, for a batch of the campaign being written right now: it
- * holds the first pending recipients (`FOR UPDATE SKIP LOCKED`), so locking those rows returns once
- * it has committed, and what it wrote is then visible to the caller's next statement.
- */
-async function waitForWriter(tx: Tx, campaignId: string) {
-  await sql`select 1 from campaign_recipients
-     where campaign_id = ${campaignId} and status = 'pending'
-     order by contact_id limit ${CAMPAIGN_BATCH} for update`.execute(tx);
-}
-
-/**
  * POST /campaigns/{id}/pause: `sending` → `paused` (409 otherwise). The batch job writes nothing
  * more (it writes only for a sending campaign), and in the same transaction the campaign's emails
  * still `queued` (written, not yet claimed by delivery) are taken back: deleted, their recipients
@@ -159,35 +148,11 @@ export async function pauseCampaign(ctx: DomainContext, projectId: string, id: s
       .returningAll()
       .executeTakeFirst();
     if (!paused) return null;
-    await waitForWriter(tx, campaign.id);
-    await takeBackQueued(tx, campaign.id, sharedDefaultFrom(ctx));
+    await holdCampaign(tx, campaign.id, sharedDefaultFrom(ctx));
     return paused;
   });
   if (!row) throw wrongStatus(await findCampaign(ctx, projectId, id), 'paused', ['sending']);
   return campaignView(ctx, row);
-}
-
-/**
- * Deletes the campaign's emails that delivery has not claimed (their events go with them), puts
- * their recipients back to `pending` and returns their usage to the days it was counted on.
- */
-async function takeBackQueued(tx: Tx, campaignId: string, sharedFrom: string) {
-  await sql`with held as (
-      delete from emails e using campaign_recipients r
-       where r.campaign_id = ${campaignId} and r.status = 'queued' and e.id = r.email_id
-         and e.status = 'queued'
-      returning e.id, e.project_id, e.created_at, e.from_address
-    ), back as (
-      update campaign_recipients r set status = 'pending', email_id = null
-        from held where r.campaign_id = ${campaignId} and r.email_id = held.id
-    )
-    insert into sending_usage as s (project_id, day, shard, sent, shared_domain_sent)
-    select project_id, created_at::date, 0, -count(*), -count(*) filter (where from_address = ${sharedFrom})
-      from held group by project_id, created_at::date
-    on conflict (project_id, day, shard) do update
-      set sent = s.sent + excluded.sent, shared_domain_sent = s.shared_domain_sent + excluded.shared_domain_sent`.execute(
-    tx,
-  );
 }
 
 /**
@@ -196,9 +161,15 @@ async function takeBackQueued(tx: Tx, campaignId: string, sharedFrom: string) {
  * are still pending get their message. Checked first: the account and footer, the content and
  * `from`, and the allowance for the recipients still to write (402 leaves it paused).
  */
-export async function resumeCampaign(ctx: DomainContext, facts: ProjectFacts, id: string) {
+export async function resumeCampaign(
+  ctx: DomainContext,
+  facts: ProjectFacts,
+  id: string,
+  by: Resumer = { who: 'unknown', admin: true },
+) {
   const campaign = await findCampaign(ctx, facts.id, id);
   if (campaign.status !== 'paused') throw wrongStatus(campaign, 'resumed', ['paused']);
+  if (campaign.paused_reason) checkBreakerResume(campaign.paused_reason, by, 'resume');
   await checkCampaignSend(ctx, facts, campaign, async () => {
     const { n: pending } = await ctx.db
       .selectFrom('campaign_recipients')
@@ -211,12 +182,15 @@ export async function resumeCampaign(ctx: DomainContext, facts: ProjectFacts, id
   const row = await ctx.db.transaction().execute(async (tx) => {
     const resumed = await tx
       .updateTable('campaigns')
-      .set({ status: 'sending', updated_at: new Date() })
+      .set({ status: 'sending', paused_reason: null, updated_at: new Date() })
       .where('id', '=', campaign.id)
       .where('status', '=', 'paused')
       .returningAll()
       .executeTakeFirst();
-    if (resumed) await enqueue(tx, [campaignJob(campaign.id)]);
+    if (resumed) {
+      await enqueue(tx, [campaignJob(campaign.id)]);
+      if (campaign.paused_reason) await closeTrips(tx, 'campaign', campaign.id, by);
+    }
     return resumed;
   });
   if (!row) throw wrongStatus(await findCampaign(ctx, facts.id, id), 'resumed', ['paused']);
@@ -267,7 +241,7 @@ export async function cancelCampaign(ctx: DomainContext, projectId: string, id: 
 }
 
 /** The addresses of the project's members (lower-cased): the only ones a test may go to. */
-async function memberAddresses(ctx: DomainContext, projectId: string): Promise<Set<string>> {
+async function memberAddresses(ctx: Pick<DomainContext, 'db'>, projectId: string): Promise<Set<string>> {
   const rows = await ctx.db
     .selectFrom('project_members as m')
     .innerJoin('accounts as a', 'a.id', 'm.account_id')
@@ -278,7 +252,7 @@ async function memberAddresses(ctx: DomainContext, projectId: string): Promise<S
 }
 
 /** The project's contacts among the addresses, by lower-cased address, as Liquid sees them. */
-async function contactsOf(ctx: DomainContext, projectId: string, addresses: string[]) {
+async function contactsOf(ctx: Pick<DomainContext, 'db'>, projectId: string, addresses: string[]) {
   const rows = await ctx.db
     .selectFrom('contacts')
     .select(['id', 'email', 'first_name', 'last_name', 'properties'])

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { DomainContext } from '../core/context.ts';
 import { findCampaign } from './campaigns.ts';
 import { humanEngagement } from './stats.ts';
+import { countedPart } from './stats-cache.ts';
 
 /**
  * GET /campaigns/{id}/activity: how a campaign went out over time, and where its readers clicked.
@@ -31,6 +32,13 @@ interface BucketRow {
 
 export async function campaignActivity(ctx: DomainContext, projectId: string, id: string) {
   const campaign = await findCampaign(ctx, projectId, id);
+  const { value, asOf } = await countedPart(ctx, campaign, 'activity', () => countActivity(ctx, campaign.id));
+  return { ...value, as_of: asOf?.toISOString() ?? null };
+}
+
+/** The campaign's sending over time and its top links, counted now. */
+export async function countActivity(ctx: Pick<DomainContext, 'db'>, campaignId: string) {
+  const campaign = { id: campaignId };
   // one pass over the campaign's emails: each gives up to three moments (sent, delivered, bounced);
   // the span of those moments sets the bucket width (whole minutes, at most MAX_BUCKETS buckets)
   const { rows } = await sql<BucketRow>`
@@ -73,7 +81,7 @@ export async function campaignActivity(ctx: DomainContext, projectId: string, id
   return { object: 'campaign_activity' as const, bucket_seconds: secs, buckets, top_links };
 }
 
-async function topLinks(ctx: DomainContext, campaignId: string) {
+async function topLinks(ctx: Pick<DomainContext, 'db'>, campaignId: string) {
   const { rows } = await sql<{ url: string; people: number; clicks: number }>`
     select ev.detail ->> 'url' as url, count(distinct ev.email_id)::int as people, count(*)::int as clicks
       from campaign_recipients r

@@ -15,6 +15,7 @@ import {
   EMPTY_CAMPAIGN,
 } from './fields.ts';
 import { campaignRevenue, campaignStats, presentAb, presentStats } from './stats.ts';
+import { countedPart } from './stats-cache.ts';
 
 export type CampaignRow = Selectable<CampaignsTable>;
 export type { CampaignInput } from './fields.ts';
@@ -38,6 +39,7 @@ export function presentCampaign(row: CampaignRow) {
     name: row.name,
     status: row.status,
     failure_reason: row.failure_reason,
+    paused_reason: row.paused_reason,
     from: row.from_address,
     from_name: row.from_name,
     reply_to: row.reply_to,
@@ -66,11 +68,21 @@ export function presentCampaign(row: CampaignRow) {
 
 /** The campaign with its full stats and, for an A/B campaign, each variant's results (one aggregate). */
 export async function campaignView(ctx: DomainContext, row: CampaignRow) {
-  const result = (await campaignStats(ctx.db, [row.id])).get(row.id);
-  return { ...presentCampaign(row), stats: presentStats(result?.total), ab: presentAb(row, result) };
+  const { value, asOf } = await countedPart(ctx, row, 'stats', () => campaignPageStats(ctx, row));
+  return { ...presentCampaign(row), ...value, stats_as_of: asOf?.toISOString() ?? null };
 }
 
-export function findCampaign(ctx: DomainContext, projectId: string, id: string): Promise<CampaignRow> {
+/** What a campaign's page shows of its stats: the whole campaign's, and each A/B variant's. */
+export async function campaignPageStats(ctx: Pick<DomainContext, 'db'>, row: CampaignRow) {
+  const result = (await campaignStats(ctx.db, [row.id])).get(row.id);
+  return { stats: presentStats(result?.total), ab: presentAb(row, result) };
+}
+
+export function findCampaign(
+  ctx: Pick<DomainContext, 'db'>,
+  projectId: string,
+  id: string,
+): Promise<CampaignRow> {
   return findInProject(ctx.db, 'campaigns', 'Campaign', projectId, id);
 }
 
@@ -79,7 +91,7 @@ export function findCampaign(ctx: DomainContext, projectId: string, id: string):
  * the cheap part (recipients and attributed revenue, one query for the page): the full stats read
  * every recipient of a campaign, which GET /campaigns/{id} does for one.
  */
-export async function listCampaigns(ctx: DomainContext, projectId: string, page: Page) {
+export async function listCampaigns(ctx: Pick<DomainContext, 'db'>, projectId: string, page: Page) {
   const { rows, ...found } = await readPage(
     ctx.db.selectFrom('campaigns').where('project_id', '=', projectId),
     (base) => base.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc'),
@@ -140,7 +152,7 @@ export async function updateCampaign(
 }
 
 /** DELETE /campaigns/{id}: refused (409) while the campaign is sending; its recipients go with it. */
-export async function deleteCampaign(ctx: DomainContext, projectId: string, id: string) {
+export async function deleteCampaign(ctx: Pick<DomainContext, 'db'>, projectId: string, id: string) {
   const current = await findCampaign(ctx, projectId, id);
   if (!(await deleteUnlessBusy(ctx.db, 'campaigns', current.id, 'sending'))) {
     const now = await findCampaign(ctx, projectId, id).catch(() => null);

@@ -247,7 +247,12 @@ function checkText(value: string | null, field: string, max: number, oneLine: bo
 }
 
 /** The template a campaign names, in this project and with a published version to send. */
-async function checkTemplate(ctx: DomainContext, projectId: string, fields: CampaignFields, at: string) {
+async function checkTemplate(
+  ctx: Pick<DomainContext, 'db'>,
+  projectId: string,
+  fields: CampaignFields,
+  at: string,
+) {
   const id = fields.template_id as string;
   const missing = new ValidationError(
     `\`${at}template_id\`: no template ${id.slice(0, 100)} in this project`,
@@ -268,14 +273,14 @@ async function checkTemplate(ctx: DomainContext, projectId: string, fields: Camp
       );
   } else if (template.latest_version === 0) {
     throw new ValidationError(
-      `\`${at}template_id\`: template ${template.id} has no published version yet: publish it with POST /v1/templates/${template.id}/publish`,
+      `\`${at}template_id\`: template ${template.id} has no published version yet: publish it in Templates (POST /v1/templates/${template.id}/publish)`,
     );
   }
   return template;
 }
 
 /** Every id of the audience names a list or segment of this project (else 400 naming it). */
-async function checkAudience(ctx: DomainContext, projectId: string, fields: CampaignFields) {
+async function checkAudience(ctx: Pick<DomainContext, 'db'>, projectId: string, fields: CampaignFields) {
   const kinds = [
     { table: 'lists', noun: 'list', ids: [...fields.list_ids, ...fields.exclude_list_ids] },
     { table: 'segments', noun: 'segment', ids: [...fields.segment_ids, ...fields.exclude_segment_ids] },

@@ -11,10 +11,10 @@ import { renderEach } from '../templates/render-pool.ts';
 import { recipientContents, startWinnerWait, testPhaseOf, variationOf } from './ab.ts';
 import type { CampaignRow } from './campaigns.ts';
 import { type CampaignContent, campaignContent, templateData } from './content.ts';
+import { CAMPAIGN_BATCH } from './hold.ts';
 import { campaignJob } from './send.ts';
+import { countedAhead, statsRefreshJob } from './stats-cache.ts';
 
-/** Recipients written per transaction. */
-export const CAMPAIGN_BATCH = 500;
 /** How often the finish check looks again while messages are still on their way. */
 const FINISH_POLL_MS = 2_000;
 /** Email statuses after which nothing more happens to a message. */
@@ -56,7 +56,7 @@ export async function sendCampaignBatch(ctx: DomainContext, campaignId: string):
   const content = await campaignContent(ctx, campaign, { variant: null });
   // a throttled campaign writes a few seconds of sending at a time, just before it is due
   const pace = writerPace(
-    await campaignStepMs(ctx.db, { ...campaign, from_address: content.fromAddress }),
+    await campaignStepMs(ctx.db, { ...campaign, from_address: content.fromAddress }, ctx.config.routes),
     CAMPAIGN_BATCH,
   );
   const testing = testPhaseOf(campaign);
@@ -220,7 +220,7 @@ const HANDED_OVER = ['sent', 'delivered', 'bounced', 'complained'];
  * picked, so such a campaign is never sent before its winner phase is done (the writer, woken
  * here, only starts the wait again, which changes nothing).
  */
-export async function finishCampaign(ctx: DomainContext, campaignId: string): Promise<boolean> {
+export async function finishCampaign(ctx: Pick<DomainContext, 'db'>, campaignId: string): Promise<boolean> {
   const { rows } = await sql<{
     pending: number;
     open: number;
@@ -241,7 +241,7 @@ export async function finishCampaign(ctx: DomainContext, campaignId: string): Pr
   return ctx.db.transaction().execute(async (tx) => {
     const campaign = await tx
       .selectFrom('campaigns')
-      .select('status')
+      .select(['status', 'recipient_count'])
       .where('id', '=', campaignId)
       .forUpdate()
       .executeTakeFirst();
@@ -266,6 +266,9 @@ export async function finishCampaign(ctx: DomainContext, campaignId: string): Pr
       })
       .where('id', '=', campaignId)
       .execute();
+    // a large campaign's page is counted once now, so its first read after the send waits for nothing
+    if (countedAhead({ status: 'sent', recipient_count: campaign.recipient_count }))
+      await addJobs([statsRefreshJob(campaignId)]).execute(tx);
     return true;
   });
 }

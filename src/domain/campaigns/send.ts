@@ -93,7 +93,7 @@ const cannotSend = (campaign: Pick<CampaignRow, 'name'>) => `Campaign "${campaig
  * enqueues its `campaign_send` job and drops a pending scheduled start. 409 when the status moved.
  */
 export async function startCampaign(
-  ctx: DomainContext,
+  ctx: Pick<DomainContext, 'db'>,
   campaign: CampaignRow,
   from: CampaignStatus[],
 ): Promise<CampaignRow> {
@@ -135,17 +135,23 @@ export async function startCampaign(
  */
 export async function sendCampaign(ctx: DomainContext, facts: ProjectFacts, id: string) {
   const campaign = await findCampaign(ctx, facts.id, id);
+  checkStartable(campaign);
+  await checkCampaignStart(ctx, facts, campaign);
+  return campaignView(ctx, await startCampaign(ctx, campaign, STARTABLE));
+}
+
+/** 409 unless the campaign is a draft or scheduled: a paused one goes on with /resume, the others are done. */
+export function checkStartable(campaign: Pick<CampaignRow, 'id' | 'name' | 'status'>): void {
   if (campaign.status === 'paused')
     throw new ConflictError(
       `Campaign "${campaign.name}" is paused: resume it with POST /v1/campaigns/${campaign.id}/resume`,
     );
   if (!STARTABLE.includes(campaign.status))
     throw new ConflictError(`Campaign "${campaign.name}" is ${campaign.status}: it cannot be sent again`);
-  await checkCampaignStart(ctx, facts, campaign);
-  return campaignView(ctx, await startCampaign(ctx, campaign, STARTABLE));
 }
 
-function emptyAudience(name: string) {
+/** The refusal of a start whose audience holds nobody. */
+export function emptyAudience(name: string) {
   return new ValidationError(
     `Campaign "${name}" has no recipients: its lists and segments hold no subscribed, unsuppressed contact`,
   );

@@ -52,6 +52,19 @@ export class PlanFeatureError extends DomainError {
 }
 
 /**
+ * What a person does about a 402 on a self-hosted server, where there is no upgrade to buy: the
+ * operator moves the workspace (src/cli/operator.ts) or starts new workspaces on another plan.
+ */
+export function onThisServer(upgradeTo: string | null): string {
+  return `On this server the operator moves a workspace to another plan with \`npx posthorn admin plan <workspace id or name> ${upgradeTo ?? 'unlimited'}\`, or starts new workspaces on one with POSTHORN_DEFAULT_PLAN`;
+}
+
+/** The words a refusal is answered with (`{"error"}`, a checklist item): a 402 adds what the operator does. */
+export function refusalText(err: DomainError): string {
+  return err instanceof PlanFeatureError ? `${err.message}. ${onThisServer(err.upgradeTo)}` : err.message;
+}
+
+/**
  * Which limit a 429 is: `rate_limited`, too many requests (or attempts) for now, retry after
  * Retry-After seconds; `daily_limit`, the shared domain's daily sending cap, reset at midnight UTC
  * (or lifted by sending from a verified domain of one's own).

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db, Tx } from '../../db/database.ts';
-import { deliveryJobKey } from '../../db/enqueue.ts';
+import { deliveryJobKey, deliveryTask } from '../../db/enqueue.ts';
 import type { EmailStatus } from '../../db/schema.ts';
 import type { DomainContext } from '../core/context.ts';
 import { ConflictError, ValidationError } from '../core/errors.ts';
@@ -176,7 +176,7 @@ function prepareWrite(
     const id = row.id;
     if (status === 'scheduled') {
       write.jobs.push({
-        task: 'deliver_email',
+        task: deliveryTask(sender.stream),
         payload: { ids: [id] },
         runAt: m.scheduledAt,
         jobKey: deliveryJobKey(id),

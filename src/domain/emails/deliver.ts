@@ -5,6 +5,15 @@ import { deliveryErrorOf } from '../../delivery/transport.ts';
 import { addressOf, domainOf } from '../../mail/address.ts';
 import { type ComposeInput, composeMessage } from '../../mail/compose.ts';
 import type { DkimKey } from '../../mail/dkim.ts';
+import { sharedDefaultFrom } from '../plans/project-facts.ts';
+import {
+  type Breaker,
+  breakerFor,
+  type Scope,
+  type Tally,
+  type Trip,
+  writeBreaker,
+} from '../reputation/breaker.ts';
 import { createSigningKeys } from '../sending-domains/dkim-keys.ts';
 import {
   applyFailure,
@@ -14,15 +23,16 @@ import {
   type Outcome,
   recordOutcomes,
 } from './delivery-outcomes.ts';
-import { type DeliveryDeps, handOver } from './hand-over.ts';
+import { type DeliveryDeps, handOver, providerTagsOf } from './hand-over.ts';
 import { outgoingMessages } from './outgoing.ts';
+import { type Pace, pacesOf } from './pace.ts';
 import { suppressedAmong } from './suppressions.ts';
-import { handBack, type Pace, pacesOf } from './throttle.ts';
+import { type Bucket, handBack, intervalMs } from './throttle.ts';
 
 const CLAIMABLE: EmailStatus[] = ['queued', 'scheduled', 'deferred', 'sending'];
 
 /** A throttled message that found no slot soon: back to the queue until `atMs`. */
-type HandedBack = { id: string; atMs: number };
+type HandedBack = { id: string; atMs: number; bulk: boolean };
 
 function bareRecipients(row: EmailRow): string[] {
   return [...row.to_addresses, ...row.cc_addresses, ...row.bcc_addresses].map(addressOf);
@@ -46,52 +56,72 @@ export async function deliverEmails(deps: DeliveryDeps, ids: string[]): Promise<
     .returningAll()
     .execute();
   if (rows.length === 0) return 0;
-  // throttled marketing and automation rows wait for a slot of their rate when ready to leave
-  const paces = await pacesOf(deps.ctx.db, rows);
+  // each message goes to the routes its rule names, the healthy first (chosen once per message)
+  const routes = new Map(rows.map((row) => [row.id, routesOf(deps, row)]));
+  // throttled rows, and rows meant for a route with a rate, wait for a slot when ready to leave
+  const paces = await pacesOf(deps.ctx.db, rows, (row) =>
+    routeBuckets((routes.get(row.id) as ChosenRoute[])[0]),
+  );
   const attachments = await attachmentsOf(deps, rows);
   const suppressed = await suppressedByProject(deps, rows);
+  const settled = await settledOf(deps, rows);
+  // the circuit breaker's view of the rows' campaigns; its trips are written with the outcomes
+  const breaker = breakerFor(deps.ctx.config.breaker);
+  await breaker.seed(deps.ctx.db, rows.flatMap(watchedOf));
+  const trips: Trip[] = [];
   // what goes on the wire: rendered again, the marketing layer, the composer's input (rows untouched)
   const outgoing = await outgoingMessages(deps.ctx, rows, attachments);
   const index = new Map(rows.map((row, i) => [row.id, i]));
-  // each message goes to its route's transport: the batch is taken route by route
   const results = await Promise.all(
-    [...byRoute(deps, rows).values()].flatMap(({ route, rows: routed }) =>
-      routed.map(async (row) => {
-        const message = outgoing[index.get(row.id) as number];
-        if ('refused' in message) return failedToRender(row.id, message.reason);
-        return deliverOne(deps, route, row, message.input, {
-          key: await signingKey(row.project_id, domainOf(row.from_address)),
-          suppressed: suppressed.get(`${row.project_id}:${row.stream}`) as Set<string>,
-          pace: paces.get(row.id) ?? null,
-        });
-      }),
-    ),
+    rows.map(async (row) => {
+      const message = outgoing[index.get(row.id) as number];
+      if ('refused' in message) return failedToRender(row.id, message.reason);
+      return deliverOne(deps, routes.get(row.id) as ChosenRoute[], row, message.input, {
+        key: await signingKey(row.project_id, domainOf(row.from_address)),
+        suppressed: suppressed.get(`${row.project_id}:${row.stream}`) as Set<string>,
+        pace: paces.get(row.id) ?? null,
+        settled: settled.get(row.id),
+        breaker,
+        trips,
+      });
+    }),
   );
   const waiting = results.filter((r): r is HandedBack => !('events' in r));
   const outcomes = results.filter((r): r is Outcome => 'events' in r);
   await handBack(deps.ctx.db, waiting);
-  await recordOutcomes(deps.ctx, rows, outcomes);
+  const unwritten = breaker.takeUnwritten();
+  try {
+    await recordOutcomes(deps.ctx, rows, outcomes, (tx) =>
+      writeBreaker(tx, unwritten, trips, sharedDefaultFrom(deps.ctx)).then(() => undefined),
+    );
+  } catch (err) {
+    breaker.giveBack(unwritten, trips);
+    throw err;
+  }
+  breaker.confirm(trips);
   return outcomes.length;
 }
 
 /**
- * The batch's messages grouped by the route the rules chose for each: by its stream, project,
- * sending domain and the domain of its first recipient (To, then Cc, then Bcc).
+ * The rate of the route a message is meant for (its first choice), shared by every worker process
+ * through the same buckets as the campaign throttles: every stream through the route respects it.
  */
-function byRoute(deps: DeliveryDeps, rows: EmailRow[]) {
-  const groups = new Map<string, { route: ChosenRoute; rows: EmailRow[] }>();
-  for (const row of rows) {
-    const route = deps.routes.choose({
-      stream: row.stream,
-      projectId: row.project_id,
-      fromDomain: domainOf(addressOf(row.from_address)).toLowerCase(),
-      recipientDomain: domainOf(bareRecipients(row)[0] ?? '').toLowerCase(),
-    });
-    const group = groups.get(route.name) ?? { route, rows: [] };
-    group.rows.push(row);
-    groups.set(route.name, group);
-  }
-  return groups;
+function routeBuckets(route: ChosenRoute): Bucket[] {
+  const step = route.rate ? intervalMs(route.rate) : null;
+  return step === null ? [] : [{ key: `route:${route.name}`, intervalMs: step }];
+}
+
+/**
+ * The routes a message may leave by, in order: those of the rule that fits its stream, project,
+ * sending domain and the domain of its first recipient (To, then Cc, then Bcc), the healthy first.
+ */
+function routesOf(deps: DeliveryDeps, row: EmailRow): ChosenRoute[] {
+  return deps.routes.choose({
+    stream: row.stream,
+    projectId: row.project_id,
+    fromDomain: domainOf(addressOf(row.from_address)).toLowerCase(),
+    recipientDomain: domainOf(bareRecipients(row)[0] ?? '').toLowerCase(),
+  });
 }
 
 async function attachmentsOf(deps: DeliveryDeps, rows: EmailRow[]) {
@@ -121,6 +151,60 @@ async function suppressedByProject(deps: DeliveryDeps, rows: EmailRow[]) {
   return suppressed;
 }
 
+/** A message the breaker held goes back to the queue for this long: the breaker reads again every 5 s (a resume). */
+const BREAKER_HOLD_MS = 5_000;
+
+/** What the circuit breaker watches a message as part of: its campaign, or its flow (none for the rest). */
+function watchedOf(row: EmailRow): { scope: Scope; id: string; projectId: string }[] {
+  if (row.campaign_id) return [{ scope: 'campaign', id: row.campaign_id, projectId: row.project_id }];
+  if (row.flow_id) return [{ scope: 'flow', id: row.flow_id, projectId: row.project_id }];
+  return [];
+}
+
+/** What one message met, for the circuit breaker: taken, hard-bounced, complained. */
+function tallyOf(outcome: Outcome): Tally {
+  const t = { sent: 0, bounced: 0, complained: 0 };
+  for (const e of outcome.events) {
+    if (e.type === 'delivered' || e.type === 'sent') t.sent++;
+    else if (e.type === 'complained') t.complained++;
+    else if (e.type === 'bounced' && (e.detail as { bounce_type?: string }).bounce_type === 'hard')
+      t.bounced++;
+  }
+  return t;
+}
+
+/** What earlier attempts settled for good: recipients accepted or bounced, and the best acceptance. */
+interface Settled {
+  recipients: Set<string>;
+  accepted: 'delivered' | 'sent' | null;
+}
+
+/**
+ * For messages tried before: the recipients an earlier attempt settled (accepted, bounced), read
+ * from their events, so a retry goes only to those still deferred (a direct route answers per
+ * domain; a relay may defer one recipient and take the others).
+ */
+async function settledOf(deps: DeliveryDeps, rows: EmailRow[]): Promise<Map<string, Settled>> {
+  const settled = new Map<string, Settled>();
+  const retried = rows.filter((r) => r.attempts > 1).map((r) => r.id);
+  if (retried.length === 0) return settled;
+  const events = await deps.ctx.db
+    .selectFrom('email_events')
+    .select(['email_id', 'recipient', 'type'])
+    .where('email_id', 'in', retried)
+    .where('type', 'in', ['delivered', 'sent', 'bounced', 'complained'])
+    .where('recipient', 'is not', null)
+    .execute();
+  for (const e of events) {
+    const entry = settled.get(e.email_id) ?? { recipients: new Set<string>(), accepted: null };
+    settled.set(e.email_id, entry);
+    entry.recipients.add((e.recipient as string).toLowerCase());
+    if (e.type === 'delivered' || e.type === 'complained') entry.accepted = 'delivered';
+    else if (e.type === 'sent' && entry.accepted === null) entry.accepted = 'sent';
+  }
+  return settled;
+}
+
 /** A message that cannot be rendered again (or cannot carry the marketing layer) is failed with the reason. */
 function failedToRender(id: string, reason: string): Outcome {
   return {
@@ -134,13 +218,22 @@ function failedToRender(id: string, reason: string): Outcome {
 /** One message: suppressed recipients are left out, the rest handed over, the answer recorded. */
 async function deliverOne(
   deps: DeliveryDeps,
-  route: ChosenRoute,
+  routes: ChosenRoute[],
   row: EmailRow,
   input: ComposeInput,
-  extra: { key: DkimKey; suppressed: Set<string>; pace: Pace },
+  extra: {
+    key: DkimKey;
+    suppressed: Set<string>;
+    pace: Pace;
+    settled: Settled | undefined;
+    breaker: Breaker;
+    trips: Trip[];
+  },
 ): Promise<Outcome | HandedBack> {
   const outcome = newOutcome(row.id);
+  const settled = extra.settled;
   const recipients = bareRecipients(row).filter((r) => {
+    if (settled?.recipients.has(r.toLowerCase())) return false;
     if (!extra.suppressed.has(r.toLowerCase())) return true;
     outcome.events.push({
       type: 'suppressed',
@@ -150,24 +243,46 @@ async function deliverOne(
     return false;
   });
   if (recipients.length === 0)
-    return { ...outcome, status: 'suppressed', response: 'every recipient is suppressed' };
+    return settled?.accepted
+      ? { ...outcome, status: settled.accepted, response: 'every recipient was answered before' }
+      : { ...outcome, status: 'suppressed', response: 'every recipient is suppressed' };
 
   let raw: Buffer = Buffer.alloc(0);
   const compose = async () => {
     raw = await composeMessage(input, extra.key);
     outcome.size = raw.length;
   };
+  // every recipient held by the route before anything was sent (a site that asked to slow down)
+  let heldUntil: number | null = null;
+  const [watched] = watchedOf(row);
   const send = async () => {
+    // a campaign or flow the circuit breaker stopped hands nothing more over, from the moment it tripped
+    if (watched && extra.breaker.stopped(watched.scope, watched.id)) {
+      heldUntil = Date.now() + BREAKER_HOLD_MS;
+      // what it becomes if it is not handed back (past POSTHORN_RETRY_FOR_HOURS): deferred, so the
+      // retry policy fails it, never recorded as sent
+      const response = `held: its ${watched.scope} is paused by the circuit breaker`;
+      Object.assign(outcome, { status: 'deferred', response });
+      outcome.events.push({ type: 'deferred', recipient: null, detail: { response } });
+      return;
+    }
     try {
-      const result = await handOver(deps, route, {
+      const result = await handOver(deps, routes, {
         id: row.id,
         key: extra.key,
         to: recipients,
         raw,
         messageId: row.message_id,
         attempt: row.attempts,
+        tags: providerTagsOf(row),
       });
+      const held = result.recipients.map((r) => r.heldUntil);
+      if (held.length > 0 && held.every((at) => at !== undefined)) heldUntil = Math.max(...held);
       applyResult(outcome, result);
+      if (watched)
+        extra.trips.push(
+          ...extra.breaker.observe(watched.scope, watched.id, row.project_id, tallyOf(outcome)),
+        );
     } catch (err) {
       applyFailure(outcome, deliveryErrorOf(err), recipients);
     }
@@ -176,10 +291,17 @@ async function deliverOne(
   // back to the queue when no slot is free soon); any other leaves at once
   if (extra.pace) {
     const slot = await extra.pace(compose, send);
-    if (!slot.leave) return { id: row.id, atMs: slot.atMs };
+    if (!slot.leave) return { id: row.id, atMs: slot.atMs, bulk: row.stream !== 'transactional' };
   } else {
     await compose();
     await send();
   }
+  // held, not tried: back to the queue for when the site takes mail again, the attempt not
+  // counted (within POSTHORN_RETRY_FOR_HOURS: a site that never takes it lets it expire)
+  if (heldUntil !== null && heldUntil - row.created_at.getTime() < deps.ctx.config.retryForHours * 3_600_000)
+    return { id: row.id, atMs: heldUntil, bulk: row.stream !== 'transactional' };
+  // recipients an earlier attempt delivered keep the message delivered when the rest bounce now
+  if (settled?.accepted && (outcome.status === 'bounced' || outcome.status === 'failed'))
+    outcome.status = settled.accepted;
   return outcome;
 }

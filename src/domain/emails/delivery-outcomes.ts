@@ -1,6 +1,7 @@
 import type { Selectable } from 'kysely';
 import { sql } from 'kysely';
-import { deliveryJobKey, enqueue, type JobSpec } from '../../db/enqueue.ts';
+import type { Tx } from '../../db/database.ts';
+import { deliveryJobKey, deliveryTask, enqueue, type JobSpec } from '../../db/enqueue.ts';
 import type { EmailStatus, EmailsTable } from '../../db/schema.ts';
 import {
   type DeliveryError,
@@ -27,6 +28,8 @@ export interface Outcome {
   events: TimelineEvent[];
   suppress: { email: string; reason: SuppressionReason; detail: string }[];
   retryAt: Date | null;
+  /** The hop's own wait before the next try (a direct route's site schedule), over POSTHORN_RETRY_SCHEDULE's. */
+  retryAfterMs?: number;
 }
 
 // when only simulator addresses answered, the most severe answer is the message's status
@@ -45,13 +48,20 @@ function statusOf(r: RecipientResult): EmailStatus {
 /**
  * Adds one recipient's answer to the timeline: accepted is `delivered` when the hop was the last
  * (else `sent`), then `complained` if a complaint followed; a refusal is `bounced` (5xx) or
- * `deferred`. A hard bounce suppresses the recipient, unless the simulator answered.
+ * `deferred`. A hard bounce suppresses the recipient, unless the simulator answered. An
+ * acceptance names the provider's message id when the hop gave one.
  */
-function addAnswer(outcome: Outcome, r: RecipientResult) {
-  const simulated = r.simulated ? { simulated: true } : {};
+function addAnswer(outcome: Outcome, r: RecipientResult, providerMessageId?: string) {
+  const simulated = { ...(r.simulated ? { simulated: true } : {}), ...(r.via ? { via: r.via } : {}) };
   if (r.accepted) {
     const type = r.final ? 'delivered' : 'sent';
-    outcome.events.push({ type, recipient: r.recipient, detail: { response: r.response, ...simulated } });
+    // the provider's id for the message, by which its feedback finds the email (domain/feedback)
+    const provider = providerMessageId ? { provider_message_id: providerMessageId } : {};
+    outcome.events.push({
+      type,
+      recipient: r.recipient,
+      detail: { response: r.response, ...simulated, ...provider },
+    });
     if (r.complaint !== undefined)
       outcome.events.push({
         type: 'complained',
@@ -61,12 +71,13 @@ function addAnswer(outcome: Outcome, r: RecipientResult) {
     return;
   }
   const permanent = isPermanent(r.responseCode);
+  const bounceType = r.bounceType ?? 'hard';
   outcome.events.push({
     type: permanent ? 'bounced' : 'deferred',
     recipient: r.recipient,
-    detail: { response: r.response, ...simulated, ...(permanent ? { bounce_type: 'hard' } : {}) },
+    detail: { response: r.response, ...simulated, ...(permanent ? { bounce_type: bounceType } : {}) },
   });
-  if (permanent && !r.simulated)
+  if (permanent && !r.simulated && bounceType === 'hard')
     outcome.suppress.push({ email: r.recipient, reason: 'hard_bounce', detail: r.response });
 }
 
@@ -76,7 +87,8 @@ function addAnswer(outcome: Outcome, r: RecipientResult) {
  * the most severe of its answers does.
  */
 export function applyResult(outcome: Outcome, result: DeliveryResult) {
-  for (const r of result.recipients) addAnswer(outcome, r);
+  for (const r of result.recipients)
+    addAnswer(outcome, r, r.simulated ? undefined : result.providerMessageId);
   const handedOver = result.recipients.filter((r) => !r.simulated);
   if (handedOver.length === 0 && result.recipients.length > 0) {
     let worst = result.recipients[0];
@@ -87,8 +99,14 @@ export function applyResult(outcome: Outcome, result: DeliveryResult) {
     return;
   }
   const accepted = handedOver.find((r) => r.accepted);
-  outcome.status = accepted ? (accepted.final ? 'delivered' : 'sent') : 'bounced';
-  outcome.response = result.response;
+  // a recipient deferred is tried again (only those not answered for good: deliver.ts)
+  const deferred = handedOver.find((r) => !r.accepted && !isPermanent(r.responseCode));
+  const waits = handedOver.flatMap((r) =>
+    !r.accepted && !isPermanent(r.responseCode) && r.retryAfterMs !== undefined ? [r.retryAfterMs] : [],
+  );
+  if (waits.length > 0) outcome.retryAfterMs = Math.min(...waits);
+  outcome.status = deferred ? 'deferred' : accepted ? (accepted.final ? 'delivered' : 'sent') : 'bounced';
+  outcome.response = deferred && !accepted ? deferred.response : result.response;
 }
 
 /**
@@ -125,15 +143,20 @@ export function applyFailure(outcome: Outcome, e: DeliveryError, recipients: str
 }
 
 /**
- * The retry policy: a deferred message gets a job at the next step of POSTHORN_RETRY_SCHEDULE, or
+ * The retry policy: a deferred message gets a job at the next step of POSTHORN_RETRY_SCHEDULE (or
+ * of its site's schedule, when a direct route's site has one), or
  * becomes `failed` once POSTHORN_RETRY_FOR_HOURS have passed since it was created.
  */
-function scheduleRetries(ctx: DomainContext, rows: EmailRow[], outcomes: Outcome[]): JobSpec[] {
+function scheduleRetries(
+  ctx: Pick<DomainContext, 'config'>,
+  rows: EmailRow[],
+  outcomes: Outcome[],
+): JobSpec[] {
   const jobs: JobSpec[] = [];
   for (const o of outcomes) {
     if (o.status !== 'deferred') continue;
     const row = rows.find((r) => r.id === o.id) as EmailRow;
-    const retryAt = nextAttemptAt(ctx.config, row.attempts, row.created_at);
+    const retryAt = nextAttemptAt(ctx.config, row.attempts, row.created_at, o.retryAfterMs);
     if (!retryAt) {
       o.status = 'failed';
       o.events.push({
@@ -147,7 +170,7 @@ function scheduleRetries(ctx: DomainContext, rows: EmailRow[], outcomes: Outcome
     } else {
       o.retryAt = retryAt;
       jobs.push({
-        task: 'deliver_email',
+        task: deliveryTask(row.stream),
         payload: { ids: [o.id] },
         runAt: retryAt,
         jobKey: deliveryJobKey(o.id),
@@ -161,7 +184,13 @@ function scheduleRetries(ctx: DomainContext, rows: EmailRow[], outcomes: Outcome
  * Writes a job's outcomes back in one transaction, set-based: statuses in one `unnest` update, the
  * timeline events (announced to webhooks), the suppressions and the retry jobs.
  */
-export async function recordOutcomes(ctx: DomainContext, rows: EmailRow[], outcomes: Outcome[]) {
+export async function recordOutcomes(
+  ctx: DomainContext,
+  rows: EmailRow[],
+  outcomes: Outcome[],
+  /** More to write in the same transaction (the circuit breaker's counts and trips). */
+  also?: (tx: Tx) => Promise<void>,
+) {
   const jobs = scheduleRetries(ctx, rows, outcomes);
   const projectOf = (id: string) => (rows.find((r) => r.id === id) as EmailRow).project_id;
   await ctx.db.transaction().execute(async (tx) => {
@@ -190,6 +219,7 @@ export async function recordOutcomes(ctx: DomainContext, rows: EmailRow[], outco
       ),
     );
     await enqueue(tx, jobs);
+    await also?.(tx);
   });
   countDeliveries(outcomes.map((o) => o.status));
 }

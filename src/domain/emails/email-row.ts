@@ -162,6 +162,14 @@ function originColumns(origin: EmailOrigin, id: string): Pick<EmailRowInput, Ori
 }
 
 /** An outgoing email's row, with a new id and its Message-ID `<id@from domain>` (kept on every retry). */
+/**
+ * The one way Posthorn makes an outgoing Message-ID: the email's id at the sender's domain, fixed
+ * when the message is accepted, so every retry and every route carries the same one.
+ */
+export function messageIdOf(id: string, fromAddress: string): string {
+  return `<${id}@${domainOf(fromAddress)}>`;
+}
+
 export function emailRow(spec: EmailSpec): EmailRowInput {
   const id = randomUUID();
   const { body } = spec;
@@ -169,7 +177,7 @@ export function emailRow(spec: EmailSpec): EmailRowInput {
     id,
     project_id: spec.projectId,
     status: spec.status ?? 'queued',
-    message_id: `<${id}@${domainOf(spec.from.address)}>`,
+    message_id: messageIdOf(id, spec.from.address),
     from_header: formatMailbox(spec.from),
     from_address: spec.from.address,
     to_addresses: spec.to.map(formatMailbox),

@@ -16,7 +16,7 @@ const LAYERED_STREAMS: EmailRow['stream'][] = ['marketing', 'automation'];
 export const TEST_MESSAGE_HEADER = 'X-Posthorn-Test';
 
 /** The unsubscribe link of a test message without a contact: a page that says it was a test. */
-export function testUnsubscribeUrl(ctx: DomainContext): string {
+export function testUnsubscribeUrl(ctx: Pick<DomainContext, 'config'>): string {
   return `${ctx.config.publicUrl.replace(/\/+$/, '')}/u/test`;
 }
 

@@ -1,7 +1,10 @@
 import type { Selectable } from 'kysely';
 import { sql } from 'kysely';
 import { deliveryJobKey } from '../../db/enqueue.ts';
-import type { EmailStatus, EmailsTable } from '../../db/schema.ts';
+import { EMAIL_STATUSES, type EmailStatus, type EmailsTable } from '../../db/schema.ts';
+
+export { EMAIL_STATUSES };
+
 import type { DomainContext } from '../core/context.ts';
 import { parseIsoDate } from '../core/dates.ts';
 import { ConflictError, ValidationError } from '../core/errors.ts';
@@ -39,7 +42,7 @@ export function presentEmail(row: EmailRow) {
   };
 }
 
-async function findEmail(ctx: DomainContext, projectId: string, id: string): Promise<EmailRow> {
+async function findEmail(ctx: Pick<DomainContext, 'db'>, projectId: string, id: string): Promise<EmailRow> {
   return findInProject(ctx.db, 'emails', 'Email', projectId, id);
 }
 
@@ -83,20 +86,6 @@ export interface EmailFilters {
   created_before?: string;
 }
 
-const STATUSES: EmailStatus[] = [
-  'scheduled',
-  'queued',
-  'sending',
-  'sent',
-  'delivered',
-  'deferred',
-  'bounced',
-  'complained',
-  'failed',
-  'suppressed',
-  'cancelled',
-];
-
 function date(value: string, name: string): Date {
   const d = parseIsoDate(value);
   if (!d)
@@ -125,7 +114,7 @@ async function plannedRows(query: { explain(format: 'json'): Promise<Record<stri
  * and date. `total` is exact, except with a status filter over more than EXACT_STATUS_COUNT_UP_TO
  * messages, where it is estimated and `total_estimated` says so.
  */
-export async function listEmails(ctx: DomainContext, projectId: string, f: EmailFilters) {
+export async function listEmails(ctx: Pick<DomainContext, 'db'>, projectId: string, f: EmailFilters) {
   let range = ctx.db.selectFrom('emails').where('project_id', '=', projectId);
   if (f.to) {
     const to = f.to.trim().toLowerCase();
@@ -142,8 +131,8 @@ export async function listEmails(ctx: DomainContext, projectId: string, f: Email
   if (f.created_before) range = range.where('created_at', '<', date(f.created_before, 'created_before'));
   let query = range;
   if (f.status) {
-    if (!STATUSES.includes(f.status as EmailStatus))
-      throw new ValidationError(`Query parameter \`status\` must be one of ${STATUSES.join(', ')}`);
+    if (!EMAIL_STATUSES.includes(f.status as EmailStatus))
+      throw new ValidationError(`Query parameter \`status\` must be one of ${EMAIL_STATUSES.join(', ')}`);
     query = query.where('status', '=', f.status as EmailStatus);
   }
   // one recipient's messages are few among many: found through the index, then sorted (walking the
@@ -169,7 +158,7 @@ export async function listEmails(ctx: DomainContext, projectId: string, f: Email
 }
 
 /** Cancels a scheduled message; anything already on its way is a 409. */
-export async function cancelEmail(ctx: DomainContext, projectId: string, id: string) {
+export async function cancelEmail(ctx: Pick<DomainContext, 'db'>, projectId: string, id: string) {
   const row = await findEmail(ctx, projectId, id);
   const cancelled = await ctx.db.transaction().execute(async (tx) => {
     const updated = await tx

@@ -35,7 +35,7 @@ export function checkFromAddress(
         facts.verified_domains.length
           ? `verified domains are ${facts.verified_domains.join(', ')}`
           : 'this project has no verified domain yet'
-      }. Verify ${domain} with POST /v1/domains, or send from ${shared}`,
+      }. Add and verify ${domain} in Domains (POST /v1/domains), or send from ${shared}`,
     );
   }
   return false;

@@ -46,7 +46,7 @@ export function presentRate(row: RateColumns) {
 }
 
 /** GET /me/sending-rate: the project's rate for marketing and automation mail. */
-export async function projectRate(ctx: DomainContext, projectId: string) {
+export async function projectRate(ctx: Pick<DomainContext, 'db'>, projectId: string) {
   const row = await ctx.db
     .selectFrom('projects')
     .select(['rate_per_second', 'rate_per_hour'])
@@ -59,7 +59,7 @@ export async function projectRate(ctx: DomainContext, projectId: string) {
  * PATCH /me/sending-rate: the project's rate for marketing and automation mail (the default of its
  * campaigns, which may override it); transactional mail is never throttled.
  */
-export async function setProjectRate(ctx: DomainContext, projectId: string, input: unknown) {
+export async function setProjectRate(ctx: Pick<DomainContext, 'db'>, projectId: string, input: unknown) {
   const current = await projectRate(ctx, projectId);
   const next = applyRate({ rate_per_second: current.per_second, rate_per_hour: current.per_hour }, input);
   await ctx.db.updateTable('projects').set(next).where('id', '=', projectId).execute();

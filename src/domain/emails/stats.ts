@@ -38,6 +38,16 @@ export const RATE_THRESHOLDS = {
   complaint_rate: { warning_at: 0.001, critical_at: 0.003 },
 } as const;
 
+/**
+ * Below this many messages a rate is not judged (level `too_few`): one bounce or complaint is then
+ * 1% of the mail or more, half the bounce warning level and over three times the complaint critical
+ * level on its own, so the figure says more about chance than about the list. Providers judge a
+ * sender over a volume too: Amazon SES computes its rates over a "representative volume" of mail
+ * (docs.aws.amazon.com/ses/latest/dg/faqs-enforcement.html), and Gmail's Postmaster Tools shows a
+ * spam rate only for senders of a sizeable daily volume.
+ */
+export const MIN_MESSAGES_TO_JUDGE = 100;
+
 export interface DayCounts {
   sent: number;
   delivered: number;
@@ -45,28 +55,35 @@ export interface DayCounts {
   complained: number;
 }
 
-export type RateLevel = 'good' | 'warning' | 'critical';
+export type RateLevel = 'good' | 'warning' | 'critical' | 'too_few';
 
 export interface Rate {
   /** A fraction (0.012 is 1.2%); null when nothing was sent to compute it from. */
   value: number | null;
   warning_at: number;
   critical_at: number;
+  /** How many messages the rate is taken over (its denominator). */
+  messages: number;
+  /** The fewest messages a rate is judged on (MIN_MESSAGES_TO_JUDGE). */
+  min_messages: number;
+  /** Against the thresholds; `too_few` below `min_messages`; null when nothing was sent. */
   level: RateLevel | null;
 }
 
-/** A fraction against its thresholds. */
+/** A fraction against its thresholds, judged only over MIN_MESSAGES_TO_JUDGE messages or more. */
 function rateOf(part: number, whole: number, limits: { warning_at: number; critical_at: number }): Rate {
   const value = whole > 0 ? Math.min(1, part / whole) : null;
   const level =
     value === null
       ? null
-      : value >= limits.critical_at
-        ? 'critical'
-        : value >= limits.warning_at
-          ? 'warning'
-          : 'good';
-  return { value, ...limits, level };
+      : whole < MIN_MESSAGES_TO_JUDGE
+        ? 'too_few'
+        : value >= limits.critical_at
+          ? 'critical'
+          : value >= limits.warning_at
+            ? 'warning'
+            : 'good';
+  return { value, ...limits, messages: whole, min_messages: MIN_MESSAGES_TO_JUDGE, level };
 }
 
 /** Outcome events of one type in the project during the day `d` (an index-only range count). */
@@ -81,7 +98,7 @@ function countOf(projectId: string, type: string, also = sql``) {
  * JIT is off for the statement: the planner prices a few hundred small index ranges high enough to
  * compile them, which costs more than running them.
  */
-async function countDays(ctx: DomainContext, projectId: string, days: number) {
+async function countDays(ctx: Pick<DomainContext, 'db'>, projectId: string, days: number) {
   return ctx.db.transaction().execute(async (tx) => {
     await sql`set local jit = off`.execute(tx);
     const { rows } = await sql<DayCounts & { date: string }>`
@@ -121,9 +138,9 @@ async function countDays(ctx: DomainContext, projectId: string, days: number) {
  * GET /emails/stats: sent, delivered, bounced and complained per UTC day over the last `days` days
  * (1 to 90, today included, days without mail as zeros), the totals, and the bounce rate (bounced
  * of sent) and complaint rate (complaints of the mail that reached a mailbox: sent less bounced)
- * against the thresholds mailbox providers use.
+ * against the thresholds mailbox providers use, judged over MIN_MESSAGES_TO_JUDGE messages or more.
  */
-export async function emailStats(ctx: DomainContext, projectId: string, days: number) {
+export async function emailStats(ctx: Pick<DomainContext, 'db'>, projectId: string, days: number) {
   if (!Number.isInteger(days) || days < 1 || days > MAX_STATS_DAYS)
     throw new ValidationError(`Query parameter \`days\` must be a whole number from 1 to ${MAX_STATS_DAYS}`);
   const data = await countDays(ctx, projectId, days);

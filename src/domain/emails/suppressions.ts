@@ -120,7 +120,11 @@ export async function listSuppressions(
 }
 
 /** POST /suppressions: adds an address by hand; an address already listed keeps its reason. */
-export async function addSuppression(ctx: DomainContext, projectId: string, input: SuppressionInput) {
+export async function addSuppression(
+  ctx: Pick<DomainContext, 'db'>,
+  projectId: string,
+  input: SuppressionInput,
+) {
   const email = normalizeEmail(input.email).toLowerCase();
   const reason = input.reason ?? 'manual';
   if (!(MANUAL_SUPPRESSION_REASONS as readonly string[]).includes(reason)) {
@@ -138,7 +142,7 @@ export async function addSuppression(ctx: DomainContext, projectId: string, inpu
   return present(row);
 }
 
-export async function removeSuppression(ctx: DomainContext, projectId: string, email: string) {
+export async function removeSuppression(ctx: Pick<DomainContext, 'db'>, projectId: string, email: string) {
   const result = await ctx.db
     .deleteFrom('suppressions')
     .where('project_id', '=', projectId)

@@ -8,6 +8,7 @@ import { composeMessage } from '../../mail/compose.ts';
 import { signDkim } from '../../mail/dkim.ts';
 import type { DomainContext } from '../core/context.ts';
 import { sharedDomainKey } from '../sending-domains/dkim-keys.ts';
+import { messageIdOf } from './email-row.ts';
 import { type DeliveryDeps, handOver, nextAttemptAt } from './hand-over.ts';
 
 export interface SystemEmail {
@@ -24,9 +25,14 @@ export const SYSTEM_PROJECT = 'system';
  * the outbox row and its delivery job commit together, so an accepted signup always gets its code.
  * The message is composed here like every other (stream `system`) and signed when it leaves.
  */
-export async function queueSystemEmail(tx: Tx, ctx: DomainContext, email: SystemEmail): Promise<string> {
+export async function queueSystemEmail(
+  tx: Tx,
+  ctx: Pick<DomainContext, 'config' | 'db'>,
+  email: SystemEmail,
+): Promise<string> {
   const id = randomUUID();
-  const messageId = `<${id}@${ctx.config.sharedDomain}>`;
+  // the shared domain's own address: the service's mail is from it
+  const messageId = messageIdOf(id, `no-reply@${ctx.config.sharedDomain}`);
   const raw = await composeMessage(
     {
       messageId,
@@ -55,7 +61,7 @@ export async function queueSystemEmail(tx: Tx, ctx: DomainContext, email: System
 const SENDABLE: SystemEmailStatus[] = ['queued', 'deferred'];
 
 /** The next hop's answer: accepted, refused for good (5xx), or to be tried again. */
-type Attempt = { status: 'sent' | 'bounced' | 'deferred'; response: string };
+type Attempt = { status: 'sent' | 'bounced' | 'deferred'; response: string; providerMessageId?: string };
 
 /**
  * Delivers one of the service's own messages the way every message leaves: signed with the shared
@@ -80,26 +86,34 @@ export async function deliverSystemEmail(deps: DeliveryDeps, id: string): Promis
     if (!row?.raw) return;
     const attempts = row.attempts + 1;
     // the service's own mail is routed as transactional mail of no project, from the shared domain
-    const route = deps.routes.choose({
+    const routes = deps.routes.choose({
       stream: 'transactional',
       projectId: null,
       fromDomain: key.domain,
       recipientDomain: domainOf(addressOf(row.to_address)).toLowerCase(),
     });
     const result = await outcomeOf(
-      handOver(deps, route, {
+      handOver(deps, routes, {
         id: row.id,
         key,
         to: [row.to_address],
         raw: signDkim(row.raw, key),
         messageId: row.message_id,
         attempt: attempts,
+        tags: { email: row.id, project: null, stream: 'transactional' },
       }),
     );
     const update = tx.updateTable('system_emails').where('id', '=', id);
     if (result.status === 'sent') {
       await update
-        .set({ status: 'sent', attempts, sent_at: new Date(), next_attempt_at: null, raw: null })
+        .set({
+          status: 'sent',
+          attempts,
+          sent_at: new Date(),
+          next_attempt_at: null,
+          raw: null,
+          provider_message_id: result.providerMessageId ?? null,
+        })
         .execute();
       return;
     }
@@ -129,7 +143,8 @@ export async function deliverSystemEmail(deps: DeliveryDeps, id: string): Promis
 async function outcomeOf(sending: Promise<DeliveryResult>): Promise<Attempt> {
   try {
     const result = await sending;
-    if (result.recipients.some((r) => r.accepted)) return { status: 'sent', response: result.response };
+    if (result.recipients.some((r) => r.accepted))
+      return { status: 'sent', response: result.response, providerMessageId: result.providerMessageId };
     const refusal = result.recipients.find((r) => !r.accepted);
     return {
       status: isPermanent(refusal?.responseCode) ? 'bounced' : 'deferred',

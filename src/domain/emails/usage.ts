@@ -19,7 +19,7 @@ export function sentThisMonth(workspaceId: string) {
  * sends can pass a limit by at most their own number.
  */
 export async function checkSendingLimits(
-  ctx: DomainContext,
+  ctx: Pick<DomainContext, 'db'>,
   facts: ProjectFacts,
   count: number,
   onSharedDomain: number,
@@ -47,7 +47,7 @@ export async function checkSendingLimits(
     const tomorrow = new Date();
     tomorrow.setUTCHours(24, 0, 0, 0);
     throw new RateLimitError(
-      `The shared domain allows ${plan.sharedDomainDailyCap} messages a day per project on the ${plan.name} plan and ${sharedToday} were sent today; verify your own domain (POST /v1/domains) to send more`,
+      `The shared domain allows ${plan.sharedDomainDailyCap} messages a day per project on the ${plan.name} plan and ${sharedToday} were sent today; verify your own domain in Domains (POST /v1/domains) to send more`,
       Math.ceil((tomorrow.getTime() - Date.now()) / 1000),
       'daily_limit',
     );

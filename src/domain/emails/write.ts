@@ -1,6 +1,6 @@
 import { type Insertable, type NonNullableInsertKeys, type Selectable, sql } from 'kysely';
 import type { Db, Tx } from '../../db/database.ts';
-import { addJobs, type JobSpec } from '../../db/enqueue.ts';
+import { addJobs, deliveryTask, type JobSpec } from '../../db/enqueue.ts';
 import type { EmailsTable } from '../../db/schema.ts';
 import type { EmailEventInput } from './events.ts';
 
@@ -110,13 +110,12 @@ export function queuedWrite(
  */
 export async function applyWrite(db: Db | Tx, write: EmailWrite): Promise<void> {
   const jobs: JobSpec[] = [...write.jobs];
-  for (let i = 0; i < write.immediate.length; i += JOB_CHUNK) {
-    jobs.push({
-      task: 'deliver_email',
-      payload: { ids: write.immediate.slice(i, i + JOB_CHUNK) },
-      priority: write.priority,
-    });
-  }
+  // each stream's deliveries go to its task: transactional mail has workers of its own
+  const streamOf = new Map(write.emails.map((e) => [e.id, e.stream]));
+  const byTask = Map.groupBy(write.immediate, (id) => deliveryTask(streamOf.get(id) ?? 'transactional'));
+  for (const [task, ids] of byTask)
+    for (let i = 0; i < ids.length; i += JOB_CHUNK)
+      jobs.push({ task, payload: { ids: ids.slice(i, i + JOB_CHUNK) }, priority: write.priority });
   const usage = write.usage;
   await sql`
     with inserted_emails as (

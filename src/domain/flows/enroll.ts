@@ -167,7 +167,7 @@ export async function triggeredBy(db: Db, event: AudienceEvent, subject: Subject
  * Returns the new enrollment's id.
  */
 export async function enrollManually(
-  ctx: DomainContext,
+  ctx: Pick<DomainContext, 'db'>,
   projectId: string,
   flowId: string,
   email: string,

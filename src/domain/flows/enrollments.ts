@@ -31,7 +31,7 @@ export function presentEnrollment(row: EnrollmentRow) {
   };
 }
 
-function enrollmentsOf(ctx: DomainContext, flowId: string) {
+function enrollmentsOf(ctx: Pick<DomainContext, 'db'>, flowId: string) {
   return ctx.db
     .selectFrom('flow_enrollments as fe')
     .innerJoin('contacts as c', 'c.id', 'fe.contact_id')
@@ -70,7 +70,7 @@ export async function listEnrollments(
   return { data: data.map(presentEnrollment), total: Number(total.n), limit: q.limit, offset: q.offset };
 }
 
-async function findEnrollment(ctx: DomainContext, projectId: string, flowId: string, id: string) {
+async function findEnrollment(ctx: Pick<DomainContext, 'db'>, projectId: string, flowId: string, id: string) {
   const flow = await findFlow(ctx, projectId, flowId);
   if (!isUuid(id)) throw new NotFoundError('Enrollment');
   const row = await enrollmentsOf(ctx, flow.id).where('fe.id', '=', id).executeTakeFirst();
@@ -79,12 +79,22 @@ async function findEnrollment(ctx: DomainContext, projectId: string, flowId: str
 }
 
 /** GET /flows/{id}/enrollments/{enrollment_id}: with its history and current step. */
-export async function getEnrollment(ctx: DomainContext, projectId: string, flowId: string, id: string) {
+export async function getEnrollment(
+  ctx: Pick<DomainContext, 'db'>,
+  projectId: string,
+  flowId: string,
+  id: string,
+) {
   return presentEnrollment(await findEnrollment(ctx, projectId, flowId, id));
 }
 
 /** POST /flows/{id}/enrollments {email}: the manual trigger (see enroll.ts); returns the new enrollment. */
-export async function createEnrollment(ctx: DomainContext, projectId: string, flowId: string, email: string) {
+export async function createEnrollment(
+  ctx: Pick<DomainContext, 'db'>,
+  projectId: string,
+  flowId: string,
+  email: string,
+) {
   const id = await enrollManually(ctx, projectId, flowId, email);
   return getEnrollment(ctx, projectId, flowId, id);
 }
@@ -94,7 +104,12 @@ export async function createEnrollment(ctx: DomainContext, projectId: string, fl
  * is; nothing more is sent). One the engine is advancing is cancelled once that batch commits (the
  * row's lock), so a message of that batch may still go. A finished enrollment: 409.
  */
-export async function cancelEnrollment(ctx: DomainContext, projectId: string, flowId: string, id: string) {
+export async function cancelEnrollment(
+  ctx: Pick<DomainContext, 'db'>,
+  projectId: string,
+  flowId: string,
+  id: string,
+) {
   const current = await findEnrollment(ctx, projectId, flowId, id);
   const now = new Date();
   const cancelled = await ctx.db

@@ -2,6 +2,7 @@ import type { FlowStatus } from '../../db/schema.ts';
 import type { DomainContext } from '../core/context.ts';
 import { ConflictError } from '../core/errors.ts';
 import type { ProjectFacts } from '../plans/project-facts.ts';
+import { BREAKER_PAUSE, checkBreakerResume, closeTrips, type Resumer } from '../reputation/breaker.ts';
 import { nudgeAdvance } from './engine.ts';
 import { checkActivation, type FlowRow, findFlow, flowView, loadDefinition } from './flows.ts';
 import { checkReferences } from './references.ts';
@@ -39,8 +40,18 @@ async function transition(
  * (400), the role its webhook steps need (403; whoever activates answers for them from then on),
  * and its definition still valid in the project (templates, senders, lists, messages: 400).
  */
-export async function activateFlow(ctx: DomainContext, facts: ProjectFacts, id: string, actor: FlowActor) {
+export async function activateFlow(
+  ctx: DomainContext,
+  facts: ProjectFacts,
+  id: string,
+  actor: FlowActor,
+  resumer?: Resumer,
+) {
   const current = await findFlow(ctx, facts.id, id);
+  // the circuit breaker paused it: only an admin goes on, saying why (recorded below)
+  const tripped = current.status === 'paused' && current.status_reason?.startsWith(BREAKER_PAUSE);
+  const by = resumer ?? { who: `account ${actor.accountId}`, admin: actor.role !== 'member' };
+  if (tripped) checkBreakerResume(current.status_reason as string, by, 'activate');
   checkActivation(facts, current.name);
   const def = await loadDefinition(ctx.db, current.id, current.version);
   requireWebhookRights(def, actor);
@@ -57,6 +68,7 @@ export async function activateFlow(ctx: DomainContext, facts: ProjectFacts, id: 
         : `Flow "${r.name}" is archived: it cannot be activated`,
     { webhook_owner_id: webhookOwner(def, actor) },
   );
+  if (tripped) await ctx.db.transaction().execute((tx) => closeTrips(tx, 'flow', row.id, by));
   // a resumed flow's enrollments that fell due while it was paused go on now
   await nudgeAdvance(ctx.db);
   return flowView(ctx, row);

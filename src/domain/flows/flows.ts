@@ -66,13 +66,13 @@ export async function loadDefinition(db: Db, flowId: string, version: number): P
   return row.definition as FlowDefinition;
 }
 
-export function findFlow(ctx: DomainContext, projectId: string, id: string): Promise<FlowRow> {
+export function findFlow(ctx: Pick<DomainContext, 'db'>, projectId: string, id: string): Promise<FlowRow> {
   return findInProject(ctx.db, 'flows', 'Flow', projectId, id);
 }
 
 /** The flow with its current definition and full stats (GET, and what edits and actions answer). */
 /** A flow as the API shows it: its definition and enrollment counts. */
-export async function flowView(ctx: DomainContext, row: FlowRow) {
+export async function flowView(ctx: Pick<DomainContext, 'db'>, row: FlowRow) {
   const def = await loadDefinition(ctx.db, row.id, row.version);
   return { ...presentFlow(row, def), stats: await flowStats(ctx.db, row.id, def) };
 }
@@ -102,7 +102,7 @@ function checkName(name: unknown): string {
  * enrollment counts (one query for the page): the per-step part reads every enrollment's history,
  * which GET /flows/{id} does for one.
  */
-export async function listFlows(ctx: DomainContext, projectId: string, page: Page) {
+export async function listFlows(ctx: Pick<DomainContext, 'db'>, projectId: string, page: Page) {
   const { rows, ...found } = await readPage(
     ctx.db.selectFrom('flows').where('project_id', '=', projectId),
     (base) =>
@@ -128,7 +128,7 @@ export async function listFlows(ctx: DomainContext, projectId: string, page: Pag
 }
 
 /** GET /flows/{id}: the current version, with its stats. */
-export async function getFlow(ctx: DomainContext, projectId: string, id: string) {
+export async function getFlow(ctx: Pick<DomainContext, 'db'>, projectId: string, id: string) {
   return flowView(ctx, await findFlow(ctx, projectId, id));
 }
 
@@ -302,7 +302,7 @@ async function writeVersion(tx: Db, flow: FlowRow, def: FlowDefinition): Promise
 }
 
 /** DELETE /flows/{id}: refused (409) while active; its versions and enrollments go with it. */
-export async function deleteFlow(ctx: DomainContext, projectId: string, id: string) {
+export async function deleteFlow(ctx: Pick<DomainContext, 'db'>, projectId: string, id: string) {
   const current = await findFlow(ctx, projectId, id);
   if (!(await deleteUnlessBusy(ctx.db, 'flows', current.id, 'active'))) {
     const now = await findFlow(ctx, projectId, id);

@@ -122,7 +122,7 @@ export async function reachGoals(db: Db, projectId: string, contactIds: string[]
  * (after the goals, so the event that enrols a contact does not also convert it). Idempotent, as a
  * job may run again after a crash.
  */
-export function flowAudienceSubscriber(ctx: DomainContext) {
+export function flowAudienceSubscriber(ctx: Pick<DomainContext, 'db'>) {
   return async (event: AudienceEvent, _occurrence: string) => {
     const now = new Date();
     const { db } = ctx;

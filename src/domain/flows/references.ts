@@ -52,7 +52,7 @@ async function templateVersion(
   const version = step.template_version ?? template.latest_version;
   if (version === 0)
     throw new ValidationError(
-      `\`${at}.template_id\`: template ${id} has no published version yet: publish it with POST /v1/templates/${id}/publish`,
+      `\`${at}.template_id\`: template ${id} has no published version yet: publish it in Templates (POST /v1/templates/${id}/publish)`,
     );
   const row = await ctx.db
     .selectFrom('template_versions')
@@ -66,7 +66,12 @@ async function templateVersion(
 }
 
 /** Every id of `ids` names a row of `table` in this project (else 400 naming it). */
-async function checkOwned(ctx: DomainContext, projectId: string, table: 'lists' | 'segments', ids: string[]) {
+async function checkOwned(
+  ctx: Pick<DomainContext, 'db'>,
+  projectId: string,
+  table: 'lists' | 'segments',
+  ids: string[],
+) {
   const unique = [...new Set(ids)];
   if (unique.length === 0) return;
   const { rows } = await sql<{ id: string }>`select id from ${sql.table(table)}

@@ -23,7 +23,12 @@ export { FLOW_WEBHOOK_EVENT } from './definition.ts';
 const AUTO_DESCRIPTION = 'Flow webhook steps (registered by the flow engine)';
 
 /** The endpoint for a project's URL, registered once when the project has none. */
-async function endpointFor(tx: Tx, ctx: DomainContext, projectId: string, url: string): Promise<string> {
+async function endpointFor(
+  tx: Tx,
+  ctx: Pick<DomainContext, 'db' | 'secrets'>,
+  projectId: string,
+  url: string,
+): Promise<string> {
   const find = () =>
     tx
       .selectFrom('webhook_endpoints')

@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { Selectable } from 'kysely';
-import type { AddressObject, ParsedMail } from 'mailparser';
+import type { ParsedMail } from 'mailparser';
 import { enqueue } from '../../db/enqueue.ts';
 import type { InboundAttachmentMeta, InboundMessagesTable } from '../../db/schema.ts';
+import { addressList, headerPairs } from '../../mail/parsed.ts';
 import type { DomainContext } from '../core/context.ts';
 import { ConflictError, NotFoundError } from '../core/errors.ts';
 import { findInProject } from '../core/find.ts';
@@ -32,13 +33,6 @@ export interface ReceivedMessage {
   auth: InboundAuth;
 }
 
-function addressList(field: AddressObject | AddressObject[] | undefined): string[] {
-  const objects = field === undefined ? [] : Array.isArray(field) ? field : [field];
-  return objects
-    .flatMap((o) => o.value.flatMap((v) => (v.group ?? [v]).map((m) => m.address ?? '')))
-    .filter(Boolean);
-}
-
 /**
  * Spam flags from what the authentication results and upstream filters say: a DMARC failure under a
  * reject or quarantine policy, SPF fail with no passing DKIM signature, or an upstream X-Spam-Flag.
@@ -58,7 +52,7 @@ export function spamFlags(auth: InboundAuth, parsed: ParsedMail): { flagged: boo
 }
 
 /** Stores a received message with its raw source and attachments, in one transaction. */
-export async function storeInbound(ctx: DomainContext, m: ReceivedMessage): Promise<string> {
+export async function storeInbound(ctx: Pick<DomainContext, 'db'>, m: ReceivedMessage): Promise<string> {
   const { parsed } = m;
   const attachments: InboundAttachmentMeta[] = parsed.attachments.map((a, position) => ({
     position,
@@ -69,16 +63,7 @@ export async function storeInbound(ctx: DomainContext, m: ReceivedMessage): Prom
     size: a.content.length,
     checksum: createHash('sha256').update(a.content).digest('hex'),
   }));
-  const headers = parsed.headerLines.map(({ line }) => {
-    const colon = line.indexOf(':');
-    return [
-      line.slice(0, colon).trim(),
-      line
-        .slice(colon + 1)
-        .replace(/\r?\n[ \t]+/g, ' ')
-        .trim(),
-    ];
-  });
+  const headers = headerPairs(parsed);
   const from = parsed.from?.value[0];
   return ctx.db.transaction().execute(async (tx) => {
     const row = await tx
@@ -189,7 +174,7 @@ export async function listInbound(
   return { data: rows.map(presentSummary), total: Number(count.n), limit: query.limit, offset: query.offset };
 }
 
-async function findInbound(ctx: DomainContext, projectId: string, id: string) {
+async function findInbound(ctx: Pick<DomainContext, 'db'>, projectId: string, id: string) {
   return findInProject(ctx.db, 'inbound_messages', 'Inbound email', projectId, id, [
     ...SUMMARY_COLUMNS,
     'headers',
@@ -199,7 +184,7 @@ async function findInbound(ctx: DomainContext, projectId: string, id: string) {
 }
 
 /** GET /inbound/{id}: the message, for a project whose plan includes inbound. */
-export async function readInbound(ctx: DomainContext, project: Reader, id: string) {
+export async function readInbound(ctx: Pick<DomainContext, 'db'>, project: Reader, id: string) {
   requireInboundPlan(project.plan);
   return getInbound(ctx, project.id, id);
 }
@@ -208,7 +193,7 @@ export async function readInbound(ctx: DomainContext, project: Reader, id: strin
  * A received message as the API and the `email.received` webhook show it: headers, addresses,
  * bodies, attachment metadata, authentication results, spam flags.
  */
-export async function getInbound(ctx: DomainContext, projectId: string, id: string) {
+export async function getInbound(ctx: Pick<DomainContext, 'db'>, projectId: string, id: string) {
   const row = await findInbound(ctx, projectId, id);
   return {
     ...presentSummary(row),
@@ -222,7 +207,11 @@ export async function getInbound(ctx: DomainContext, projectId: string, id: stri
  * GET /inbound/{id}/raw: the message exactly as received; 409 once retention removed the source
  * (POSTHORN_RETENTION_INBOUND_RAW_DAYS), while the parsed message stays readable.
  */
-export async function inboundRaw(ctx: DomainContext, project: Reader, id: string): Promise<Buffer> {
+export async function inboundRaw(
+  ctx: Pick<DomainContext, 'db'>,
+  project: Reader,
+  id: string,
+): Promise<Buffer> {
   requireInboundPlan(project.plan);
   const row = await findInProject(ctx.db, 'inbound_messages', 'Inbound email', project.id, id, [
     'raw',
@@ -236,7 +225,12 @@ export async function inboundRaw(ctx: DomainContext, project: Reader, id: string
 }
 
 /** One attachment's bytes and metadata, by its position in the message (0-based). */
-export async function inboundAttachment(ctx: DomainContext, project: Reader, id: string, position: number) {
+export async function inboundAttachment(
+  ctx: Pick<DomainContext, 'db'>,
+  project: Reader,
+  id: string,
+  position: number,
+) {
   requireInboundPlan(project.plan);
   const row = await findInbound(ctx, project.id, id);
   const meta = row.attachments.find((a) => a.position === position);

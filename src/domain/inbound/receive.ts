@@ -47,7 +47,7 @@ function summariseAuth(result: AuthenticateResult): InboundAuth {
  * DKIM, DMARC, ARC) once and stored for each project with the recipients that were its own.
  */
 export async function receiveMessage(
-  ctx: DomainContext,
+  ctx: Pick<DomainContext, 'config' | 'db'>,
   envelope: ReceivedEnvelope,
   raw: Buffer,
 ): Promise<Receipt> {

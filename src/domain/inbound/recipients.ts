@@ -35,12 +35,12 @@ export function requireInboundPlan(plan: string, receiving?: { address: string }
 }
 
 /** The feedback-loop address on the shared domain, where providers send complaint (ARF) reports. */
-export function feedbackAddress(ctx: DomainContext): string {
+export function feedbackAddress(ctx: Pick<DomainContext, 'config'>): string {
   return `fbl@${ctx.config.sharedDomain}`;
 }
 
 /** The project's inbound domain and an address on it (any local part works). */
-export function inboundAddressOf(ctx: DomainContext, slug: string) {
+export function inboundAddressOf(ctx: Pick<DomainContext, 'config'>, slug: string) {
   const domain = `${slug}.${ctx.config.inboundDomain}`;
   return { domain, address: `inbound@${domain}` };
 }
@@ -50,7 +50,10 @@ export function inboundAddressOf(ctx: DomainContext, slug: string) {
  * a verified domain with inbound enabled, a VERP bounce address or the feedback-loop address.
  * Everything else is refused (UnknownRecipientError), and so is a project whose plan lacks inbound.
  */
-export async function acceptsRecipient(ctx: DomainContext, address: string): Promise<InboundTarget> {
+export async function acceptsRecipient(
+  ctx: Pick<DomainContext, 'config' | 'db' | 'secrets'>,
+  address: string,
+): Promise<InboundTarget> {
   const lower = address.toLowerCase();
   const local = localPartOf(lower);
   if (!lower.includes('@') || !local) throw new UnknownRecipientError(address);

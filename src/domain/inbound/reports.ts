@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import type { Db, Tx } from '../../db/database.ts';
 import { addressOf } from '../../mail/address.ts';
 import type { MailReport } from '../../mail/reports.ts';
 import type { DomainContext } from '../core/context.ts';
@@ -14,11 +15,20 @@ export interface ReportOutcome {
 }
 
 /**
+ * Where a report came from, written on each event it records: by default `dsn` or `arf` (mail to
+ * the MX); a provider's feedback names itself (`ses`) and adds what it knows (its message id).
+ */
+export interface ReportOrigin {
+  source?: string;
+  detail?: Record<string, unknown>;
+}
+
+/**
  * The message a report is about: from the VERP address it came to, else from the returned
  * Message-ID; a project's email, or else one of the service's own (system mail takes the same
  * VERP return paths, with its outbox row's id).
  */
-async function findReportedEmail(ctx: DomainContext, emailId: string | null, report: MailReport) {
+async function findReportedEmail(db: Db | Tx, emailId: string | null, report: MailReport) {
   const messageId = report.original?.messageId?.trim() ?? null;
   let id = emailId;
   if (!id && messageId) {
@@ -30,7 +40,7 @@ async function findReportedEmail(ctx: DomainContext, emailId: string | null, rep
   const named = <T extends { message_id: string }>(row: T | undefined) =>
     row && (emailId || row.message_id === messageId) ? row : undefined;
   const email = named(
-    await ctx.db
+    await db
       .selectFrom('emails')
       .select(['id', 'project_id', 'status', 'message_id', 'to_addresses', 'cc_addresses', 'bcc_addresses'])
       .where('id', '=', id)
@@ -38,7 +48,7 @@ async function findReportedEmail(ctx: DomainContext, emailId: string | null, rep
   );
   if (email) return { kind: 'email' as const, email };
   const system = named(
-    await ctx.db
+    await db
       .selectFrom('system_emails')
       .select(['id', 'message_id', 'to_address'])
       .where('id', '=', id)
@@ -53,86 +63,95 @@ async function findReportedEmail(ctx: DomainContext, emailId: string | null, rep
  * remote server still retries), a complaint marks it `complained` and suppresses the recipient.
  */
 export async function applyMailReport(
-  ctx: DomainContext,
+  ctx: Pick<DomainContext, 'db'>,
   emailId: string | null,
   report: MailReport,
 ): Promise<ReportOutcome> {
-  const found = await findReportedEmail(ctx, emailId, report);
-  if (found?.kind === 'system') return applySystemMailReport(ctx, found.system, report);
+  return ctx.db.transaction().execute((tx) => applyMailReportIn(tx, emailId, report));
+}
+
+/** `applyMailReport` inside the caller's transaction (a provider's feedback is recorded with it). */
+export async function applyMailReportIn(
+  tx: Tx,
+  emailId: string | null,
+  report: MailReport,
+  origin: ReportOrigin = {},
+): Promise<ReportOutcome> {
+  const found = await findReportedEmail(tx, emailId, report);
+  if (found?.kind === 'system') return applySystemMailReport(tx, found.system, report);
   const email = found?.email;
   const outcome: ReportOutcome = { emailId: email?.id ?? null, applied: [] };
-  await ctx.db.transaction().execute(async (tx) => {
-    await tx
-      .insertInto('mail_reports')
-      .values({
-        project_id: email?.project_id ?? null,
-        email_id: email?.id ?? null,
-        kind: report.kind,
-        detail: JSON.stringify(report),
-      })
-      .execute();
-    if (!email) return;
-    const recipients = [...email.to_addresses, ...email.cc_addresses, ...email.bcc_addresses].map((r) =>
-      addressOf(r).toLowerCase(),
-    );
-    // the reported address when it is one of the message's recipients; else the only recipient
-    const recipientOf = (reported: string | null) =>
-      reported && recipients.includes(reported.toLowerCase())
-        ? reported.toLowerCase()
-        : recipients.length === 1
-          ? recipients[0]
-          : null;
-    const events: { type: string; recipient: string | null; detail: Record<string, unknown> }[] = [];
-    const suppressions: { email: string; reason: 'hard_bounce' | 'complaint'; detail: string }[] = [];
-    let newStatus: 'bounced' | 'complained' | null = null;
+  const from = (fallback: string) => ({ source: origin.source ?? fallback, ...origin.detail });
+  await tx
+    .insertInto('mail_reports')
+    .values({
+      project_id: email?.project_id ?? null,
+      email_id: email?.id ?? null,
+      kind: report.kind,
+      detail: JSON.stringify(report),
+    })
+    .execute();
+  if (!email) return outcome;
+  const recipients = [...email.to_addresses, ...email.cc_addresses, ...email.bcc_addresses].map((r) =>
+    addressOf(r).toLowerCase(),
+  );
+  // the reported address when it is one of the message's recipients; else the only recipient
+  const recipientOf = (reported: string | null) =>
+    reported && recipients.includes(reported.toLowerCase())
+      ? reported.toLowerCase()
+      : recipients.length === 1
+        ? recipients[0]
+        : null;
+  const events: { type: string; recipient: string | null; detail: Record<string, unknown> }[] = [];
+  const suppressions: { email: string; reason: 'hard_bounce' | 'complaint'; detail: string }[] = [];
+  let newStatus: 'bounced' | 'complained' | null = null;
 
-    if (report.kind === 'bounce') {
-      for (const r of report.recipients) {
-        if (r.action !== 'failed' && r.action !== 'delayed') continue;
-        const recipient = recipientOf(r.recipient);
-        const detail = {
-          bounce_type: r.bounceType,
-          status: r.status,
-          diagnostic: r.diagnostic,
-          remote_mta: r.remoteMta,
-          source: 'dsn',
-        };
-        if (r.bounceType === 'hard') {
-          events.push({ type: 'bounced', recipient, detail });
-          if (recipient)
-            suppressions.push({ email: recipient, reason: 'hard_bounce', detail: r.diagnostic ?? r.status });
-          newStatus = 'bounced';
-        } else {
-          events.push({ type: 'deferred', recipient, detail });
-        }
+  if (report.kind === 'bounce') {
+    for (const r of report.recipients) {
+      if (r.action !== 'failed' && r.action !== 'delayed') continue;
+      const recipient = recipientOf(r.recipient);
+      const detail = {
+        bounce_type: r.bounceType,
+        status: r.status,
+        diagnostic: r.diagnostic,
+        remote_mta: r.remoteMta,
+        ...from('dsn'),
+      };
+      if (r.bounceType === 'hard') {
+        events.push({ type: 'bounced', recipient, detail });
+        if (recipient)
+          suppressions.push({ email: recipient, reason: 'hard_bounce', detail: r.diagnostic ?? r.status });
+        newStatus = 'bounced';
+      } else {
+        events.push({ type: 'deferred', recipient, detail });
       }
-    } else {
-      const recipient = recipientOf(report.recipient);
-      events.push({
-        type: 'complained',
-        recipient,
-        detail: { feedback_type: report.feedbackType, user_agent: report.userAgent, source: 'arf' },
-      });
-      if (recipient)
-        suppressions.push({ email: recipient, reason: 'complaint', detail: `${report.feedbackType} report` });
-      newStatus = 'complained';
     }
+  } else {
+    const recipient = recipientOf(report.recipient);
+    events.push({
+      type: 'complained',
+      recipient,
+      detail: { feedback_type: report.feedbackType, user_agent: report.userAgent, ...from('arf') },
+    });
+    if (recipient)
+      suppressions.push({ email: recipient, reason: 'complaint', detail: `${report.feedbackType} report` });
+    newStatus = 'complained';
+  }
 
-    await recordEmailEvents(
-      tx,
-      events.map((e) => ({ email_id: email.id, project_id: email.project_id, ...e })),
-    );
-    await suppress(
-      tx,
-      suppressions.map((s) => ({ projectId: email.project_id, sourceEmailId: email.id, ...s })),
-    );
-    if (newStatus) {
-      // a complaint outranks a bounce; neither undoes a cancellation
-      await sql`update emails set status = ${newStatus}, updated_at = now()
-                 where id = ${email.id} and status not in ('cancelled', 'complained')`.execute(tx);
-    }
-    outcome.applied = events.map((e) => `${e.type}${e.recipient ? ` ${e.recipient}` : ''}`);
-  });
+  await recordEmailEvents(
+    tx,
+    events.map((e) => ({ email_id: email.id, project_id: email.project_id, ...e })),
+  );
+  await suppress(
+    tx,
+    suppressions.map((s) => ({ projectId: email.project_id, sourceEmailId: email.id, ...s })),
+  );
+  if (newStatus) {
+    // a complaint outranks a bounce; neither undoes a cancellation
+    await sql`update emails set status = ${newStatus}, updated_at = now()
+               where id = ${email.id} and status not in ('cancelled', 'complained')`.execute(tx);
+  }
+  outcome.applied = events.map((e) => `${e.type}${e.recipient ? ` ${e.recipient}` : ''}`);
   return outcome;
 }
 
@@ -142,7 +161,7 @@ export async function applyMailReport(
  * suppressed); a soft bounce changes nothing, the remote server still retries.
  */
 async function applySystemMailReport(
-  ctx: DomainContext,
+  tx: Tx,
   system: { id: string; to_address: string },
   report: MailReport,
 ): Promise<ReportOutcome> {
@@ -158,13 +177,12 @@ async function applySystemMailReport(
     applied.push(`complained ${system.to_address}`);
     change = { status: 'complained', detail: `${report.feedbackType} report` };
   }
-  await ctx.db.transaction().execute(async (tx) => {
-    // kept for inspection like every report; it names no project's email
-    await tx
-      .insertInto('mail_reports')
-      .values({ project_id: null, email_id: null, kind: report.kind, detail: JSON.stringify(report) })
-      .execute();
-    if (!change) return;
+  // kept for inspection like every report; it names no project's email
+  await tx
+    .insertInto('mail_reports')
+    .values({ project_id: null, email_id: null, kind: report.kind, detail: JSON.stringify(report) })
+    .execute();
+  if (change)
     // a complaint outranks a bounce; the body goes too, it will not be sent again
     await tx
       .updateTable('system_emails')
@@ -172,6 +190,5 @@ async function applySystemMailReport(
       .where('id', '=', system.id)
       .where('status', '!=', 'complained')
       .execute();
-  });
   return { emailId: null, systemEmailId: system.id, applied };
 }

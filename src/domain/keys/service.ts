@@ -120,7 +120,11 @@ export async function createKeyInProject(
 }
 
 /** Finds a key the caller may manage: a project key of a project it administers, or its own all-access key. */
-async function findManagedKey(ctx: DomainContext, caller: Caller, keyId: string): Promise<KeyRow> {
+async function findManagedKey(
+  ctx: Pick<DomainContext, 'db'>,
+  caller: Caller,
+  keyId: string,
+): Promise<KeyRow> {
   if (!isUuid(keyId)) throw new NotFoundError('API key');
   const row = await ctx.db.selectFrom('api_keys').selectAll().where('id', '=', keyId).executeTakeFirst();
   if (!row) throw new NotFoundError('API key');
@@ -133,13 +137,13 @@ async function findManagedKey(ctx: DomainContext, caller: Caller, keyId: string)
 }
 
 /** GET /projects/{id}/api-keys: the keys of a project the caller administers (never their secrets). */
-export async function listProjectKeys(ctx: DomainContext, caller: Caller, projectId: string) {
+export async function listProjectKeys(ctx: Pick<DomainContext, 'db'>, caller: Caller, projectId: string) {
   await requireProjectAdmin(ctx.db, caller, projectId);
   return keysOf(ctx, projectId);
 }
 
 /** GET /projects/{id}: a project the caller administers, with the caller's role and the project's keys. */
-export async function getProjectWithKeys(ctx: DomainContext, caller: Caller, projectId: string) {
+export async function getProjectWithKeys(ctx: Pick<DomainContext, 'db'>, caller: Caller, projectId: string) {
   const project = await requireProjectAdmin(ctx.db, caller, projectId);
   return { ...presentProject(project, project.role), keys: await keysOf(ctx, project.id) };
 }
@@ -156,7 +160,7 @@ export async function listKeyRequests(
   return listRequests(ctx.db, key.id, log, page);
 }
 
-async function keysOf(ctx: DomainContext, projectId: string): Promise<PresentedKey[]> {
+async function keysOf(ctx: Pick<DomainContext, 'db'>, projectId: string): Promise<PresentedKey[]> {
   const rows = await ctx.db
     .selectFrom('api_keys')
     .selectAll()
@@ -167,7 +171,11 @@ async function keysOf(ctx: DomainContext, projectId: string): Promise<PresentedK
 }
 
 /** Issues a new secret for the same key (id, name and history kept); the old secret fails at once. */
-export async function rotateKey(ctx: DomainContext, caller: Caller, keyId: string): Promise<PresentedKey> {
+export async function rotateKey(
+  ctx: Pick<DomainContext, 'db' | 'secrets'>,
+  caller: Caller,
+  keyId: string,
+): Promise<PresentedKey> {
   const row = await findManagedKey(ctx, caller, keyId);
   if (row.revoked_at)
     throw new ConflictError('This API key is revoked; create a new key instead of rotating it');
@@ -182,7 +190,11 @@ export async function rotateKey(ctx: DomainContext, caller: Caller, keyId: strin
 }
 
 /** Revokes a key; the next request with it, on any node, is refused (keys are checked per request). */
-export async function revokeKey(ctx: DomainContext, caller: Caller, keyId: string): Promise<void> {
+export async function revokeKey(
+  ctx: Pick<DomainContext, 'db'>,
+  caller: Caller,
+  keyId: string,
+): Promise<void> {
   const row = await findManagedKey(ctx, caller, keyId);
   if (row.revoked_at) return;
   await ctx.db.updateTable('api_keys').set({ revoked_at: new Date() }).where('id', '=', row.id).execute();

@@ -37,6 +37,13 @@ const pruned = new Counter({
   registers: [processMetrics],
 });
 
+const providerFeedback = new Counter({
+  name: 'posthorn_provider_feedback_total',
+  help: "Providers' notifications (Amazon SES by SNS) by kind and outcome (applied, unmatched, ignored, confirmed, not_confirmed)",
+  labelNames: ['provider', 'kind', 'outcome'],
+  registers: [processMetrics],
+});
+
 // every known series from the start, so a rate over the first event is not lost
 for (const outcome of ['sent', 'delivered', 'deferred', 'bounced', 'complained', 'failed'])
   deliveries.inc({ outcome }, 0);
@@ -51,6 +58,11 @@ export function countDeliveries(outcomes: string[]): void {
 /** Counts one webhook attempt. */
 export function countWebhookAttempt(outcome: string): void {
   webhookAttempts.inc({ outcome });
+}
+
+/** Counts one provider notification recorded (a duplicate is not counted again). */
+export function countProviderFeedback(provider: string, kind: string, outcome: string): void {
+  providerFeedback.inc({ provider, kind, outcome });
 }
 
 /** Counts one SMTP connection at a door. */

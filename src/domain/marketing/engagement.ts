@@ -20,7 +20,7 @@ export interface Requester {
   ip?: string | null;
 }
 
-async function trackedEmail(ctx: DomainContext, emailId: string) {
+async function trackedEmail(ctx: Pick<DomainContext, 'db'>, emailId: string) {
   return ctx.db
     .selectFrom('emails')
     .select(['id', 'project_id', 'to_addresses', 'sent_at', 'contact_id'])

@@ -48,7 +48,7 @@ function trackableUrl(url: string): boolean {
   }
 }
 
-function mac(ctx: DomainContext, payload: Buffer): Buffer {
+function mac(ctx: Pick<DomainContext, 'secrets'>, payload: Buffer): Buffer {
   return ctx.secrets
     .hash(`posthorn/marketing-token/v1:${payload.toString('base64url')}`)
     .subarray(0, MAC_BYTES);

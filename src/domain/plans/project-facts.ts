@@ -59,13 +59,16 @@ const FACTS_QUERY = {
 };
 
 /** One query for what the send checks and GET /me need to know about a project. */
-export async function projectFacts(ctx: DomainContext, projectId: string): Promise<ProjectFacts> {
+export async function projectFacts(
+  ctx: Pick<DomainContext, 'pool'>,
+  projectId: string,
+): Promise<ProjectFacts> {
   const { rows } = await ctx.pool.query({ ...FACTS_QUERY, values: [projectId] });
   if (!rows[0]) throw new NotFoundError('Project');
   return factsFromRow(rows[0]);
 }
 
-export function sharedDefaultFrom(ctx: DomainContext): string {
+export function sharedDefaultFrom(ctx: Pick<DomainContext, 'config'>): string {
   return `onboarding@${ctx.config.sharedDomain}`;
 }
 
@@ -79,14 +82,14 @@ export function sendBlockers(facts: ProjectFacts, stream: Stream): SendBlocker[]
     blockers.push({
       code: 'email_unconfirmed',
       message:
-        'The account email is not confirmed: enter the six-character code from the signup email with POST /v1/auth/verify-email/code',
+        'The account email is not confirmed: the workspace owner signs in to the dashboard with the code emailed to it, or enters the six-character code from the signup email with POST /v1/auth/verify-email/code',
     });
   }
   if (stream !== 'transactional' && (!facts.footer_address || facts.footer_address === PLACEHOLDER_ADDRESS)) {
     blockers.push({
       code: 'footer_placeholder',
       message:
-        'Marketing and automation mail needs your postal address in the footer: set it with PATCH /v1/me/footer',
+        'Marketing and automation mail needs your postal address in the footer: set it in Settings → Footer address (PATCH /v1/me/footer)',
     });
   }
   return blockers;
@@ -99,14 +102,18 @@ export interface SmtpPorts {
 }
 
 /** GET /me: the project, whether it can send (and why not), and its compliance footer. */
-export function accountStatus(ctx: DomainContext, facts: ProjectFacts, smtpPorts?: SmtpPorts) {
+export function accountStatus(
+  ctx: Pick<DomainContext, 'config' | 'db'>,
+  facts: ProjectFacts,
+  smtpPorts?: SmtpPorts,
+) {
   const blockers = sendBlockers(facts, 'transactional');
   const defaultFrom =
     facts.verified_domains.length > 0 ? `hello@${facts.verified_domains[0]}` : sharedDefaultFrom(ctx);
   const domainsPart =
     facts.verified_domains.length > 0
       ? `verified: ${facts.verified_domains.join(', ')}`
-      : `none verified yet: add one with POST /v1/domains, or send from ${sharedDefaultFrom(ctx)} on the shared domain`;
+      : `none verified yet: add one in Domains (POST /v1/domains), or send from ${sharedDefaultFrom(ctx)} on the shared domain`;
   const note = [
     `\`from\` must be an address on a verified domain (${domainsPart}).`,
     ...blockers.map((b) => `${b.message}.`),
@@ -131,7 +138,7 @@ export function accountStatus(ctx: DomainContext, facts: ProjectFacts, smtpPorts
 }
 
 /** PATCH /me/footer: the postal address printed in marketing and automation footers. */
-export async function setFooterAddress(ctx: DomainContext, projectId: string, address: string) {
+export async function setFooterAddress(ctx: Pick<DomainContext, 'db'>, projectId: string, address: string) {
   const trimmed = address.trim();
   if (trimmed.length < 10 || trimmed.length > 500) {
     throw new ValidationError('`address` must be a full postal address between 10 and 500 characters');
@@ -143,7 +150,7 @@ export async function setFooterAddress(ctx: DomainContext, projectId: string, ad
 }
 
 /** GET /limits: plan, contacts held in the project, and the workspace's sending this month. */
-export async function limits(ctx: DomainContext, facts: ProjectFacts) {
+export async function limits(ctx: Pick<DomainContext, 'db'>, facts: ProjectFacts) {
   const projectId = facts.id;
   const plan = planOrDefault(facts.plan);
   const { rows } = await sql<{ contacts: number; sent: number }>`

@@ -49,7 +49,7 @@ export function normalizeSendingDomain(input: unknown, sharedDomain: string): st
   return name;
 }
 
-async function publicKeysOf(ctx: DomainContext, row: DomainRow): Promise<Map<string, string>> {
+async function publicKeysOf(ctx: Pick<DomainContext, 'db'>, row: DomainRow): Promise<Map<string, string>> {
   const keys = await ctx.db
     .selectFrom('dkim_keys')
     .select(['selector', 'public_key'])
@@ -59,7 +59,7 @@ async function publicKeysOf(ctx: DomainContext, row: DomainRow): Promise<Map<str
   return new Map(keys.map((k) => [k.selector, k.public_key]));
 }
 
-export async function presentDomain(ctx: DomainContext, row: DomainRow) {
+export async function presentDomain(ctx: Pick<DomainContext, 'config' | 'db'>, row: DomainRow) {
   const checked = new Map(row.records.map((r) => [`${r.type} ${r.name}`, r]));
   const records = customerDomainRecords(ctx.config, row, await publicKeysOf(ctx, row)).map((r) => {
     const last = checked.get(`${r.type} ${r.name}`);
@@ -146,7 +146,11 @@ export async function addDomain(
   }
 }
 
-export async function findDomain(ctx: DomainContext, projectId: string, id: string): Promise<DomainRow> {
+export async function findDomain(
+  ctx: Pick<DomainContext, 'db'>,
+  projectId: string,
+  id: string,
+): Promise<DomainRow> {
   return findInProject(ctx.db, 'domains', 'Domain', projectId, id);
 }
 
@@ -199,7 +203,7 @@ export async function listDomains(ctx: DomainContext, projectId: string) {
   return Promise.all(rows.map((r) => presentDomain(ctx, r)));
 }
 
-export async function deleteDomain(ctx: DomainContext, projectId: string, id: string) {
+export async function deleteDomain(ctx: Pick<DomainContext, 'db'>, projectId: string, id: string) {
   const row = await findDomain(ctx, projectId, id);
   await ctx.db.transaction().execute(async (tx) => {
     await tx
@@ -261,7 +265,7 @@ async function checkRecord(dns: DnsLookup, r: Omit<DomainRecord, 'status'>): Pro
  * records (DKIM, return-path SPF and MX) match; a verified domain whose records stop matching is
  * `failed`. A DNS failure (SERVFAIL, timeout) changes nothing and says so.
  */
-export async function checkDomain(ctx: DomainContext, dns: DnsLookup, row: DomainRow) {
+export async function checkDomain(ctx: Pick<DomainContext, 'config' | 'db'>, dns: DnsLookup, row: DomainRow) {
   const expected = customerDomainRecords(ctx.config, row, await publicKeysOf(ctx, row));
   const records = await Promise.all(expected.map((r) => checkRecord(dns, r)));
   const ok = records.filter((r) => r.required).every((r) => r.status === 'verified');

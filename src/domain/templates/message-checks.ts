@@ -175,6 +175,14 @@ function checkNamesRead(field: string, source: string, names: string[], declared
   );
 }
 
+/** The template's declared variables that have neither a default nor a value among `given`: each is required. */
+export function missingVariables(
+  template: ResolvedVersion,
+  given: Record<string, unknown> | null | undefined,
+): ResolvedVersion['variables'] {
+  return template.variables.filter((v) => v.default === undefined && !Object.hasOwn(given ?? {}, v.name));
+}
+
 /** The template's variables given a value or a default, and no value for a variable it lacks. */
 function checkVariables(message: MessageInput, at: string): Record<string, unknown> {
   const given = message.variables ?? {};
@@ -195,7 +203,7 @@ function checkVariables(message: MessageInput, at: string): Record<string, unkno
         declared.length === 0 ? 'none' : declared.map((v) => `\`${v.name}\``).join(', ')
       }`,
     );
-  const missing = declared.find((v) => v.default === undefined && !Object.hasOwn(given, v.name));
+  const [missing] = missingVariables(template, given);
   if (missing)
     throw new ValidationError(
       `${field}: template variable \`${missing.name}\` (a ${missing.type}) is required and has no default: give it in ${field}, e.g. {"${missing.name}": ...}, or give it a default in the template`,

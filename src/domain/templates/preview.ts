@@ -15,7 +15,7 @@ export interface PreviewInput {
   contact?: string;
 }
 
-async function contactFor(ctx: DomainContext, projectId: string, idOrEmail: string | undefined) {
+async function contactFor(ctx: Pick<DomainContext, 'db'>, projectId: string, idOrEmail: string | undefined) {
   if (idOrEmail === undefined) return null;
   const row = await findContact(ctx, projectId, idOrEmail).catch((err) => {
     if (err instanceof NotFoundError)
@@ -59,7 +59,11 @@ export async function previewTemplate(
 }
 
 /** The addresses a test may go to: the caller's own and those of the project's members. */
-async function testAddresses(ctx: DomainContext, projectId: string, caller: Caller): Promise<Set<string>> {
+async function testAddresses(
+  ctx: Pick<DomainContext, 'db'>,
+  projectId: string,
+  caller: Caller,
+): Promise<Set<string>> {
   const rows = await ctx.db
     .selectFrom('accounts')
     .select('email')

@@ -76,7 +76,7 @@ export async function resolveVersions(
     const version = r.version ?? last;
     if (version === undefined || version === 0)
       throw new ValidationError(
-        `Template ${r.id} has no published version yet: publish it with POST /v1/templates/${r.id}/publish`,
+        `Template ${r.id} has no published version yet: publish it in Templates (POST /v1/templates/${r.id}/publish)`,
       );
     return { id: r.id, version, key: `${r.id}@${version}` };
   });
@@ -104,7 +104,7 @@ export async function resolveVersions(
 }
 
 /** The draft of a template as a render source (its cache key changes with every edit). */
-export async function draftSource(ctx: DomainContext, projectId: string, id: string) {
+export async function draftSource(ctx: Pick<DomainContext, 'db'>, projectId: string, id: string) {
   const row = await findTemplate(ctx, projectId, id);
   return {
     row,

@@ -66,12 +66,16 @@ const duplicateName = (err: unknown, name: string): never => {
   throw err;
 };
 
-export function findTemplate(ctx: DomainContext, projectId: string, id: string): Promise<TemplateRow> {
+export function findTemplate(
+  ctx: Pick<DomainContext, 'db'>,
+  projectId: string,
+  id: string,
+): Promise<TemplateRow> {
   return findInProject(ctx.db, 'templates', 'Template', projectId, id);
 }
 
 /** GET /templates: every template of the project (a small set: not paginated). */
-export async function listTemplates(ctx: DomainContext, projectId: string) {
+export async function listTemplates(ctx: Pick<DomainContext, 'db'>, projectId: string) {
   const rows = await ctx.db
     .selectFrom('templates')
     .selectAll()
@@ -82,12 +86,16 @@ export async function listTemplates(ctx: DomainContext, projectId: string) {
 }
 
 /** GET /templates/{id}: the draft, and which version was published last. */
-export async function getTemplate(ctx: DomainContext, projectId: string, id: string) {
+export async function getTemplate(ctx: Pick<DomainContext, 'db'>, projectId: string, id: string) {
   return presentTemplate(await findTemplate(ctx, projectId, id));
 }
 
 /** POST /templates: a new draft, checked as a whole (MJML, Liquid, declared variables, limits). */
-export async function createTemplate(ctx: DomainContext, projectId: string, input: CreateTemplateInput) {
+export async function createTemplate(
+  ctx: Pick<DomainContext, 'db'>,
+  projectId: string,
+  input: CreateTemplateInput,
+) {
   const name = checkName(input.name);
   let base: Partial<TemplateContentInput> = {};
   if (input.starter !== undefined) {
@@ -129,7 +137,7 @@ function definedOf(input: Partial<TemplateContentInput>): Partial<TemplateConten
 
 /** PATCH /templates/{id}: edits the draft (published versions never change); checked as a whole again. */
 export async function updateTemplate(
-  ctx: DomainContext,
+  ctx: Pick<DomainContext, 'db'>,
   projectId: string,
   id: string,
   input: UpdateTemplateInput,
@@ -157,7 +165,7 @@ export async function updateTemplate(
 }
 
 /** POST /templates/{id}/publish: freezes the draft as the next immutable version. */
-export async function publishTemplate(ctx: DomainContext, projectId: string, id: string) {
+export async function publishTemplate(ctx: Pick<DomainContext, 'db'>, projectId: string, id: string) {
   if (!isUuid(id)) throw new NotFoundError('Template');
   return ctx.db.transaction().execute(async (tx) => {
     const current = await tx
@@ -184,7 +192,7 @@ export async function publishTemplate(ctx: DomainContext, projectId: string, id:
 }
 
 /** GET /templates/{id}/versions: every published version, newest first. */
-export async function listVersions(ctx: DomainContext, projectId: string, id: string) {
+export async function listVersions(ctx: Pick<DomainContext, 'db'>, projectId: string, id: string) {
   const template = await findTemplate(ctx, projectId, id);
   const rows = await ctx.db
     .selectFrom('template_versions')
@@ -196,7 +204,7 @@ export async function listVersions(ctx: DomainContext, projectId: string, id: st
 }
 
 /** DELETE /templates/{id}: refused (409) while a scheduled email (later: a campaign or flow) uses it. */
-export async function deleteTemplate(ctx: DomainContext, projectId: string, id: string) {
+export async function deleteTemplate(ctx: Pick<DomainContext, 'db'>, projectId: string, id: string) {
   const template = await findTemplate(ctx, projectId, id);
   const scheduled = await ctx.db
     .selectFrom('emails')

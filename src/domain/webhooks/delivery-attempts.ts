@@ -113,7 +113,7 @@ async function queueAttempt(
 
 /** POST /webhooks/{id}/deliveries/{delivery_id}/retry: one more attempt now, logged as a new row. */
 export async function retryDelivery(
-  ctx: DomainContext,
+  ctx: Pick<DomainContext, 'db'>,
   projectId: string,
   endpointId: string,
   deliveryId: string,

@@ -48,7 +48,7 @@ export async function announceEmailEvents(
   if (ids.length > 0) await enqueue(tx, [{ task: 'webhook_dispatch', payload: { email_event_ids: ids } }]);
 }
 
-async function emailEvents(ctx: DomainContext, ids: number[]): Promise<WebhookEvent[]> {
+async function emailEvents(ctx: Pick<DomainContext, 'db'>, ids: number[]): Promise<WebhookEvent[]> {
   const rows = await ctx.db
     .selectFrom('email_events as ev')
     .innerJoin('emails as e', 'e.id', 'ev.email_id')
@@ -75,7 +75,7 @@ async function emailEvents(ctx: DomainContext, ids: number[]): Promise<WebhookEv
   }));
 }
 
-async function contactEvents(ctx: DomainContext, event: AudienceEvent): Promise<WebhookEvent[]> {
+async function contactEvents(ctx: Pick<DomainContext, 'db'>, event: AudienceEvent): Promise<WebhookEvent[]> {
   const type =
     event.type === 'contact.subscription_changed'
       ? event.subscribed === false && !event.list_id
@@ -125,10 +125,38 @@ export interface DispatchPayload {
   inbound_id?: string;
   domain_id?: string;
   domain_event?: string;
+  /** The circuit breaker's decisions (reputation/breaker.ts): `breaker.tripped`. */
+  breaker_trip_ids?: string[];
+}
+
+/** A breaker decision as webhooks and the API show it. */
+async function breakerEvents(ctx: Pick<DomainContext, 'db'>, ids: string[]): Promise<WebhookEvent[]> {
+  const rows = await ctx.db.selectFrom('breaker_trips').selectAll().where('id', 'in', ids).execute();
+  return rows.map((r) => ({
+    type: 'breaker.tripped',
+    key: r.id,
+    projectId: r.project_id,
+    createdAt: r.created_at,
+    data: {
+      id: r.id,
+      object: 'breaker_trip',
+      scope: r.scope,
+      [`${r.scope}_id`]: r.key,
+      level: r.level,
+      metric: r.metric,
+      rate: Number(r.rate),
+      threshold: Number(r.threshold),
+      messages: Number(r.messages),
+      reason: r.reason,
+      created_at: r.created_at.toISOString(),
+    },
+  }));
 }
 
 /** The webhook_dispatch job: turns announced events into deliveries. */
 export async function dispatchWebhooks(ctx: DomainContext, payload: DispatchPayload, occurrence: string) {
+  if (payload.breaker_trip_ids?.length)
+    await fanOut(ctx, await breakerEvents(ctx, payload.breaker_trip_ids), occurrence);
   if (payload.email_event_ids?.length)
     await fanOut(ctx, await emailEvents(ctx, payload.email_event_ids), occurrence);
   if (payload.suppressed_email_ids?.length) {

@@ -33,6 +33,7 @@ export const WEBHOOK_EVENTS = [
   'contact.unsubscribed',
   'domain.verified',
   'domain.failed',
+  'breaker.tripped',
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENTS)[number];
 
@@ -54,7 +55,7 @@ export interface UpdateWebhookInput {
 const ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
 const MAX_ENDPOINTS = 20;
 
-export function targetPolicy(ctx: DomainContext): TargetPolicy {
+export function targetPolicy(ctx: Pick<DomainContext, 'config' | 'db'>): TargetPolicy {
   return { allowPrivate: ctx.config.webhookAllowPrivate, dnsServers: ctx.config.dnsServers };
 }
 
@@ -87,7 +88,11 @@ function checkEvents(value: unknown): string[] {
   return [...new Set(value as string[])];
 }
 
-async function findEndpoint(ctx: DomainContext, projectId: string, id: string): Promise<EndpointRow> {
+async function findEndpoint(
+  ctx: Pick<DomainContext, 'db'>,
+  projectId: string,
+  id: string,
+): Promise<EndpointRow> {
   return findInProject(ctx.db, 'webhook_endpoints', 'Webhook', projectId, id);
 }
 
@@ -121,7 +126,7 @@ export async function createEndpoint(ctx: DomainContext, facts: ProjectFacts, bo
   return present(row, secret);
 }
 
-export async function listEndpoints(ctx: DomainContext, projectId: string) {
+export async function listEndpoints(ctx: Pick<DomainContext, 'db'>, projectId: string) {
   const rows = await ctx.db
     .selectFrom('webhook_endpoints')
     .selectAll()
@@ -131,7 +136,7 @@ export async function listEndpoints(ctx: DomainContext, projectId: string) {
   return { data: rows.map((r) => present(r)) };
 }
 
-export async function getEndpoint(ctx: DomainContext, projectId: string, id: string) {
+export async function getEndpoint(ctx: Pick<DomainContext, 'db'>, projectId: string, id: string) {
   return present(await findEndpoint(ctx, projectId, id));
 }
 
@@ -169,13 +174,17 @@ export async function updateEndpoint(
   return present(row);
 }
 
-export async function deleteEndpoint(ctx: DomainContext, projectId: string, id: string) {
+export async function deleteEndpoint(ctx: Pick<DomainContext, 'db'>, projectId: string, id: string) {
   const current = await findEndpoint(ctx, projectId, id);
   await ctx.db.deleteFrom('webhook_endpoints').where('id', '=', current.id).execute();
 }
 
 /** A new secret; the old one keeps signing alongside it for 24 hours. */
-export async function rotateSecret(ctx: DomainContext, projectId: string, id: string) {
+export async function rotateSecret(
+  ctx: Pick<DomainContext, 'db' | 'secrets'>,
+  projectId: string,
+  id: string,
+) {
   const current = await findEndpoint(ctx, projectId, id);
   const secret = newWebhookSecret();
   const row = await ctx.db
@@ -193,7 +202,11 @@ export async function rotateSecret(ctx: DomainContext, projectId: string, id: st
 }
 
 /** The secrets that sign now: the current one, and the previous one during its overlap. */
-export function signingSecrets(ctx: DomainContext, row: EndpointRow, now = new Date()): string[] {
+export function signingSecrets(
+  ctx: Pick<DomainContext, 'secrets'>,
+  row: EndpointRow,
+  now = new Date(),
+): string[] {
   const secrets = [ctx.secrets.decrypt(row.secret_enc).toString('utf8')];
   if (row.previous_secret_enc && row.previous_expires_at && row.previous_expires_at > now)
     secrets.push(ctx.secrets.decrypt(row.previous_secret_enc).toString('utf8'));

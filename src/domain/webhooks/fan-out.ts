@@ -21,7 +21,7 @@ export interface WebhookEvent {
  * key and the endpoint, so a second run adds no delivery and sends nothing twice.
  */
 export async function fanOut(
-  ctx: DomainContext,
+  ctx: Pick<DomainContext, 'config' | 'db'>,
   events: WebhookEvent[],
   occurrence: string,
 ): Promise<number> {

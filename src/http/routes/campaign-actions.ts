@@ -8,8 +8,10 @@ import {
   sendCampaignTest,
 } from '../../domain/campaigns/actions.ts';
 import { campaignActivity } from '../../domain/campaigns/activity.ts';
+import { FRESH_MS } from '../../domain/campaigns/stats-cache.ts';
 import type { DomainContext } from '../../domain/core/context.ts';
-import { projectFactsOf, projectOf } from '../auth.ts';
+import { authOf, projectFactsOf, projectOf } from '../auth.ts';
+import { OPTIONAL_BODY } from '../openapi.ts';
 import { errors, IdParams, Nullable, Timestamp, typed } from '../schemas.ts';
 
 /**
@@ -36,6 +38,19 @@ const CampaignActionResult = Type.Object(
     additionalProperties: true,
   },
 );
+const ResumeRequest = Type.Object(
+  {
+    reason: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 1000,
+        description: 'why the campaign goes on (required when the circuit breaker paused it; recorded)',
+      }),
+    ),
+  },
+  { additionalProperties: false, title: 'ResumeRequest' },
+);
+
 const ScheduleRequest = Type.Object(
   {
     scheduled_at: Type.String({
@@ -67,6 +82,11 @@ const TestResult = Type.Object(
 const ActivitySchema = Type.Object(
   {
     object: Type.Literal('campaign_activity'),
+    as_of: Nullable(
+      Type.String({
+        description: `when this was counted; null: just now (a large sent campaign is counted at most every ${FRESH_MS / 1000} s, as its stats)`,
+      }),
+    ),
     bucket_seconds: Type.Integer({
       description: 'the width of a bucket: 60 (per minute) unless the campaign spans more than 120 minutes',
     }),
@@ -158,13 +178,26 @@ export async function campaignActionRoutes(instance: FastifyInstance, { ctx }: {
       config,
       schema: {
         ...one(
-          'Resume a paused campaign to the rest of its audience, as snapshotted when it started (409 unless paused)',
+          'Resume a paused campaign to the rest of its audience, as snapshotted when it started (409 unless paused). One the circuit breaker paused (its `paused_reason` says why) resumes only by a project admin with a `reason`, which is recorded (400 without one, 403 for a member)',
           'resumeCampaign',
         ),
-        response: { 200: CampaignActionResult, ...errors(400, 401, 402, 404, 409, 429) },
+        body: ResumeRequest,
+        [OPTIONAL_BODY]: true,
+        response: { 200: CampaignActionResult, ...errors(400, 401, 402, 403, 404, 409, 429) },
+      },
+      // a resume with no body (as before the breaker) is a resume without a reason
+      preValidation: async (request) => {
+        request.body ??= {};
       },
     },
-    async (request) => resumeCampaign(ctx, await projectFactsOf(request, ctx), request.params.id),
+    async (request) => {
+      const auth = authOf(request);
+      return resumeCampaign(ctx, await projectFactsOf(request, ctx), request.params.id, {
+        who: auth.key ? `key ${auth.key.id}` : `account ${auth.accountId}`,
+        admin: auth.session ? auth.role === 'admin' || auth.role === 'owner' : true,
+        reason: request.body?.reason,
+      });
+    },
   );
   app.post(
     '/campaigns/:id/cancel',

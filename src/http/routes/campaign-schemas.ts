@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { CACHE_FROM_RECIPIENTS, FRESH_MS } from '../../domain/campaigns/stats-cache.ts';
 import { Nullable, page, Timestamp } from '../schemas.ts';
 
 /**
@@ -263,11 +264,24 @@ export const CampaignSchema = Type.Object(
     rate: Type.Object({ per_second: Nullable(Type.Integer()), per_hour: Nullable(Type.Integer()) }),
     stats: Type.Optional(CampaignStats),
     ab: Type.Optional(Nullable(AbResults)),
+    stats_as_of: Type.Optional(
+      Nullable(
+        Type.String({
+          description: `when \`stats\` were counted; null: just now. A sent campaign of ${CACHE_FROM_RECIPIENTS.toLocaleString('en')} recipients or more is counted at most every ${FRESH_MS / 1000} s (a read after that gets the last count and a new one follows)`,
+        }),
+      ),
+    ),
     scheduled_at: Nullable(Timestamp),
     failure_reason: Nullable(
       Type.String({
         description:
           'status `failed`: why a scheduled campaign could not start, or why none of its messages went out',
+      }),
+    ),
+    paused_reason: Nullable(
+      Type.String({
+        description:
+          'status `paused` by the circuit breaker: the rate that crossed its stop threshold (resume with a `reason`); null when paused by hand',
       }),
     ),
     recipient_count: Nullable(
@@ -288,4 +302,46 @@ export const AudienceSchema = Type.Object(
     recipients: Type.Integer({ description: 'contacts the campaign would reach if sending started now' }),
   },
   { title: 'CampaignAudience' },
+);
+export const ChecklistSchema = Type.Object(
+  {
+    object: Type.Literal('campaign_checklist'),
+    campaign_id: Type.String(),
+    ready: Type.Boolean({
+      description: 'every item ok: POST /campaigns/{id}/send would start the campaign now',
+    }),
+    items: Type.Array(
+      Type.Object(
+        {
+          id: Type.Enum(
+            [
+              'status',
+              'account',
+              'footer',
+              'variables',
+              'content',
+              'sender',
+              'audience',
+              'allowance',
+              'tracking',
+            ],
+            {
+              type: 'string',
+              description:
+                "status: a draft or scheduled campaign (409 otherwise); account: the account email confirmed; footer: your postal address in the footer, not the placeholder; variables: every required variable of the template (and of each A/B variant's) has a value; content: subject and content render; sender: `from` on a verified domain (or the shared default address); audience: at least one recipient; allowance: the plan's monthly allowance and the shared domain's daily cap hold for the audience; tracking: the opens and clicks settings (always ok, for the record)",
+            },
+          ),
+          status: Type.Enum(['ok', 'failing', 'unchecked'], {
+            type: 'string',
+            description:
+              'failing: /send would be refused for it, with `message` as its error; unchecked: it is checked once an item it depends on passes',
+          }),
+          message: Type.String({ description: 'what passed, or what fails and how to fix it' }),
+        },
+        { title: 'CampaignChecklistItem' },
+      ),
+      { description: 'in the order /send checks them' },
+    ),
+  },
+  { title: 'CampaignChecklist' },
 );

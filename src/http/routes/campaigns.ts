@@ -9,6 +9,7 @@ import {
   listCampaigns,
   updateCampaign,
 } from '../../domain/campaigns/campaigns.ts';
+import { campaignChecklist } from '../../domain/campaigns/checklist.ts';
 import { sendCampaign } from '../../domain/campaigns/send.ts';
 import type { DomainContext } from '../../domain/core/context.ts';
 import { projectFactsOf, projectOf } from '../auth.ts';
@@ -17,6 +18,7 @@ import {
   AudienceSchema,
   CampaignPage,
   CampaignSchema,
+  ChecklistSchema,
   CreateCampaignRequest,
   UpdateCampaignRequest,
   WinnerRequest,
@@ -106,13 +108,29 @@ export async function campaignRoutes(instance: FastifyInstance, { ctx }: { ctx: 
     },
     async (request) => previewAudience(ctx, projectOf(request), request.params.id),
   );
+  app.get(
+    '/campaigns/:id/checklist',
+    {
+      config,
+      schema: {
+        ...one(
+          'What sending the campaign now needs, item by item, with the checks POST /campaigns/{id}/send runs',
+          'getCampaignChecklist',
+        ),
+        description:
+          "Each check the send runs before a campaign starts, run on its own so every problem shows at once: the campaign's status, the account email, the footer address, the template's variables, the content, the sender's domain, the audience and the plan's allowance, and the tracking settings for the record. An item fails exactly when the send would be refused for it, and its `message` is the send's error; `ready` is true when every item is ok. The dashboard's pre-send checklist reads it.",
+        response: { 200: ChecklistSchema, ...errors(401, 404) },
+      },
+    },
+    async (request) => campaignChecklist(ctx, await projectFactsOf(request, ctx), request.params.id),
+  );
   app.post(
     '/campaigns/:id/send',
     {
       config,
       schema: {
         ...one(
-          'Send a campaign now: snapshots its audience and starts sending (400 footer placeholder or empty audience, 402 over the monthly allowance, 409 unless draft or scheduled; a paused campaign continues with /resume)',
+          'Send a campaign now: snapshots its audience and starts sending (400 footer placeholder or empty audience, 402 over the monthly allowance, 409 unless draft or scheduled; a paused campaign continues with /resume; GET /campaigns/{id}/checklist runs the same checks)',
           'sendCampaign',
         ),
         response: { 200: CampaignSchema, ...errors(400, 401, 402, 404, 409, 429) },

@@ -5,7 +5,7 @@ import { loginWithPassword, setPassword } from '../../domain/accounts/passwords.
 import { describeSession, endSession, listSessions } from '../../domain/accounts/sessions.ts';
 import type { DomainContext } from '../../domain/core/context.ts';
 import { clearSessionCookie, sessionMetaOf, sessionOf, setSessionCookie } from '../auth.ts';
-import { errors, IdParams, typed } from '../schemas.ts';
+import { errors, IdParams, Nullable, typed } from '../schemas.ts';
 import {
   AccountWithPassword,
   CurrentSession,
@@ -136,15 +136,17 @@ export async function dashboardAuthRoutes(instance: FastifyInstance, { ctx }: { 
   app.get(
     '/session',
     {
-      config: session,
+      config: { ...session, allowSignedOut: true },
       schema: {
         tags,
         summary: 'Who is signed in: the account, the csrf_token, and your projects with your role in each',
         operationId: 'getSession',
-        response: { 200: CurrentSession, ...errors(401) },
+        description:
+          'Signed out (no session cookie and no Authorization header): 200 with `null`, so a signed-out page load is not an error. A session that is invalid, signed out or expired is 401; an API key is 403.',
+        response: { 200: Nullable(CurrentSession), ...errors(401, 403) },
       },
     },
-    async (request) => describeSession(ctx, sessionOf(request)),
+    async (request) => (request.auth?.session ? describeSession(ctx, request.auth.session) : null),
   );
 
   app.get(

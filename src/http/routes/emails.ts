@@ -10,161 +10,32 @@ import {
   type Sender,
 } from '../../domain/emails/accept.ts';
 import { rawEmailSource } from '../../domain/emails/raw.ts';
-import { cancelEmail, EXACT_STATUS_COUNT_UP_TO, getEmail, listEmails } from '../../domain/emails/read.ts';
-import { emailStats, MAX_STATS_DAYS, RATE_THRESHOLDS } from '../../domain/emails/stats.ts';
+import {
+  cancelEmail,
+  EMAIL_STATUSES,
+  EXACT_STATUS_COUNT_UP_TO,
+  getEmail,
+  listEmails,
+} from '../../domain/emails/read.ts';
+import {
+  emailStats,
+  MAX_STATS_DAYS,
+  MIN_MESSAGES_TO_JUDGE,
+  RATE_THRESHOLDS,
+} from '../../domain/emails/stats.ts';
 import { SIMULATOR_DOMAIN } from '../../mail/simulator.ts';
 import { authOf, projectFactsOf, projectOf } from '../auth.ts';
 import { errors, IdParams, Nullable, PageQuery, page, pageOf, typed } from '../schemas.ts';
 
-const Recipients = Type.Union([Type.String(), Type.Array(Type.String())], {
-  description:
-    'an address, "Name <address>", or an array of them (50 recipients at most over to, cc and bcc)',
-});
+import {
+  Accepted,
+  DayCounts,
+  EmailEvent,
+  EmailInputSchema,
+  EmailSchema,
+  RateSchema,
+} from './email-schemas.ts';
 
-export const EmailInputSchema = Type.Object(
-  {
-    from: Type.Optional(
-      Type.String({
-        description:
-          'sender: `address` or `Name <address>`, on a verified domain of the project (required unless the template has a default `from`)',
-      }),
-    ),
-    to: Recipients,
-    cc: Type.Optional(Recipients),
-    bcc: Type.Optional(Recipients),
-    reply_to: Type.Optional(Recipients),
-    subject: Type.Optional(
-      Type.String({ maxLength: 998, description: 'required unless `template` is given' }),
-    ),
-    html: Type.Optional(Type.String()),
-    text: Type.Optional(Type.String({ description: 'derived from `html` when absent' })),
-    headers: Type.Optional(
-      Type.Record(Type.String(), Type.String(), {
-        description: 'custom headers; no line breaks, no protected names',
-      }),
-    ),
-    attachments: Type.Optional(
-      Type.Array(
-        Type.Object({
-          filename: Type.Optional(Type.String()),
-          content: Type.String({ description: 'base64' }),
-          content_type: Type.Optional(Type.String()),
-          content_id: Type.Optional(
-            Type.String({ description: 'for inline images: reference as cid:<content_id>' }),
-          ),
-        }),
-        { maxItems: 100 },
-      ),
-    ),
-    tags: Type.Optional(
-      Type.Array(Type.Object({ name: Type.String(), value: Type.String() }), { maxItems: 50 }),
-    ),
-    scheduled_at: Type.Optional(Type.String({ description: 'ISO 8601, up to 30 days ahead' })),
-    template: Type.Optional(
-      Type.Object(
-        {
-          id: Type.String({ description: 'the template id' }),
-          version: Type.Optional(
-            Type.Integer({
-              minimum: 1,
-              maximum: 1_000_000,
-              description: 'a published version; the latest when absent',
-            }),
-          ),
-          variables: Type.Optional(
-            Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean()]), {
-              description: "values for the template's declared variables (defaults fill the rest)",
-            }),
-          ),
-        },
-        {
-          title: 'TemplateReference',
-          description: 'send a published template in place of `subject`, `html` and `text`',
-        },
-      ),
-    ),
-  },
-  { title: 'SendEmailRequest' },
-);
-
-const Accepted = Type.Object(
-  {
-    id: Type.String(),
-    object: Type.Literal('email'),
-    status: Type.String(),
-    warnings: Type.Optional(
-      Type.Array(Type.String(), { description: 'names of unknown fields that were ignored' }),
-    ),
-  },
-  { title: 'AcceptedEmail' },
-);
-
-const EmailEvent = Type.Object(
-  {
-    object: Type.Literal('email_event'),
-    type: Type.String(),
-    recipient: Nullable(Type.String()),
-    detail: Type.Record(Type.String(), Type.Unknown(), {
-      description: "what the event says: the remote server's response, the bounce type, ...",
-    }),
-    created_at: Type.String(),
-  },
-  { title: 'EmailEvent' },
-);
-
-const EmailSchema = Type.Object(
-  {
-    id: Type.String(),
-    object: Type.Literal('email'),
-    stream: Type.String(),
-    status: Type.String(),
-    message_id: Type.String(),
-    from: Type.String(),
-    to: Type.Array(Type.String()),
-    cc: Type.Array(Type.String()),
-    bcc: Type.Array(Type.String()),
-    reply_to: Type.Array(Type.String()),
-    subject: Type.String(),
-    tags: Type.Array(Type.Object({ name: Type.String(), value: Type.String() })),
-    headers: Type.Record(Type.String(), Type.String()),
-    attachments: Type.Array(
-      Type.Object({
-        filename: Nullable(Type.String()),
-        content_type: Nullable(Type.String()),
-        content_id: Nullable(Type.String()),
-        size: Type.Integer(),
-      }),
-    ),
-    size_bytes: Type.Integer(),
-    attempts: Type.Integer(),
-    last_response: Nullable(Type.String()),
-    scheduled_at: Nullable(Type.String()),
-    next_attempt_at: Nullable(Type.String()),
-    sent_at: Nullable(Type.String()),
-    template: Nullable(
-      Type.Object(
-        { id: Type.String(), version: Type.Integer() },
-        { description: 'the published template version this email was rendered from' },
-      ),
-    ),
-    created_at: Type.String(),
-    updated_at: Type.String(),
-  },
-  { title: 'Email' },
-);
-
-const DayCounts = {
-  sent: Type.Integer({ description: 'recipients handed over to the next server, whatever it answered' }),
-  delivered: Type.Integer({ description: 'recipients accepted by the receiving server itself' }),
-  bounced: Type.Integer({ description: 'hard bounces, at hand-over or reported later by a DSN' }),
-  complained: Type.Integer({ description: 'spam complaints' }),
-};
-const RateSchema = Type.Object({
-  value: Nullable(Type.Number({ description: 'a fraction (0.012 is 1.2%); null when nothing was sent' })),
-  warning_at: Type.Number(),
-  critical_at: Type.Number(),
-  level: Nullable(Type.String({ enum: ['good', 'warning', 'critical'] })),
-});
 const pct = (n: number) => `${+(n * 100).toFixed(2)}%`;
 const { bounce_rate: bounce, complaint_rate: complaint } = RATE_THRESHOLDS;
 
@@ -261,7 +132,9 @@ export async function emailRoutes(instance: FastifyInstance, { ctx }: { ctx: Dom
         operationId: 'listEmails',
         querystring: Type.Object({
           ...PageQuery.properties,
-          status: Type.Optional(Type.String()),
+          status: Type.Optional(
+            Type.String({ description: `one of ${EMAIL_STATUSES.map((s) => `\`${s}\``).join(', ')}` }),
+          ),
           to: Type.Optional(Type.String({ description: 'a recipient address' })),
           tag: Type.Optional(Type.String({ description: '`name` or `name:value`' })),
           created_after: Type.Optional(Type.String({ description: 'ISO 8601' })),
@@ -281,7 +154,7 @@ export async function emailRoutes(instance: FastifyInstance, { ctx }: { ctx: Dom
         tags: ['emails'],
         summary: 'Sent, delivered, bounced and complained per day, with bounce and complaint rates',
         operationId: 'getEmailStats',
-        description: `One entry per UTC day of the last \`days\` (today included, days without mail as zeros), counted per recipient from the delivery events, and over the period: the bounce rate (bounced of sent) and the complaint rate (complaints of the mail that reached a mailbox: sent less bounced), each with its level against the thresholds mailbox providers act on. Complaints: Gmail asks senders to stay below ${pct(complaint.warning_at)} and never reach ${pct(complaint.critical_at)} (Yahoo: below 0.3%). Bounces (Gmail and Yahoo publish no number): warning from ${pct(bounce.warning_at)}, critical from ${pct(bounce.critical_at)}, where Amazon SES reviews an account.`,
+        description: `One entry per UTC day of the last \`days\` (today included, days without mail as zeros), counted per recipient from the delivery events, and over the period: the bounce rate (bounced of sent) and the complaint rate (complaints of the mail that reached a mailbox: sent less bounced), each with its level against the thresholds mailbox providers act on. Complaints: Gmail asks senders to stay below ${pct(complaint.warning_at)} and never reach ${pct(complaint.critical_at)} (Yahoo: below 0.3%). Bounces (Gmail and Yahoo publish no number): warning from ${pct(bounce.warning_at)}, critical from ${pct(bounce.critical_at)}, where Amazon SES reviews an account. A rate over fewer than ${MIN_MESSAGES_TO_JUDGE} messages is not judged (level \`too_few\`, its value still given): one bounce or complaint is then 1% of the mail or more, which says more about chance than about the list.`,
         querystring: Type.Object({
           days: Type.Optional(
             Type.Integer({ minimum: 1, maximum: MAX_STATS_DAYS, default: 30, description: '1 to 90' }),

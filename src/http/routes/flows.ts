@@ -11,6 +11,7 @@ import {
   updateFlow,
 } from '../../domain/flows/flows.ts';
 import { authOf, projectFactsOf, projectOf } from '../auth.ts';
+import { OPTIONAL_BODY } from '../openapi.ts';
 import { errors, IdParams, Nullable, PageQuery, page, pageOf, Timestamp, typed } from '../schemas.ts';
 
 // The definition has its own checker (domain/flows/definition.ts), whose errors name the exact
@@ -205,6 +206,19 @@ const FlowSchema = Type.Object(
 );
 const FlowPage = Type.Object(page(FlowSchema).properties, { title: 'FlowPage' });
 
+const ActivateRequest = Type.Object(
+  {
+    reason: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 1000,
+        description: 'why the flow goes on (required when the circuit breaker paused it; recorded)',
+      }),
+    ),
+  },
+  { additionalProperties: false, title: 'ActivateRequest' },
+);
+
 /** Who acts: the account, and a session's role in the project (null for a key). */
 function actorOf(request: FastifyRequest): FlowActor {
   const auth = authOf(request);
@@ -294,14 +308,27 @@ export async function flowRoutes(instance: FastifyInstance, { ctx }: { ctx: Doma
       config,
       schema: {
         ...one(
-          'Activate a draft or paused flow (402 without the plan feature automations, 400 footer placeholder, 403 for a webhook step without the Owner or Admin role, 409 if active or archived)',
+          'Activate a draft or paused flow (402 without the plan feature automations, 400 footer placeholder, 403 for a webhook step without the Owner or Admin role, 409 if active or archived). A flow the circuit breaker paused (its `status_reason` says why) is activated only by a project admin with a `reason`, which is recorded (400 without one, 403 for a member)',
           'activateFlow',
         ),
+        body: ActivateRequest,
+        [OPTIONAL_BODY]: true,
         response: { 200: FlowSchema, ...errors(400, 401, 402, 403, 404, 409) },
       },
+      // an activation with no body (as before the breaker) is one without a reason
+      preValidation: async (request) => {
+        request.body ??= {};
+      },
     },
-    async (request) =>
-      activateFlow(ctx, await projectFactsOf(request, ctx), request.params.id, actorOf(request)),
+    async (request) => {
+      const actor = actorOf(request);
+      const auth = authOf(request);
+      return activateFlow(ctx, await projectFactsOf(request, ctx), request.params.id, actor, {
+        who: auth.key ? `key ${auth.key.id}` : `account ${auth.accountId}`,
+        admin: auth.session ? auth.role === 'admin' || auth.role === 'owner' : true,
+        reason: request.body?.reason,
+      });
+    },
   );
   app.post(
     '/flows/:id/pause',

@@ -11,9 +11,12 @@ import {
 import { denyPairing, pairingScopes, pollPairing, startPairing } from '../../domain/accounts/pairings.ts';
 import type { DomainContext } from '../../domain/core/context.ts';
 import { DomainError, NotFoundError } from '../../domain/core/errors.ts';
-import { esc, sendPage } from '../html.ts';
+import { sessionMetaOf, setSessionCookie } from '../auth.ts';
+import { esc, sendPage, sendPageSecurityHeaders } from '../html.ts';
 import { acceptFormBodies } from '../request-checks.ts';
 import { errors, Nullable, typed } from '../schemas.ts';
+import { appPathOf } from '../web-app.ts';
+import { termsRoutes } from './terms.ts';
 
 const COOKIE = 'posthorn_pair_session';
 
@@ -66,8 +69,8 @@ const PairingStatus = Type.Object(
   { title: 'PairingStatus' },
 );
 
-function form(code: string, step: string, inner: string, submit: string): string {
-  return `<form method="post" action="/pair"><input type="hidden" name="code" value="${esc(code)}"><input type="hidden" name="step" value="${esc(step)}">${inner}<button type="submit" name="submit" value="${esc(submit)}">${esc(submit)}</button></form>`;
+function form(code: string, step: string, inner: string, submit: string, secondary = false): string {
+  return `<form method="post" action="/pair"><input type="hidden" name="code" value="${esc(code)}"><input type="hidden" name="step" value="${esc(step)}">${inner}<button type="submit" name="submit" value="${esc(submit)}"${secondary ? ' class="secondary"' : ''}>${esc(submit)}</button></form>`;
 }
 
 function sessionOf(request: FastifyRequest): string | null {
@@ -84,8 +87,17 @@ function sessionOf(request: FastifyRequest): string | null {
 export async function pairRoutes(instance: FastifyInstance, { ctx }: { ctx: DomainContext }) {
   const app = typed(instance);
   acceptFormBodies(app);
+  // like the other public pages: no script, no other site may frame the authorise button
+  app.addHook('onSend', async (_request, reply) => {
+    sendPageSecurityHeaders(reply);
+  });
 
-  const render = sendPage;
+  // where its terms box links, under the same policy
+  await app.register(termsRoutes, { ctx });
+
+  const render = (reply: FastifyReply, status: number, title: string, body: string) =>
+    sendPage(reply, status, title, body, true);
+  const { appUrl } = ctx.config;
 
   async function authorizePage(
     reply: FastifyReply,
@@ -99,17 +111,17 @@ export async function pairRoutes(instance: FastifyInstance, { ctx }: { ctx: Doma
     const choices = [
       ...projects.map(
         (p, i) =>
-          `<label><input type="radio" name="scope" value="${esc(p.id)}"${i === 0 ? ' checked' : ''}> Project ${esc(p.name)}</label><br>`,
+          `<label class="check"><input type="radio" name="scope" value="${esc(p.id)}"${i === 0 ? ' checked' : ''}> Project ${esc(p.name)}</label>`,
       ),
-      '<label><input type="radio" name="scope" value="all"> All access (every project, the account API)</label>',
+      '<label class="check"><input type="radio" name="scope" value="all"> All access (every project, the account API)</label>',
     ].join('');
     return render(
       reply,
       error ? 400 : 200,
       'Authorise the Posthorn CLI',
       `${error ? `<p class="error">${esc(error)}</p>` : ''}<p>Check that your terminal shows this code:</p><p class="code">${esc(code)}</p>
-${form(code, 'authorize', `<input type="hidden" name="csrf" value="${csrf}"><p>What may this device reach?</p>${choices}<br>`, 'Authorise')}
-${form(code, 'deny', '', 'Deny')}`,
+${form(code, 'authorize', `<input type="hidden" name="csrf" value="${csrf}"><p>What may this device reach?</p>${choices}`, 'Authorise')}
+${form(code, 'deny', '', 'Deny', true)}`,
     );
   }
 
@@ -119,11 +131,11 @@ ${form(code, 'deny', '', 'Deny')}`,
       error ? 400 : 200,
       'Sign in to pair the Posthorn CLI',
       `${error ? `<p class="error">${esc(error)}</p>` : ''}<p>Your terminal shows the code <span class="code">${esc(code)}</span>.</p>
-<h2>Sign in</h2>${form(code, 'login_start', '<label>Email <input type="email" name="email" required></label>', 'Email me a code')}
+<h2>Sign in</h2>${form(code, 'login_start', '<label>Email <input type="email" name="email" autocomplete="email" required></label>', 'Email me a code')}
 <h2>Or create an account</h2>${form(
         code,
         'signup',
-        '<label>Email <input type="email" name="email" required></label><label>Name <input type="text" name="name" required></label><label><input type="checkbox" name="accept_terms" value="yes"> I accept the terms of service</label><br>',
+        `<label>Name <input type="text" name="name" autocomplete="name" required></label><label>Email <input type="email" name="email" autocomplete="email" required></label><label class="check"><input type="checkbox" name="accept_terms" value="yes"> <span>I accept the <a href="/terms" target="_blank" rel="noopener">terms of service</a></span></label>`,
         'Create account',
       )}`,
     );
@@ -137,7 +149,7 @@ ${form(code, 'deny', '', 'Deny')}`,
       `${error ? `<p class="error">${esc(error)}</p>` : ''}<p>${esc(note)}</p>${form(
         code,
         'login_finish',
-        `<input type="hidden" name="email" value="${esc(email)}"><label>Code <input type="text" name="login_code" required autocomplete="one-time-code"></label>`,
+        `<input type="hidden" name="email" value="${esc(email)}"><label>Code <input type="text" name="login_code" required autocomplete="one-time-code" autocapitalize="characters" spellcheck="false"></label>`,
         'Continue',
       )}`,
     );
@@ -180,16 +192,22 @@ ${form(code, 'deny', '', 'Deny')}`,
           await pairingSignIn(ctx, code, email);
           return codePage(reply, code, email, `If ${email} has an account, a login code is on its way.`);
         case 'signup':
-          await pairingSignUp(ctx, code, {
+          await pairingSignUp(
+            ctx,
+            code,
+            { email, name: body.name, acceptedTerms: body.accept_terms === 'yes' },
+            sessionMetaOf(request),
+          );
+          return codePage(
+            reply,
+            code,
             email,
-            name: body.name,
-            acceptedTerms: body.accept_terms === 'yes',
-          });
-          return codePage(reply, code, email, `Account created. A login code is on its way to ${email}.`);
+            `A six-character code is on its way to ${email}: it confirms the address and signs you in.`,
+          );
         case 'login_finish': {
           let session: Awaited<ReturnType<typeof pairingFinishLogin>>;
           try {
-            session = await pairingFinishLogin(ctx, code, email, body.login_code);
+            session = await pairingFinishLogin(ctx, code, email, body.login_code, sessionMetaOf(request));
           } catch (err) {
             if (err instanceof NotFoundError) throw err; // the pairing itself is gone
             return codePage(reply, code, email, 'Enter the code from your email.', (err as Error).message);
@@ -198,6 +216,8 @@ ${form(code, 'deny', '', 'Deny')}`,
             'set-cookie',
             `${COOKIE}=${encodeURIComponent(session.token)}; Path=/pair; HttpOnly; SameSite=Lax`,
           );
+          // the same session signs the dashboard in, with the dashboard's own cookie: no second code
+          setSessionCookie(reply, appUrl, session.token);
           return authorizePage(reply, { accountId: session.account_id, token: session.token }, code);
         }
         case 'authorize': {
@@ -222,7 +242,7 @@ ${form(code, 'deny', '', 'Deny')}`,
             reply,
             200,
             'Authorised',
-            '<p>Done: the CLI now holds a key. You can close this window.</p>',
+            `<p>Done: the CLI now holds a key. You can close this window.</p><p><a href="${esc(appPathOf(appUrl))}">Open the dashboard</a>: you are signed in there too.</p>`,
           );
         }
         case 'deny':

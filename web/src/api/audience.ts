@@ -1,5 +1,5 @@
 import { queryOptions, skipToken } from '@tanstack/react-query';
-import { ApiError, api, projectQuery, type Schemas } from './client.ts';
+import { ApiError, api, postCsv, projectQuery, type Schemas } from './client.ts';
 import { pageOf, type Role } from './endpoints.ts';
 import type { SendingRate } from './sending.ts';
 
@@ -10,6 +10,7 @@ import type { SendingRate } from './sending.ts';
  */
 
 export type Contact = Schemas['Contact'];
+export type ContactImport = Schemas['ContactImport'];
 export type ContactWithConsent = Schemas['ContactWithConsent'];
 export type TrackedEvent = Schemas['Event'];
 export type ContactList = Schemas['ContactList'];
@@ -55,6 +56,20 @@ export const contactEventsQuery = (project: string, id: string) =>
   projectQuery(project, ['contact', id, 'events'], () =>
     api.get('/v1/contacts/{id}/events', { project, path: { id }, query: { limit: 20 } }),
   );
+
+/** An import, asked again every second until it has finished. */
+export const importQuery = (project: string, id: string) =>
+  projectQuery(project, ['import', id], () => api.get('/v1/imports/{id}', { project, path: { id } }), {
+    refetchInterval: (query) => (importFinished(query.state.data) ? false : 1_000),
+  });
+
+export const importFinished = (i: ContactImport | undefined) =>
+  i?.status === 'completed' || i?.status === 'failed';
+
+export const imports = {
+  /** Uploads a CSV file as it is: the import starts at once and runs in the background. */
+  start: (project: string, file: Blob) => postCsv('/v1/contacts/import', { project, file }),
+};
 
 export const contacts = {
   create: (project: string, body: Schemas['CreateContactRequest']) =>

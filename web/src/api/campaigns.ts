@@ -20,9 +20,30 @@ export const campaignQuery = (project: string, id: string) =>
     refetchInterval: (query) => (query.state.data?.status === 'sending' ? 2_000 : false),
   });
 
+/**
+ * What sending the campaign now needs, item by item (the checks /send runs), as saved at `key`;
+ * read again on every visit, since a fix is made on another screen (Settings, Domains, Lists).
+ */
+export const checklistQuery = (project: string, id: string, key: string) =>
+  projectQuery(
+    project,
+    ['campaign', id, 'checklist', key],
+    () => api.get('/v1/campaigns/{id}/checklist', { project, path: { id } }),
+    { staleTime: 0 },
+  );
+export type CampaignChecklist = Schemas['CampaignChecklist'];
+
+/**
+ * How many the campaign reaches, as saved at `key`; read again on every visit like the checklist
+ * (the builder's key starts at the campaign's creation on each visit, and people are added on other
+ * screens): a count cached on an earlier visit kept Send off beside a checklist all done.
+ */
 export const audienceQuery = (project: string, id: string, key: string) =>
-  projectQuery(project, ['campaign', id, 'audience', key], () =>
-    api.get('/v1/campaigns/{id}/audience', { project, path: { id } }),
+  projectQuery(
+    project,
+    ['campaign', id, 'audience', key],
+    () => api.get('/v1/campaigns/{id}/audience', { project, path: { id } }),
+    { staleTime: 0 },
   );
 
 export const campaigns = {
@@ -36,7 +57,8 @@ export const campaigns = {
   test: (project: string, id: string, to: string[]) =>
     api.post('/v1/campaigns/{id}/test', { project, path: { id }, body: { to } }),
   pause: (project: string, id: string) => api.post('/v1/campaigns/{id}/pause', { project, path: { id } }),
-  resume: (project: string, id: string) => api.post('/v1/campaigns/{id}/resume', { project, path: { id } }),
+  resume: (project: string, id: string, reason?: string) =>
+    api.post('/v1/campaigns/{id}/resume', { project, path: { id }, body: reason ? { reason } : {} }),
   cancel: (project: string, id: string) => api.post('/v1/campaigns/{id}/cancel', { project, path: { id } }),
 };
 

@@ -101,10 +101,11 @@ const UNREACHABLE = 'The server cannot be reached. Check your connection and try
 export async function send(
   method: string,
   url: string,
-  options: { project?: string; body?: unknown; what?: string } = {},
+  options: { project?: string; body?: unknown; file?: { content: Blob; type: string }; what?: string } = {},
 ): Promise<Response> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (options.body !== undefined) headers['content-type'] = 'application/json';
+  if (options.file) headers['content-type'] = options.file.type;
   if (method !== 'GET' && csrfToken) headers['x-csrf-token'] = csrfToken;
   if (options.project) headers['x-project-id'] = options.project;
   let res: Response;
@@ -113,7 +114,11 @@ export async function send(
       method,
       headers,
       credentials: 'same-origin',
-      body: options.body === undefined ? undefined : JSON.stringify(options.body),
+      body: options.file
+        ? options.file.content
+        : options.body === undefined
+          ? undefined
+          : JSON.stringify(options.body),
     });
   } catch {
     throw new ApiError(0, UNREACHABLE, null);
@@ -149,6 +154,25 @@ export const api = {
   patch: caller('patch'),
   delete: caller('delete'),
 };
+
+/** The paths that take a CSV file as their body. */
+type CsvPath = {
+  [P in PathOf<'post'>]: RequestBody<Operation<P, 'post'>> extends { content: { 'text/csv': unknown } }
+    ? P
+    : never;
+}[PathOf<'post'>];
+
+/** Sends a CSV file as it is (not JSON) to an operation that takes `text/csv`; the answer is typed as `api.post`'s. */
+export async function postCsv<P extends CsvPath>(
+  path: P,
+  options: { project: string; file: Blob },
+): Promise<Answer<Operation<P, 'post'>>> {
+  const res = await send('POST', path, {
+    project: options.project,
+    file: { content: options.file, type: 'text/csv' },
+  });
+  return res.json();
+}
 
 type QueryExtras<T> = Omit<UseQueryOptions<T, Error, T, readonly unknown[]>, 'queryKey' | 'queryFn'>;
 

@@ -17,13 +17,16 @@ export type InvitationPreview = Schemas['InvitationDetails'];
 /** `limit` and `offset` of a 1-based page. */
 export const pageOf = (page: number, perPage: number) => ({ limit: perPage, offset: (page - 1) * perPage });
 
-/** The signed-in person, or null when signed out (GET /api/session answers 401). */
+/**
+ * The signed-in person, or null when signed out: GET /api/session answers null without a cookie (no
+ * error for a signed-out page to log), 401 for a session that has ended.
+ */
 export const sessionQuery = queryOptions({
   queryKey: ['session'],
   queryFn: async (): Promise<Session | null> => {
     try {
       const session = await api.get('/api/session');
-      setCsrfToken(session.csrf_token);
+      setCsrfToken(session?.csrf_token ?? null);
       return session;
     } catch (err) {
       if (err instanceof ApiError && err.status === 401) {
@@ -39,6 +42,7 @@ export const sessionQuery = queryOptions({
 export const auth = {
   requestCode: (email: string) => api.post('/api/auth/login', { body: { email } }),
   verifyCode: (email: string, code: string) => api.post('/api/auth/login/verify', { body: { email, code } }),
+  signUp: (body: Schemas['DashboardSignupRequest']) => api.post('/api/auth/signup', { body }),
   signInWithPassword: (email: string, password: string) =>
     api.post('/api/auth/login/password', { body: { email, password } }),
   forgotPassword: (email: string) => api.post('/api/auth/forgot', { body: { email } }),
@@ -89,20 +93,25 @@ export interface EmailFilters {
 export const EMAILS_PER_PAGE = 25;
 
 /** The statuses the email log filters by (GET /v1/emails `status`). */
-export const EMAIL_STATUSES = [
-  'scheduled',
-  'queued',
-  'sending',
-  'sent',
-  'delivered',
-  'deferred',
-  'bounced',
-  'complained',
-  'failed',
-  'suppressed',
-  'cancelled',
-] as const;
-export type EmailStatus = (typeof EMAIL_STATUSES)[number];
+/** An email's status as the API's schema enumerates it. */
+export type EmailStatus = Email['status'];
+/** Each status once, in the order of an email's life: the compiler holds this to the API's list. */
+const STATUS_ORDER: Record<EmailStatus, number> = {
+  scheduled: 0,
+  queued: 1,
+  sending: 2,
+  sent: 3,
+  delivered: 4,
+  deferred: 5,
+  bounced: 6,
+  complained: 7,
+  failed: 8,
+  suppressed: 9,
+  cancelled: 10,
+};
+export const EMAIL_STATUSES = (Object.keys(STATUS_ORDER) as EmailStatus[]).sort(
+  (a, b) => STATUS_ORDER[a] - STATUS_ORDER[b],
+);
 
 export const emailsQuery = (project: string, f: EmailFilters) =>
   projectQuery(project, ['emails', f], () =>
@@ -114,3 +123,9 @@ export const emailsQuery = (project: string, f: EmailFilters) =>
 
 export const emailQuery = (project: string, id: string) =>
   projectQuery(project, ['email', id], () => api.get('/v1/emails/{id}', { project, path: { id } }));
+
+export type SendEmail = Schemas['SendEmailRequest'];
+
+export const emails = {
+  send: (project: string, body: SendEmail) => api.post('/v1/emails', { project, body }),
+};

@@ -142,8 +142,10 @@ export const flows = {
   update: async (project: string, id: string, body: FlowInput) =>
     asFlow(await api.patch('/v1/flows/{id}', { project, path: { id }, body })),
   remove: (project: string, id: string) => api.delete('/v1/flows/{id}', { project, path: { id } }),
-  activate: async (project: string, id: string) =>
-    asFlow(await api.post('/v1/flows/{id}/activate', { project, path: { id } })),
+  activate: async (project: string, id: string, reason?: string) =>
+    asFlow(
+      await api.post('/v1/flows/{id}/activate', { project, path: { id }, body: reason ? { reason } : {} }),
+    ),
   pause: async (project: string, id: string) =>
     asFlow(await api.post('/v1/flows/{id}/pause', { project, path: { id } })),
   archive: async (project: string, id: string) =>

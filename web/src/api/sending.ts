@@ -51,6 +51,7 @@ export const WEBHOOK_EVENTS = [
   'contact.unsubscribed',
   'domain.verified',
   'domain.failed',
+  'breaker.tripped',
 ] as const satisfies readonly WebhookEvent[];
 // an event the API adds and the form does not list fails the typecheck here
 const everyEvent: Exclude<WebhookEvent, (typeof WEBHOOK_EVENTS)[number]>[] = [];

@@ -28,7 +28,8 @@ export const templates = {
   update: (project: string, id: string, body: Schemas['UpdateTemplateRequest']) =>
     api.patch('/v1/templates/{id}', { project, path: { id }, body }),
   publish: (project: string, id: string) => api.post('/v1/templates/{id}/publish', { project, path: { id } }),
-  preview: (project: string, id: string, body: PreviewInput) =>
+  /** The draft rendered, or a published `version` (what a campaign sends). */
+  preview: (project: string, id: string, body: PreviewInput & { version?: number }) =>
     api.post('/v1/templates/{id}/preview', { project, path: { id }, body }),
   test: (project: string, id: string, body: PreviewInput & { to: string }) =>
     api.post('/v1/templates/{id}/test', { project, path: { id }, body }),

@@ -65,7 +65,7 @@ export function DataTable<T>({
   );
 }
 
-interface PagerProps {
+export interface PagerProps {
   /** The page shown, from 1. */
   page: number;
   total: number;
@@ -128,6 +128,20 @@ export function pageLink(page: number, label: string) {
       {label}
     </Link>
   );
+}
+
+/**
+ * A pager's props in one call: the page shown, the total, the page size, what the list counts (one
+ * and many), and the way to another page (`link` or `onPage`, with `estimated` and `full` if need be).
+ */
+export function paging(
+  page: number,
+  total: number,
+  perPage: number,
+  noun: [string, string],
+  way: Pick<PagerProps, 'onPage' | 'link' | 'estimated' | 'full'>,
+): PagerProps {
+  return { page, total, perPage, noun, ...way };
 }
 
 /** A list's rows with its pager under them. */

@@ -52,6 +52,8 @@ interface DialogButtonProps {
   named?: string;
   className?: string;
   disabled?: boolean;
+  /** The id of what tells more about the button (why it is disabled, say). */
+  describedBy?: string;
   title: string;
   description?: string;
   /** The dialog's content; `close` closes it (after a change is saved, say). */
@@ -66,6 +68,7 @@ export function DialogButton({
   named,
   className = 'btn primary',
   disabled,
+  describedBy,
   title,
   description,
   children,
@@ -78,7 +81,13 @@ export function DialogButton({
   };
   return (
     <>
-      <button type="button" className={className} onClick={() => change(true)} disabled={disabled}>
+      <button
+        type="button"
+        className={className}
+        onClick={() => change(true)}
+        disabled={disabled}
+        aria-describedby={describedBy}
+      >
         {label}
         {named && <span className="visually-hidden"> {named}</span>}
       </button>

@@ -12,6 +12,7 @@ export function MessageTabs({
   text,
   headers,
   raw,
+  first = 'preview',
 }: {
   html: string | null;
   /** The preview frame's name. */
@@ -19,9 +20,11 @@ export function MessageTabs({
   text: string;
   headers: ReactNode;
   raw: ReactNode;
+  /** The tab shown first when there is HTML (without HTML it is the text). */
+  first?: 'preview' | 'text';
 }) {
   return (
-    <Tabs.Root defaultValue={html ? 'preview' : 'text'} className="tabs">
+    <Tabs.Root defaultValue={html ? first : 'text'} className="tabs">
       <Tabs.List className="tab-list" aria-label="Message content">
         {html && (
           <Tabs.Trigger value="preview" className="tab">

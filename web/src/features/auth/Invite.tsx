@@ -3,10 +3,10 @@ import { getRouteApi, Link, useNavigate } from '@tanstack/react-router';
 import { useState } from 'react';
 import { type InvitationPreview, invitationQuery, invitations, sessionQuery } from '../../api/endpoints.ts';
 import { ErrorMessage, Notice } from '../../components/Alert.tsx';
-import { CheckboxField, Field } from '../../components/Field.tsx';
 import { ActionForm } from '../../components/Form.tsx';
 import { rememberProject } from '../../project.tsx';
 import { useSignOut } from '../../sign-out.ts';
+import { NameField, TermsField } from './AccountFields.tsx';
 import { PublicPage } from './PublicPage.tsx';
 
 const route = getRouteApi('/invite');
@@ -43,22 +43,8 @@ function AcceptForm({
       {newAccount && (
         <>
           <p>Accepting creates your Posthorn account for {invitation.email}.</p>
-          <Field
-            label="Your name"
-            name="name"
-            autoComplete="name"
-            required
-            maxLength={200}
-            value={name}
-            onChange={(e) => setName(e.target.value)}
-          />
-          <CheckboxField
-            label="I accept the terms of service"
-            name="accept_terms"
-            required
-            checked={terms}
-            onChange={setTerms}
-          />
+          <NameField value={name} onChange={setName} />
+          <TermsField checked={terms} onChange={setTerms} />
         </>
       )}
     </ActionForm>

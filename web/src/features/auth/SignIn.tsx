@@ -3,10 +3,11 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { getRouteApi, Link, useNavigate } from '@tanstack/react-router';
 import { useState } from 'react';
 import { auth, sessionQuery } from '../../api/endpoints.ts';
-import { Notice } from '../../components/Alert.tsx';
 import { Field } from '../../components/Field.tsx';
 import { ActionForm } from '../../components/Form.tsx';
+import { CodeStep, useCodeSentTo } from './CodeStep.tsx';
 import { EmailField } from './EmailField.tsx';
+import { MailboxHint } from './MailboxHint.tsx';
 import { PublicPage } from './PublicPage.tsx';
 
 const route = getRouteApi('/sign-in');
@@ -24,16 +25,11 @@ function useSignedIn() {
 
 function EmailCodeForm() {
   const [email, setEmail] = useState('');
-  const [code, setCode] = useState('');
-  const [sentTo, setSentTo] = useState<string | null>(null);
+  const [sentTo, setSentTo] = useCodeSentTo();
   const signedIn = useSignedIn();
   const send = useMutation({
     mutationFn: (address: string) => auth.requestCode(address),
     onSuccess: (_, address) => setSentTo(address),
-  });
-  const verify = useMutation({
-    mutationFn: () => auth.verifyCode(sentTo ?? email, code.trim()),
-    onSuccess: signedIn,
   });
 
   if (!sentTo) {
@@ -50,41 +46,18 @@ function EmailCodeForm() {
     );
   }
   return (
-    <ActionForm
-      label="Enter the emailed code"
-      action={verify}
+    <CodeStep
+      email={sentTo}
       submit="Sign in"
-      pendingLabel="Signing in…"
-      more={
-        <button
-          type="button"
-          className="btn link"
-          onClick={() => {
-            setSentTo(null);
-            setCode('');
-            verify.reset();
-          }}
-        >
-          Use another email
-        </button>
+      onBack={() => setSentTo(null)}
+      onSignedIn={signedIn}
+      notice={
+        <>
+          If <strong>{sentTo}</strong> has an account, a six-character code is on its way. It is valid for a
+          few minutes.
+        </>
       }
-    >
-      <Notice>
-        If <strong>{sentTo}</strong> has an account, a six-character code is on its way. It is valid for a few
-        minutes.
-      </Notice>
-      <Field
-        label="Code"
-        name="code"
-        autoComplete="one-time-code"
-        autoCapitalize="characters"
-        spellCheck={false}
-        required
-        maxLength={12}
-        value={code}
-        onChange={(e) => setCode(e.target.value)}
-      />
-    </ActionForm>
+    />
   );
 }
 
@@ -142,8 +115,9 @@ export default function SignIn() {
           <PasswordForm />
         </Tabs.Content>
       </Tabs.Root>
-      <p className="muted small">
-        No account yet? Create one with <code>npx posthorn login</code> or <code>POST /v1/signup</code>.
+      <MailboxHint />
+      <p>
+        No account yet? <Link to="/sign-up">Create an account</Link>
       </p>
     </PublicPage>
   );

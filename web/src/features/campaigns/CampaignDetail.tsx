@@ -1,9 +1,11 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { getRouteApi, Link } from '@tanstack/react-router';
+import { useState } from 'react';
 import { type Campaign, campaignQuery, campaigns } from '../../api/campaigns.ts';
 import { ErrorMessage, Notice } from '../../components/Alert.tsx';
 import { DataTable } from '../../components/DataTable.tsx';
 import { ConfirmButton } from '../../components/Dialog.tsx';
+import { Field } from '../../components/Field.tsx';
 import { formatDateTime, formatNumber } from '../../components/format.ts';
 import { PageHeader } from '../../components/PageHeader.tsx';
 import { StatusBadge } from '../../components/StatusBadge.tsx';
@@ -28,7 +30,10 @@ function useCampaignAction(campaign: Campaign, action: 'pause' | 'resume' | 'can
   const { project } = useProject();
   const queryClient = useQueryClient();
   return useMutation({
-    mutationFn: () => campaigns[action](project.id, campaign.id),
+    mutationFn: (reason?: string) =>
+      action === 'resume'
+        ? campaigns.resume(project.id, campaign.id, reason)
+        : campaigns[action](project.id, campaign.id),
     onSuccess: (updated) =>
       queryClient.setQueryData(campaignQuery(project.id, campaign.id).queryKey, (old) =>
         old ? { ...old, ...updated } : old,
@@ -37,6 +42,7 @@ function useCampaignAction(campaign: Campaign, action: 'pause' | 'resume' | 'can
 }
 
 function Actions({ campaign }: { campaign: Campaign }) {
+  const [reason, setReason] = useState('');
   const pause = useCampaignAction(campaign, 'pause');
   const resume = useCampaignAction(campaign, 'resume');
   const cancel = useCampaignAction(campaign, 'cancel');
@@ -50,14 +56,35 @@ function Actions({ campaign }: { campaign: Campaign }) {
   return (
     <div className="actions">
       {can.pause && (
-        <button type="button" className="btn" onClick={() => pause.mutate()} disabled={busy}>
+        <button type="button" className="btn" onClick={() => pause.mutate(undefined)} disabled={busy}>
           Pause
         </button>
       )}
-      {can.resume && (
-        <button type="button" className="btn" onClick={() => resume.mutate()} disabled={busy}>
+      {can.resume && !campaign.paused_reason && (
+        <button type="button" className="btn" onClick={() => resume.mutate(undefined)} disabled={busy}>
           Resume
         </button>
+      )}
+      {can.resume && campaign.paused_reason && (
+        <form
+          className="resume-form"
+          onSubmit={(e) => {
+            e.preventDefault();
+            resume.mutate(reason);
+          }}
+        >
+          <Field
+            label="Why resume?"
+            hint="Recorded with your name: what was fixed, or why the campaign should go on."
+            value={reason}
+            onChange={(e) => setReason(e.target.value)}
+            required
+            maxLength={1000}
+          />
+          <button type="submit" className="btn" disabled={busy || !reason.trim()}>
+            Resume with this reason
+          </button>
+        </form>
       )}
       {can.cancel && (
         <ConfirmButton
@@ -84,6 +111,9 @@ function Progress({ campaign }: { campaign: Campaign }) {
   return (
     <>
       {campaign.status === 'failed' && <Notice tone="warning">{campaign.failure_reason}</Notice>}
+      {campaign.status === 'paused' && campaign.paused_reason && (
+        <Notice tone="warning">{campaign.paused_reason}</Notice>
+      )}
       {campaign.status === 'scheduled' && (
         <Notice>Sending starts {formatDateTime(campaign.scheduled_at)}.</Notice>
       )}
@@ -93,6 +123,9 @@ function Progress({ campaign }: { campaign: Campaign }) {
         <p aria-live="polite" className="progress-line">
           Sent {formatNumber(sent)} of {formatNumber(recipients)}
           {campaign.status === 'sending' ? ' · updating every 2 seconds' : ''}
+          {campaign.stats_as_of
+            ? ` · counted ${formatDateTime(campaign.stats_as_of)}, again every 15 seconds`
+            : ''}
         </p>
         <dl className="counts">
           <Count label="Recipients" value={recipients} />

@@ -1,4 +1,5 @@
-import { useQuery } from '@tanstack/react-query';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { useEffect, useRef } from 'react';
 import { activityQuery, type Campaign, type CampaignActivity } from '../../api/campaigns.ts';
 import { ErrorMessage } from '../../components/Alert.tsx';
 import { DataTable } from '../../components/DataTable.tsx';
@@ -67,9 +68,25 @@ function Chart({ activity }: { activity: CampaignActivity }) {
   );
 }
 
+/**
+ * The campaign over time. Read again whenever the campaign (polled every 2 s while it sends) shows
+ * progress or a new status: a small campaign is sent between two of the chart's own 5 s refreshes,
+ * which stop once it is sent, and the chart would otherwise say "Nothing sent yet" until a reload.
+ */
 export function CampaignActivityCard({ campaign }: { campaign: Campaign }) {
   const { project } = useProject();
+  const queryClient = useQueryClient();
   const activity = useQuery(activityQuery(project.id, campaign.id, campaign.status === 'sending'));
+  const s = campaign.stats;
+  const progress = `${campaign.status}/${s?.sent ?? 0}/${s?.delivered ?? 0}/${s?.bounced ?? 0}`;
+  const seen = useRef(progress);
+  useEffect(() => {
+    if (seen.current === progress) return;
+    seen.current = progress;
+    void queryClient.invalidateQueries({
+      queryKey: ['project', project.id, 'campaign', campaign.id, 'activity'],
+    });
+  }, [progress, queryClient, project.id, campaign.id]);
   const a = activity.data;
   return (
     <section aria-labelledby="activity-heading" className="campaign-card">

@@ -1,18 +1,16 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { listsQuery, segmentsQuery } from '../../api/audience.ts';
-import { audienceQuery, type Campaign, campaigns } from '../../api/campaigns.ts';
+import { audienceQuery, type Campaign, campaigns, checklistQuery } from '../../api/campaigns.ts';
 import { templatesQuery } from '../../api/templates.ts';
-import { ErrorMessage, Notice } from '../../components/Alert.tsx';
-import { ConfirmButton } from '../../components/Dialog.tsx';
+import { ErrorMessage } from '../../components/Alert.tsx';
 import { Field, SelectField } from '../../components/Field.tsx';
 import { ActionForm } from '../../components/Form.tsx';
-import { formatNumber } from '../../components/format.ts';
 import { TestSend } from '../../components/TestSend.tsx';
 import { useProject } from '../../project.tsx';
 import { AbFields } from './campaign-ab.tsx';
-
-const timeZone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+import { ChecklistCard, SendControls } from './campaign-checklist.tsx';
+import { TemplatePreview, TemplateVariablesFields, useCampaignVersion } from './campaign-template.tsx';
 
 function Choices({
   legend,
@@ -45,63 +43,6 @@ function Choices({
   );
 }
 
-/** Sends now after a confirmation that states how many people it reaches; or schedules it. */
-function SendControls({ campaign, recipients }: { campaign: Campaign; recipients: number | undefined }) {
-  const { project } = useProject();
-  const queryClient = useQueryClient();
-  const [at, setAt] = useState('');
-  const refresh = () =>
-    queryClient.invalidateQueries({ queryKey: ['project', project.id, 'campaign', campaign.id] });
-  const send = useMutation({
-    mutationFn: () => campaigns.send(project.id, campaign.id),
-    onSuccess: refresh,
-  });
-  const schedule = useMutation({
-    mutationFn: () => campaigns.schedule(project.id, campaign.id, new Date(at).toISOString()),
-    onSuccess: refresh,
-  });
-  const count = recipients === undefined ? '…' : formatNumber(recipients);
-  return (
-    <section aria-labelledby="send-heading" className="campaign-card">
-      <h2 id="send-heading">Send</h2>
-      <div className="actions">
-        <ConfirmButton
-          label="Send now…"
-          className="btn primary"
-          disabled={!recipients}
-          title={`Send to ${count} recipients?`}
-          description="Sending starts at once and cannot be undone; you can pause or cancel what is not sent yet."
-          confirm={`Send to ${count} recipients`}
-          pendingLabel="Starting…"
-          tone="primary"
-          action={send}
-        />
-      </div>
-      <form
-        className="schedule"
-        aria-label="Schedule"
-        onSubmit={(e) => {
-          e.preventDefault();
-          schedule.mutate();
-        }}
-      >
-        <Field
-          label="Or send at"
-          type="datetime-local"
-          required
-          value={at}
-          onChange={(e) => setAt(e.target.value)}
-          hint={`Your time zone: ${timeZone}.`}
-        />
-        <ErrorMessage error={schedule.error} />
-        <button type="submit" className="btn" disabled={schedule.isPending || !at}>
-          Schedule
-        </button>
-      </form>
-    </section>
-  );
-}
-
 /** What the builder edits of a campaign. */
 type Draft = Pick<
   Campaign,
@@ -109,6 +50,7 @@ type Draft = Pick<
   | 'subject'
   | 'preheader'
   | 'template_id'
+  | 'variables'
   | 'html'
   | 'list_ids'
   | 'segment_ids'
@@ -128,6 +70,7 @@ export function CampaignBuilder({ campaign }: { campaign: Campaign }) {
     subject: campaign.subject ?? '',
     preheader: campaign.preheader ?? '',
     template_id: campaign.template_id ?? '',
+    variables: campaign.variables ?? {},
     html: campaign.html ?? '',
     list_ids: campaign.list_ids,
     segment_ids: campaign.segment_ids,
@@ -137,6 +80,14 @@ export function CampaignBuilder({ campaign }: { campaign: Campaign }) {
   const set = (patch: Partial<typeof form>) => setForm((f) => ({ ...f, ...patch }));
   const [savedAt, setSavedAt] = useState(campaign.created_at);
   const audience = useQuery(audienceQuery(project.id, campaign.id, savedAt));
+  const checklist = useQuery(checklistQuery(project.id, campaign.id, savedAt));
+  const variables = form.variables ?? {};
+  // the version sent: the one the campaign names while its template stays chosen, else the latest
+  const { versions, version } = useCampaignVersion(
+    form.template_id ?? '',
+    form.template_id === campaign.template_id ? campaign.template_version : null,
+  );
+  const declared = version?.variables ?? [];
   const save = useMutation({
     mutationFn: () =>
       campaigns.update(project.id, campaign.id, {
@@ -144,6 +95,14 @@ export function CampaignBuilder({ campaign }: { campaign: Campaign }) {
         from: form.from || null,
         preheader: form.preheader || null,
         template_id: form.template_id || null,
+        // only the values of variables the template declares (another template's are dropped)
+        variables: !form.template_id
+          ? null
+          : version
+            ? Object.fromEntries(
+                Object.entries(variables).filter(([k]) => declared.some((v) => v.name === k)),
+              )
+            : variables,
         html: form.template_id ? null : form.html || null,
         ab_test: form.ab_test && {
           ...form.ab_test,
@@ -195,6 +154,16 @@ export function CampaignBuilder({ campaign }: { campaign: Campaign }) {
             ...published.map((t) => ({ value: t.id, label: `Template: ${t.name}` })),
           ]}
         />
+        {form.template_id && (
+          <>
+            <ErrorMessage error={versions.error} />
+            <TemplateVariablesFields
+              declared={declared}
+              values={variables}
+              onChange={(values) => set({ variables: values })}
+            />
+          </>
+        )}
         {!form.template_id && (
           <div className="field">
             <label htmlFor="campaign-html">HTML</label>
@@ -238,17 +207,19 @@ export function CampaignBuilder({ campaign }: { campaign: Campaign }) {
         />
       </ActionForm>
       <div className="campaign-side">
-        <section aria-labelledby="audience-heading" className="campaign-card">
-          <h2 id="audience-heading">Audience</h2>
-          <ErrorMessage error={audience.error} />
-          {audience.data && (
-            <Notice>
-              <strong>{formatNumber(audience.data.recipients)} recipients</strong> after suppressions and
-              unsubscribes, as saved.
-            </Notice>
-          )}
-        </section>
-        <SendControls campaign={campaign} recipients={audience.data?.recipients} />
+        {form.template_id && version && (
+          <TemplatePreview
+            templateId={form.template_id}
+            version={version.version}
+            declared={declared}
+            values={variables}
+            subject={form.subject ?? ''}
+          />
+        )}
+        <ChecklistCard campaign={campaign} checklist={checklist.data} error={checklist.error} />
+        {/* the audience's count is the checklist's Audience item; the confirmation says it again */}
+        <ErrorMessage error={audience.error} />
+        <SendControls campaign={campaign} checklist={checklist.data} recipients={audience.data?.recipients} />
         <section aria-labelledby="test-heading" className="campaign-card">
           <h2 id="test-heading">Test</h2>
           <TestSend

@@ -9,7 +9,7 @@ import {
   listsQuery,
   segmentsQuery,
 } from '../../api/audience.ts';
-import { type Column, PagedTable, pageLink } from '../../components/DataTable.tsx';
+import { type Column, PagedTable, pageLink, paging } from '../../components/DataTable.tsx';
 import { DialogButton } from '../../components/Dialog.tsx';
 import { CheckboxField, Field, SelectField } from '../../components/Field.tsx';
 import { ActionForm, FilterForm } from '../../components/Form.tsx';
@@ -151,6 +151,9 @@ export default function Contacts() {
   return (
     <>
       <PageHeader title="Contacts">
+        <Link to="/contacts/import" className="btn">
+          Import CSV
+        </Link>
         <DialogButton label="New contact" title="New contact">
           {() => <CreateContactForm />}
         </DialogButton>
@@ -162,8 +165,9 @@ export default function Contacts() {
         isEmpty={(data) => data.data.length === 0}
         empty={
           <p>
-            No contacts match. Add one here, import a file with <code>POST /v1/contacts/import</code>, or
-            track an event with <code>POST /v1/events</code>.
+            No contacts match. Add one with <strong>New contact</strong> or import a file with{' '}
+            <strong>Import CSV</strong> above; events are tracked through the API (
+            <code>POST /v1/events</code>).
           </p>
         }
       >
@@ -172,13 +176,7 @@ export default function Contacts() {
             caption="Contacts, newest first"
             rows={data.data}
             columns={contactColumns}
-            pager={{
-              page,
-              total: data.total,
-              perPage: CONTACTS_PER_PAGE,
-              noun: ['contact', 'contacts'],
-              link: pageLink,
-            }}
+            pager={paging(page, data.total, CONTACTS_PER_PAGE, ['contact', 'contacts'], { link: pageLink })}
           />
         )}
       </Loaded>

@@ -3,6 +3,7 @@ import { getRouteApi, Link, useNavigate } from '@tanstack/react-router';
 import { useState } from 'react';
 import { EMAIL_STATUSES, EMAILS_PER_PAGE, type Email, emailsQuery } from '../../api/endpoints.ts';
 import { type Column, PagedTable, pageLink } from '../../components/DataTable.tsx';
+import { DialogButton } from '../../components/Dialog.tsx';
 import { SelectField } from '../../components/Field.tsx';
 import { AddressSearch, FilterForm } from '../../components/Form.tsx';
 import { formatDateTime } from '../../components/format.ts';
@@ -10,6 +11,7 @@ import { Loaded } from '../../components/Loaded.tsx';
 import { PageHeader } from '../../components/PageHeader.tsx';
 import { StatusBadge } from '../../components/StatusBadge.tsx';
 import { useProject } from '../../project.tsx';
+import { TestEmailForm } from './TestEmail.tsx';
 
 const route = getRouteApi('/app/emails');
 
@@ -50,7 +52,7 @@ const emailColumns: Column<Email>[] = [
   { label: 'Created', cell: (email) => formatDateTime(email.created_at) },
 ];
 
-/** Every message of the project, newest first, filtered by status or recipient. */
+/** Every message of the project, newest first, filtered by status or recipient; a test email to send. */
 export default function Emails() {
   const { project } = useProject();
   const search = route.useSearch();
@@ -61,7 +63,11 @@ export default function Emails() {
   });
   return (
     <>
-      <PageHeader title="Emails" />
+      <PageHeader title="Emails">
+        <DialogButton label="Send a test email" title="Send a test email">
+          {() => <TestEmailForm />}
+        </DialogButton>
+      </PageHeader>
       <Filters />
       <Loaded
         query={list}
@@ -69,7 +75,10 @@ export default function Emails() {
         isEmpty={(data) => data.data.length === 0}
         empty={
           <p>
-            No emails match. Send one with <code>POST /v1/emails</code>, SMTP or the CLI.
+            No emails match. Send one with <strong>Send a test email</strong> above. Mail also shows here once
+            it is sent: from a <Link to="/campaigns">campaign</Link>, a <Link to="/flows">flow</Link>, a
+            template's test send in <Link to="/templates">Templates</Link>, <Link to="/smtp">SMTP</Link>, or
+            the API (<code>POST /v1/emails</code>).
           </p>
         }
       >

@@ -1,8 +1,10 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { getRouteApi, Link, useNavigate } from '@tanstack/react-router';
+import { useState } from 'react';
 import { type Flow, flowQuery, flows } from '../../api/flows.ts';
 import { ErrorMessage, Notice } from '../../components/Alert.tsx';
 import { ConfirmButton } from '../../components/Dialog.tsx';
+import { Field } from '../../components/Field.tsx';
 import { formatNumber } from '../../components/format.ts';
 import { PageHeader } from '../../components/PageHeader.tsx';
 import { StatusBadge } from '../../components/StatusBadge.tsx';
@@ -47,8 +49,12 @@ function useFlowAction(flow: Flow, action: FlowAction) {
   const queryClient = useQueryClient();
   const navigate = useNavigate();
   return useMutation({
-    mutationFn: () =>
-      action === 'delete' ? flows.remove(project.id, flow.id) : flows[action](project.id, flow.id),
+    mutationFn: (reason?: string) =>
+      action === 'delete'
+        ? flows.remove(project.id, flow.id)
+        : action === 'activate'
+          ? flows.activate(project.id, flow.id, reason)
+          : flows[action](project.id, flow.id),
     onSuccess: async (updated) => {
       await queryClient.invalidateQueries({ queryKey: ['project', project.id, 'flows'] });
       if (updated === null) navigate({ to: '/flows' });
@@ -62,18 +68,36 @@ function Actions({ flow }: { flow: Flow }) {
   const pause = useFlowAction(flow, 'pause');
   const archive = useFlowAction(flow, 'archive');
   const remove = useFlowAction(flow, 'delete');
+  const [reason, setReason] = useState('');
   const busy = [activate, pause, archive, remove].some((a) => a.isPending);
   const stopped = flow.status === 'draft' || flow.status === 'paused';
+  // the circuit breaker paused it: an admin activates it again with a reason, which is recorded
+  const tripped = flow.status === 'paused' && flow.status_reason?.startsWith('Paused by the circuit breaker');
   return (
     <div className="flow-actions">
+      {flow.status === 'paused' && flow.status_reason && <Notice tone="warning">{flow.status_reason}</Notice>}
+      {tripped && (
+        <Field
+          label="Why activate it again?"
+          hint="Recorded with your name: what was fixed, or why the flow should go on."
+          value={reason}
+          onChange={(e) => setReason(e.target.value)}
+          maxLength={1000}
+        />
+      )}
       <div className="actions">
         {stopped && (
-          <button type="button" className="btn primary" disabled={busy} onClick={() => activate.mutate()}>
+          <button
+            type="button"
+            className="btn primary"
+            disabled={busy || (tripped && !reason.trim())}
+            onClick={() => activate.mutate(tripped ? reason : undefined)}
+          >
             Activate
           </button>
         )}
         {flow.status === 'active' && (
-          <button type="button" className="btn" disabled={busy} onClick={() => pause.mutate()}>
+          <button type="button" className="btn" disabled={busy} onClick={() => pause.mutate(undefined)}>
             Pause
           </button>
         )}

@@ -11,7 +11,7 @@ import {
   type Flow,
 } from '../../api/flows.ts';
 import { ErrorMessage } from '../../components/Alert.tsx';
-import { PagedTable } from '../../components/DataTable.tsx';
+import { PagedTable, paging } from '../../components/DataTable.tsx';
 import { Dialog } from '../../components/Dialog.tsx';
 import { Field, SelectField } from '../../components/Field.tsx';
 import { formatDateTime } from '../../components/format.ts';
@@ -21,6 +21,27 @@ import { useProject } from '../../project.tsx';
 /** A flow's enrollments: filtered by status or address, newest first; each one's history in a dialog. */
 
 const STATUSES: EnrollmentStatus[] = ['active', 'completed', 'exited', 'failed', 'cancelled'];
+
+/**
+ * The engine's own codes (step types, outcomes, exit reasons) in words. Anything else is shown as
+ * written: a failure's reason names variables, steps and fields (`account_url`) that must not change.
+ */
+const CODES = new Set([
+  'wait_for_event',
+  'update_contact',
+  'already_sent',
+  'no_date',
+  'over_allowance',
+  'send_refused',
+  'flow_paused',
+  'exit_step',
+  'flow_archived',
+]);
+function words(code: string): string {
+  const branch = /^branch_(\d+)$/.exec(code);
+  if (branch) return `branch ${branch[1]}`;
+  return CODES.has(code) ? code.replace(/_/g, ' ') : code;
+}
 
 function History({ enrollment, onClose }: { enrollment: Enrollment; onClose(): void }) {
   return (
@@ -33,7 +54,7 @@ function History({ enrollment, onClose }: { enrollment: Enrollment; onClose(): v
         <StatusBadge status={enrollment.status} /> on version {enrollment.version}
         {enrollment.current_step ? ` · at ${enrollment.current_step}` : ''}
         {enrollment.wake_at ? ` · next looked at ${formatDateTime(enrollment.wake_at)}` : ''}
-        {enrollment.exit_reason ? ` · ${enrollment.exit_reason.replace(/_/g, ' ')}` : ''}
+        {enrollment.exit_reason ? ` · ${words(enrollment.exit_reason)}` : ''}
       </p>
       <ol className="flow-history">
         <li>
@@ -41,8 +62,8 @@ function History({ enrollment, onClose }: { enrollment: Enrollment; onClose(): v
         </li>
         {enrollment.history.map((h) => (
           <li key={`${h.at}-${h.step_id}-${h.outcome}`}>
-            <strong>{h.step_id ?? h.type}</strong> ({h.type.replace(/_/g, ' ')}):{' '}
-            {h.outcome.replace(/_/g, ' ')} · {formatDateTime(h.at)}
+            <strong>{h.step_id ?? h.type}</strong> ({words(h.type)}): {words(h.outcome)} ·{' '}
+            {formatDateTime(h.at)}
             {h.email_id && (
               <>
                 {' · '}
@@ -112,13 +133,9 @@ export function FlowEnrollments({ flow }: { flow: Flow }) {
                 ),
               },
             ]}
-            pager={{
-              page: filter.page,
-              total: list.data.total,
-              perPage: ENROLLMENTS_PER_PAGE,
-              noun: ['enrollment', 'enrollments'],
+            pager={paging(filter.page, list.data.total, ENROLLMENTS_PER_PAGE, ['enrollment', 'enrollments'], {
               onPage: (page) => setFilter({ ...filter, page }),
-            }}
+            })}
           />
         )
       )}

@@ -2,7 +2,7 @@ import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { Link } from '@tanstack/react-router';
 import { useState } from 'react';
 import { FLOWS_PER_PAGE, flowsQuery } from '../../api/flows.ts';
-import { PagedTable } from '../../components/DataTable.tsx';
+import { PagedTable, paging } from '../../components/DataTable.tsx';
 import { formatDate, formatNumber } from '../../components/format.ts';
 import { Loaded } from '../../components/Loaded.tsx';
 import { PageHeader } from '../../components/PageHeader.tsx';
@@ -52,13 +52,7 @@ export default function Flows() {
               { label: 'Entered', cell: (f) => formatNumber(f.stats.entered) },
               { label: 'Created', cell: (f) => formatDate(f.created_at) },
             ]}
-            pager={{
-              page,
-              total: data.total,
-              perPage: FLOWS_PER_PAGE,
-              noun: ['flow', 'flows'],
-              onPage: setPage,
-            }}
+            pager={paging(page, data.total, FLOWS_PER_PAGE, ['flow', 'flows'], { onPage: setPage })}
           />
         )}
       </Loaded>

@@ -4,7 +4,7 @@ import { useState } from 'react';
 import { accountStatusQuery } from '../../api/endpoints.ts';
 import { INBOUND_PER_PAGE, type InboundSummary, inboundListQuery } from '../../api/sending.ts';
 import { CopyField } from '../../components/CopyButton.tsx';
-import { type Column, PagedTable } from '../../components/DataTable.tsx';
+import { type Column, PagedTable, paging } from '../../components/DataTable.tsx';
 import { AddressSearch, FilterForm } from '../../components/Form.tsx';
 import { formatDateTime } from '../../components/format.ts';
 import { Loaded } from '../../components/Loaded.tsx';
@@ -95,13 +95,7 @@ export default function Inbound() {
             caption="Received messages, newest first"
             rows={data.data}
             columns={messageColumns}
-            pager={{
-              page,
-              total: data.total,
-              perPage: INBOUND_PER_PAGE,
-              noun: ['message', 'messages'],
-              onPage: setPage,
-            }}
+            pager={paging(page, data.total, INBOUND_PER_PAGE, ['message', 'messages'], { onPage: setPage })}
           />
         )}
       </Loaded>

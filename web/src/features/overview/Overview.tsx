@@ -1,4 +1,5 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { Link } from '@tanstack/react-router';
 import { Suspense, use, useId, useState } from 'react';
 import { accountStatusQuery, type Limits, limitsQuery } from '../../api/endpoints.ts';
 import {
@@ -10,6 +11,7 @@ import {
   STATS_PERIODS,
 } from '../../api/overview.ts';
 import { ErrorMessage } from '../../components/Alert.tsx';
+import { type CheckItem, Checklist } from '../../components/Checklist.tsx';
 import { DataTable } from '../../components/DataTable.tsx';
 import { SelectField } from '../../components/Field.tsx';
 import { formatDate, formatNumber } from '../../components/format.ts';
@@ -57,33 +59,58 @@ function PlanCard({ limits }: { limits: Limits }) {
   );
 }
 
+/**
+ * Whether the project can send, item by item, each with the screen that fixes it: "Ready to send"
+ * only when every item passes (transactional mail may already go from the shared address while
+ * marketing waits on the footer, which the badge says too).
+ */
 function SendingCard() {
   const { project } = useProject();
   const me = useQuery(accountStatusQuery(project.id));
   if (me.isError) return <ErrorMessage error={me.error} />;
   if (!me.data) return null;
   const { sending, footer } = me.data;
+  const domains = sending.verified_domains;
+  const items: CheckItem[] = [
+    {
+      key: 'account',
+      label: 'Account email',
+      status: sending.email_confirmed ? 'ok' : 'failing',
+      message: sending.email_confirmed
+        ? 'Confirmed.'
+        : 'Not confirmed: nothing can be sent until the workspace owner signs in here with the code emailed to them.',
+      fix: <Link to="/account">Your account</Link>,
+    },
+    {
+      key: 'footer',
+      label: 'Footer postal address',
+      status: footer.is_your_own_address ? 'ok' : 'failing',
+      message: footer.is_your_own_address
+        ? footer.address
+        : 'The placeholder: campaigns and flows are refused until the footer carries your postal address.',
+      fix: <Link to="/settings">Set it in Settings</Link>,
+    },
+    {
+      key: 'domain',
+      label: 'Sending domain',
+      status: domains.length > 0 ? 'ok' : 'failing',
+      message:
+        domains.length > 0
+          ? `Verified: ${domains.join(', ')}.`
+          : `None verified yet: mail can go only from ${sending.default_from}, within the shared domain's daily cap.`,
+      fix: <Link to="/domains">Add a domain in Domains</Link>,
+    },
+  ];
+  const all = items.every((i) => i.status === 'ok');
   return (
     <Section title="Sending">
       <p>
-        <span className={`badge ${sending.ready ? 'badge-good' : 'badge-warn'}`}>
-          {sending.ready ? 'Ready to send' : 'Not ready to send'}
+        <span className={`badge ${all ? 'badge-good' : 'badge-warn'}`}>
+          {all ? 'Ready to send' : sending.ready ? 'Partly ready to send' : 'Not ready to send'}
         </span>
       </p>
-      <p>{sending.note}</p>
-      <Facts
-        rows={[
-          ['Default sender', <code key="from">{sending.default_from}</code>],
-          [
-            'Verified domains',
-            sending.verified_domains.length ? sending.verified_domains.join(', ') : 'none yet',
-          ],
-          [
-            'Footer address',
-            footer.is_your_own_address ? footer.address : 'the placeholder (set your postal address)',
-          ],
-        ]}
-      />
+      <Checklist label="What sending needs" items={items} />
+      <Facts rows={[['Default sender', <code key="from">{sending.default_from}</code>]]} />
     </Section>
   );
 }
@@ -154,22 +181,27 @@ const LEVEL: Record<NonNullable<Rate['level']>, { word: string; tone: string }> 
   good: { word: 'Good', tone: 'good' },
   warning: { word: 'Warning', tone: 'warn' },
   critical: { word: 'Critical', tone: 'bad' },
+  too_few: { word: 'Too few messages to judge', tone: 'muted' },
 };
 
-/** One rate: the figure, its level in words (and colour), a meter, and the thresholds in writing. */
+/**
+ * One rate: the figure, its level in words (and colour), a meter, and the thresholds in writing.
+ * Over fewer messages than the server judges (`too_few`), the words replace the figure's verdict.
+ */
 function RateFigure({ name, rate, basis }: { name: string; rate: Rate; basis: string }) {
   const id = useId();
   const level = rate.level ? LEVEL[rate.level] : null;
+  const judged = rate.value !== null && rate.level !== 'too_few';
   return (
     <div className="usage">
       <p id={id} className="usage-label">
         {name}
       </p>
       <p className="usage-figure">
-        {rate.value === null ? 'No mail sent yet' : percent.format(rate.value)}{' '}
+        {rate.value === null ? 'No mail sent yet' : judged ? percent.format(rate.value) : null}{' '}
         {level && <span className={`badge badge-${level.tone}`}>{level.word}</span>}
       </p>
-      {rate.value !== null && (
+      {judged && rate.value !== null && (
         <meter
           aria-labelledby={id}
           style={{ width: '100%' }}
@@ -180,6 +212,13 @@ function RateFigure({ name, rate, basis }: { name: string; rate: Rate; basis: st
           optimum={0}
           value={Math.min(rate.value, rate.critical_at * 2)}
         />
+      )}
+      {rate.level === 'too_few' && rate.value !== null && (
+        <p className="small">
+          {percent.format(rate.value)} of {formatNumber(rate.messages)}{' '}
+          {rate.messages === 1 ? 'message' : 'messages'} so far: a rate is judged from{' '}
+          {formatNumber(rate.min_messages)} messages, below which one message moves it by 1% or more.
+        </p>
       )}
       <p className="muted small">
         Keep it below {percent.format(rate.warning_at)}; {percent.format(rate.critical_at)} or more is
@@ -253,7 +292,7 @@ function DeliveryCard() {
 }
 
 /**
- * The project at a glance: plan and usage (GET /v1/limits), whether it can send (GET /v1/me), and
+ * The project at a glance: plan and usage (GET /v1/limits), what sending needs (GET /v1/me), and
  * the delivery of the last days with the bounce and complaint rates (GET /v1/emails/stats).
  */
 export default function Overview() {

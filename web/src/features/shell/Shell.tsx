@@ -1,7 +1,9 @@
 import { useQuery } from '@tanstack/react-query';
 import { Link, Outlet, useNavigate, useRouterState } from '@tanstack/react-router';
-import { useEffect, useId } from 'react';
+import { useEffect, useId, useRef, useState } from 'react';
 import { type Session, sessionQuery } from '../../api/endpoints.ts';
+import { mailboxStatusQuery } from '../../api/mailbox.ts';
+import { routesReportQuery } from '../../api/operator.ts';
 import { ProjectProvider, useProject } from '../../project.tsx';
 import { useSignOut } from '../../sign-out.ts';
 
@@ -82,20 +84,80 @@ function SignOut({ email }: { email: string }) {
   );
 }
 
+/** The dev mailbox, when this browser may read it (no relay configured; by default on the server's machine). */
+function MailboxNavItem({ onChoose }: { onChoose: () => void }) {
+  const status = useQuery(mailboxStatusQuery);
+  if (!status.data?.available) return null;
+  return (
+    <li>
+      <Link to="/mailbox" onClick={onChoose}>
+        Mailbox
+      </Link>
+    </li>
+  );
+}
+
+/** The operator's Routes screen, where this server shows it (a browser on its machine). */
+function RoutesNavItem({ onChoose }: { onChoose: () => void }) {
+  const report = useQuery(routesReportQuery);
+  if (!report.data) return null;
+  return (
+    <li>
+      <Link to="/routes" activeProps={{ 'aria-current': 'page', className: 'active' }} onClick={onChoose}>
+        Routes
+      </Link>
+    </li>
+  );
+}
+
+/**
+ * The navigation's menu button, shown on a phone only (styles.css): the navigation folds away
+ * there and opens under the top bar. Escape closes it and gives the focus back to the button; choosing
+ * a screen closes it.
+ */
+function useMenu() {
+  const [open, setOpen] = useState(false);
+  const button = useRef<HTMLButtonElement>(null);
+  useEffect(() => {
+    if (!open) return;
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key !== 'Escape') return;
+      setOpen(false);
+      button.current?.focus();
+    };
+    document.addEventListener('keydown', onKey);
+    return () => document.removeEventListener('keydown', onKey);
+  }, [open]);
+  return { open, setOpen, button };
+}
+
 function Frame({ session }: { session: Session }) {
+  const menu = useMenu();
+  const navId = useId();
   return (
     <div className="shell">
       <a className="skip-link" href="#main">
         Skip to content
       </a>
       <header className="topbar">
+        <button
+          ref={menu.button}
+          type="button"
+          className="btn menu-button"
+          aria-expanded={menu.open}
+          aria-controls={navId}
+          onClick={() => menu.setOpen(!menu.open)}
+        >
+          <span className="menu-icon" aria-hidden="true" />
+          Menu
+        </button>
         <Link to="/" className="brand">
           <img className="brand-mark" src="./favicon.svg" alt="" width="24" height="24" /> Posthorn
         </Link>
         {session.projects.length > 0 && <ProjectSwitcher />}
         <SignOut email={session.account.email} />
       </header>
-      <nav className="nav" aria-label="Main">
+      <nav id={navId} className={menu.open ? 'nav open' : 'nav'} aria-label="Main">
         <ul>
           {NAV.map((item) => (
             <li key={item.to}>
@@ -103,11 +165,14 @@ function Frame({ session }: { session: Session }) {
                 to={item.to}
                 activeOptions={{ exact: item.exact, includeSearch: false }}
                 activeProps={{ 'aria-current': 'page', className: 'active' }}
+                onClick={() => menu.setOpen(false)}
               >
                 {item.label}
               </Link>
             </li>
           ))}
+          <MailboxNavItem onChoose={() => menu.setOpen(false)} />
+          <RoutesNavItem onChoose={() => menu.setOpen(false)} />
         </ul>
       </nav>
       <main id="main" className="content" tabIndex={-1}>

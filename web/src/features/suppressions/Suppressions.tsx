@@ -10,7 +10,7 @@ import {
   suppressionsQuery,
 } from '../../api/sending.ts';
 import { ErrorMessage, Notice } from '../../components/Alert.tsx';
-import { PagedTable } from '../../components/DataTable.tsx';
+import { PagedTable, paging } from '../../components/DataTable.tsx';
 import { ConfirmButton } from '../../components/Dialog.tsx';
 import { Field, SelectField, SubmitButton } from '../../components/Field.tsx';
 import { formatDateTime } from '../../components/format.ts';
@@ -159,13 +159,9 @@ export default function Suppressions() {
               { label: 'Added', cell: (s) => formatDateTime(s.created_at) },
               { label: 'Actions', cell: (s) => <RemoveButton entry={s} /> },
             ]}
-            pager={{
-              page,
-              total: data.total,
-              perPage: SUPPRESSIONS_PER_PAGE,
-              noun: ['address', 'addresses'],
+            pager={paging(page, data.total, SUPPRESSIONS_PER_PAGE, ['address', 'addresses'], {
               onPage: setPage,
-            }}
+            })}
           />
         )}
       </Loaded>

@@ -4,7 +4,6 @@ import { useEffect, useRef, useState } from 'react';
 import { errorText } from '../../api/client.ts';
 import {
   errorLine,
-  sampleVariables,
   type Template,
   type TemplatePreview,
   templateQuery,
@@ -13,13 +12,22 @@ import {
   versionsQuery,
 } from '../../api/templates.ts';
 import { ErrorMessage, Notice } from '../../components/Alert.tsx';
-import { Field, TextAreaField } from '../../components/Field.tsx';
+import { Field } from '../../components/Field.tsx';
 import { formatDate } from '../../components/format.ts';
 import { Loaded } from '../../components/Loaded.tsx';
 import { PageHeader } from '../../components/PageHeader.tsx';
 import { TestSend } from '../../components/TestSend.tsx';
 import { useProject } from '../../project.tsx';
 import { MjmlCode, type SourceError } from './template-code.tsx';
+import { type VariableError, VariablesTable } from './VariablesTable.tsx';
+import {
+  declarationOf,
+  previewValues,
+  rowsOf,
+  type Value,
+  type VariableRow,
+  variableAt,
+} from './variable-rows.ts';
 import './templates.css';
 
 const route = getRouteApi('/app/templates/$templateId');
@@ -29,42 +37,31 @@ const WIDTHS = { phone: 390, desktop: 700 } as const;
 type SaveState =
   | { kind: 'saved' }
   | { kind: 'saving' }
-  | { kind: 'error'; error: SourceError | null; message: string };
+  | { kind: 'error'; error: SourceError | null; variable: VariableError | null; message: string };
 
-type Variables = Record<string, string | number | boolean>;
+/** What the editor saves: the fields edited since the last save that worked. */
+type Patch = { mjml?: string; subject?: string; variables?: ReturnType<typeof declarationOf>['variables'] };
 
-/** Sample variables as JSON (the API takes strings, numbers and booleans), or the reason they are not. */
-function parseVariables(text: string): { value?: Variables; error?: string } {
-  if (text.trim() === '') return { value: {} };
-  try {
-    const value: unknown = JSON.parse(text);
-    if (!value || typeof value !== 'object' || Array.isArray(value)) return { error: 'Give a JSON object.' };
-    const values = Object.values(value);
-    if (!values.every((v) => ['string', 'number', 'boolean'].includes(typeof v)))
-      return { error: 'Give each variable a string, a number or true or false.' };
-    return { value: value as Variables };
-  } catch (err) {
-    return { error: `Not JSON: ${errorText(err)}` };
-  }
-}
-
-function PreviewPane({ template, revision }: { template: Template; revision: number }) {
+function PreviewPane({
+  template,
+  revision,
+  variables,
+}: {
+  template: Template;
+  revision: number;
+  variables: Record<string, Value>;
+}) {
   const { project } = useProject();
   const templateId = template.id;
   const [width, setWidth] = useState<keyof typeof WIDTHS>('desktop');
-  const [variablesText, setVariablesText] = useState(() =>
-    JSON.stringify({ company_name: 'Acme', ...sampleVariables(template.variables) }, null, 2),
-  );
   const [contact, setContact] = useState('');
-  const variables = parseVariables(variablesText);
   const preview = useQuery({
-    queryKey: ['project', project.id, 'template', templateId, 'preview', revision, variablesText, contact],
+    queryKey: ['project', project.id, 'template', templateId, 'preview', revision, variables, contact],
     queryFn: () =>
       templates.preview(project.id, templateId, {
-        variables: variables.value,
+        variables,
         ...(contact.trim() ? { contact: contact.trim() } : {}),
       }),
-    enabled: variables.value !== undefined,
     placeholderData: (previous: TemplatePreview | undefined) => previous,
   });
   return (
@@ -91,14 +88,7 @@ function PreviewPane({ template, revision }: { template: Template; revision: num
         <iframe title="Preview" sandbox="" srcDoc={preview.data?.html ?? ''} />
       </div>
       <details className="preview-data">
-        <summary>Sample data</summary>
-        <TextAreaField
-          label="Variables (JSON)"
-          rows={4}
-          value={variablesText}
-          onChange={(e) => setVariablesText(e.target.value)}
-          hint={variables.error ?? 'Values for {{ name }} in the template; declared defaults fill the rest.'}
-        />
+        <summary>Preview as a contact</summary>
         <Field
           label="As a contact"
           type="email"
@@ -109,11 +99,11 @@ function PreviewPane({ template, revision }: { template: Template; revision: num
         />
       </details>
       <TestSend
-        hint="It sends the draft with the sample data above, with [Test] in the subject."
+        hint="It sends the draft with the preview values, with [Test] in the subject."
         send={(to) =>
           templates.test(project.id, templateId, {
             to,
-            variables: variables.value,
+            variables,
             ...(contact.trim() ? { contact: contact.trim() } : {}),
           })
         }
@@ -169,11 +159,15 @@ function Editor({ template }: { template: Template }) {
   const [subject, setSubject] = useState(template.subject);
   const [state, setState] = useState<SaveState>({ kind: 'saved' });
   const [revision, setRevision] = useState(0);
-  const pending = useRef<{ mjml?: string; subject?: string }>({});
+  const [rows, setRows] = useState<VariableRow[]>(() => rowsOf(template.variables));
+  const pending = useRef<Patch>({});
+  // the rows of the variables last sent, by position, to find the one an error names
+  const sentKeys = useRef<number[]>([]);
   const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
 
   const save = async () => {
     const body = pending.current;
+    const keys = sentKeys.current;
     pending.current = {};
     try {
       await templates.update(project.id, template.id, body);
@@ -181,16 +175,33 @@ function Editor({ template }: { template: Template }) {
       setRevision((r) => r + 1);
       queryClient.invalidateQueries({ queryKey: templatesQuery(project.id).queryKey });
     } catch (err) {
+      // what failed is sent again with the next edit (a variable declared after the MJML using it)
+      pending.current = { ...body, ...pending.current };
       const message = errorText(err);
       const line = body.mjml !== undefined ? errorLine(message) : null;
-      setState({ kind: 'error', message, error: line ? { line, message } : null });
+      const at = body.variables !== undefined ? variableAt(message, keys) : null;
+      setState({
+        kind: 'error',
+        message,
+        error: line ? { line, message } : null,
+        variable: at ? { ...at, message } : null,
+      });
     }
   };
-  const change = (patch: { mjml?: string; subject?: string }) => {
+  const change = (patch: Patch) => {
     pending.current = { ...pending.current, ...patch };
     setState({ kind: 'saving' });
     clearTimeout(timer.current);
     timer.current = setTimeout(save, SAVE_AFTER_MS);
+  };
+  const changeRows = (next: VariableRow[]) => {
+    setRows(next);
+    const before = declarationOf(rows);
+    const after = declarationOf(next);
+    sentKeys.current = after.keys;
+    // a preview value alone is not saved
+    if (JSON.stringify(after.variables) !== JSON.stringify(before.variables))
+      change({ variables: after.variables });
   };
   useEffect(() => () => clearTimeout(timer.current), []);
 
@@ -210,7 +221,7 @@ function Editor({ template }: { template: Template }) {
         <p className="save-state" role="status">
           {state.kind === 'saving' ? 'Saving…' : state.kind === 'saved' ? 'Draft saved' : 'Not saved'}
         </p>
-        {state.kind === 'error' && (
+        {state.kind === 'error' && !state.variable && (
           <p className="alert alert-error" role="alert">
             {state.error ? `Line ${state.error.line}: ` : ''}
             {state.message}
@@ -223,7 +234,12 @@ function Editor({ template }: { template: Template }) {
           onChange={(mjml) => change({ mjml })}
         />
       </section>
-      <PreviewPane template={template} revision={revision} />
+      <PreviewPane template={template} revision={revision} variables={previewValues(rows)} />
+      <VariablesTable
+        rows={rows}
+        onChange={changeRows}
+        error={state.kind === 'error' ? state.variable : null}
+      />
       <Versions template={template} />
     </div>
   );

@@ -1,11 +1,10 @@
-import { html } from '@codemirror/lang-html';
-import { liquid } from '@codemirror/lang-liquid';
 import { HighlightStyle, syntaxHighlighting } from '@codemirror/language';
 import { type Diagnostic, lintGutter, setDiagnostics } from '@codemirror/lint';
 import { EditorView } from '@codemirror/view';
 import { tags } from '@lezer/highlight';
 import { basicSetup } from 'codemirror';
 import { useEffect, useRef } from 'react';
+import { mjmlSyntax } from './mjml-syntax.ts';
 
 /** What is wrong with the source, at a line (1-based), as the API said it. */
 export interface SourceError {
@@ -28,7 +27,7 @@ const readable = HighlightStyle.define([
 
 /**
  * The MJML source in CodeMirror: HTML-like highlighting with Liquid inside (tags, filters,
- * `{{ }}`), a lint gutter that marks the line an error names. Uncontrolled: `initial` seeds it,
+ * `{{ }}`), `<mj-image />` read as closed (mjml-syntax.ts), a lint gutter that marks the line an error names. Uncontrolled: `initial` seeds it,
  * `onChange` hears every edit.
  */
 export function MjmlCode({
@@ -54,7 +53,7 @@ export function MjmlCode({
       parent: host.current as HTMLDivElement,
       extensions: [
         basicSetup,
-        liquid({ base: html() }),
+        mjmlSyntax(),
         syntaxHighlighting(readable),
         lintGutter(),
         EditorView.lineWrapping,

@@ -10,7 +10,7 @@ import {
   webhooks,
 } from '../../api/sending.ts';
 import { ErrorMessage } from '../../components/Alert.tsx';
-import { PagedTable } from '../../components/DataTable.tsx';
+import { PagedTable, paging } from '../../components/DataTable.tsx';
 import { formatDateTime } from '../../components/format.ts';
 import { Loaded } from '../../components/Loaded.tsx';
 import { PageHeader } from '../../components/PageHeader.tsx';
@@ -108,13 +108,9 @@ function Deliveries({ webhookId, manage }: { webhookId: string; manage: boolean 
                 cell: (d) => d.status !== 'pending' && <RetryButton delivery={d} />,
               },
             ]}
-            pager={{
-              page,
-              total: data.total,
-              perPage: DELIVERIES_PER_PAGE,
-              noun: ['delivery', 'deliveries'],
+            pager={paging(page, data.total, DELIVERIES_PER_PAGE, ['delivery', 'deliveries'], {
               onPage: setPage,
-            }}
+            })}
           />
         )}
       </Loaded>

@@ -1,0 +1,307 @@
+import type { TLSSocket } from 'node:tls';
+import SMTPConnection from 'nodemailer/lib/smtp-connection';
+import type { SourceAddress } from '../routes/config.ts';
+import type { SmtpSendError } from '../smtp-pool.ts';
+import type { MxHost } from './mx.ts';
+import type { SiteLimits } from './sites.ts';
+
+/**
+ * A lane is one site as reached from one source address: its open connections (within the site's
+ * limits), its hourly pace, and its back-off after the site asked to slow down. The direct
+ * transport (transport.ts) takes a connection from the lane for each transaction and gives it back.
+ */
+
+/** An open SMTP session to one of the site's hosts. */
+export interface Conn {
+  connection: SMTPConnection;
+  mx: string;
+  address: string;
+  /** Transactions it carried (taken or refused). */
+  carried: number;
+  /** Over TLS with a certificate valid for the MX host name (what MTA-STS `enforce` needs). */
+  verified: boolean;
+  dead: boolean;
+  idleTimer: NodeJS.Timeout | null;
+}
+
+/** A failure for now, before any transaction: `slowDown` when the site asked us to. */
+export class Temporary extends Error {
+  readonly code: number;
+  readonly slowDown: boolean;
+  constructor(message: string, code = 451, slowDown = false) {
+    super(message);
+    this.code = code;
+    this.slowDown = slowDown;
+  }
+}
+
+/** Google's `4.7.28` rate limits, Microsoft's `451 4.7.650`, Yahoo's `[TSS04]`, and any 421 (Google's `421 4.7.0`). */
+export function meansSlowDown(code: number | undefined, response: string): boolean {
+  if (code === 421) return true;
+  if (code === undefined || code < 400 || code >= 500) return false;
+  // not any 4xx: greylisting (451 4.7.1) or a full mailbox is about one message, not the pace
+  return /\b4\.7\.(28|650)\b|TSS0\d|rate limit|too many (connections|messages)|throttl/i.test(response);
+}
+
+/** The TLS version negotiated (`TLSv1.3`), `… unverified` when the certificate was not valid; null: in clear. */
+export function tlsOf(connection: SMTPConnection): string | null {
+  if (!connection.secure) return null;
+  const socket = (connection as unknown as { _socket?: TLSSocket })._socket;
+  const version = socket?.getProtocol?.() ?? 'TLS';
+  return socket?.authorized ? version : `${version} unverified`;
+}
+
+/** Whether the session is over TLS with a certificate valid for the name asked for. */
+function isVerified(connection: SMTPConnection): boolean {
+  const socket = (connection as unknown as { _socket?: TLSSocket })._socket;
+  return connection.secure && socket?.authorized === true;
+}
+
+/** How connections are opened: the port and patience of the route. */
+export interface Dialing {
+  port: number;
+  timeoutMs: number;
+  /** Certificates to trust instead of the system's (a test network's CA). */
+  ca?: string[];
+}
+
+const IDLE_MS = 10_000;
+const MAX_BACKOFF_MS = 15 * 60_000;
+/** After a slow-down, one connection comes back per this many messages taken. */
+const RAMP_EVERY = 20;
+
+/**
+ * Takes one slot of the bucket `key` (one every `intervalMs`, shared by every worker process)
+ * within `horizonMs`: `taken` with its time, or the time the next one is free.
+ */
+export type SitePace = (
+  key: string,
+  intervalMs: number,
+  horizonMs: number,
+) => Promise<{ taken: boolean; atMs: number }>;
+
+export class Lane {
+  readonly limits: SiteLimits;
+  /** The lane's pace bucket: route, site and source address. */
+  readonly paceKey: string;
+  readonly source: SourceAddress | null;
+  /** Connections allowed now: the site's, halved by each slow-down, regained as mail is taken. */
+  cap: number;
+  open = 0;
+  private readonly idle: Conn[] = [];
+  private readonly waiters: (() => void)[] = [];
+  private closed = false;
+  /** Until when the site is held for this source after it asked to slow down. */
+  suspendedUntil = 0;
+  private backoffMs: number;
+  private readonly firstBackoffMs: number;
+  private takenSinceCut = 0;
+  /** When the next message may start, by the hourly pace. */
+  private nextSlotAt = 0;
+  private readonly dialing: Dialing;
+
+  constructor(
+    limits: SiteLimits,
+    source: SourceAddress | null,
+    dialing: Dialing,
+    backoffMs: number,
+    paceKey: string,
+  ) {
+    this.limits = limits;
+    this.paceKey = paceKey;
+    this.source = source;
+    this.cap = limits.maxConnections;
+    this.dialing = dialing;
+    this.backoffMs = backoffMs;
+    this.firstBackoffMs = backoffMs;
+  }
+
+  /** Transactions given to the lane and not yet answered: how busy it is. */
+  busy = 0;
+
+  /**
+   * A slot by the site's hourly pace, waited for (true); when it is more than `maxWaitMs` away,
+   * the time the next one is free (the message is held until then rather than kept waiting). The
+   * slots are the shared pacer's (`SitePace`: every worker process's), else this process's own.
+   */
+  async paced(now: () => number, maxWaitMs: number, pace?: SitePace): Promise<true | number> {
+    const perHour = this.limits.messagesPerHour;
+    if (perHour === null) return true;
+    const intervalMs = 3_600_000 / perHour;
+    let at: number;
+    if (pace) {
+      const slot = await pace(this.paceKey, intervalMs, maxWaitMs);
+      if (!slot.taken) return slot.atMs;
+      at = slot.atMs;
+    } else {
+      at = Math.max(now(), this.nextSlotAt);
+      if (at - now() > maxWaitMs) return at;
+      this.nextSlotAt = at + intervalMs;
+    }
+    const wait = at - now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    return true;
+  }
+
+  /** The site asked to slow down: held for the back-off (doubled each time in a row), connections halved. */
+  slowDown(now: number): void {
+    this.suspendedUntil = now + this.backoffMs;
+    this.backoffMs = Math.min(this.backoffMs * 2, MAX_BACKOFF_MS);
+    this.cap = Math.max(1, Math.floor(this.cap / 2));
+    this.takenSinceCut = 0;
+    // connections beyond the new cap close as they come back; idle ones now
+    while (this.open > this.cap && this.idle.length > 0) this.quit(this.idle[0]);
+  }
+
+  /** A message taken: the back-off starts over, and a connection comes back every RAMP_EVERY. */
+  taken(): void {
+    this.backoffMs = this.firstBackoffMs;
+    if (this.cap >= this.limits.maxConnections) return;
+    if (++this.takenSinceCut >= RAMP_EVERY) {
+      this.takenSinceCut = 0;
+      this.cap++;
+      this.wake();
+    }
+  }
+
+  /**
+   * A connection to one of these hosts: an idle one, a new one, or the next one freed. `verified`:
+   * only over TLS with a certificate valid for the host (MTA-STS `enforce`), never in clear.
+   */
+  async acquire(hosts: MxHost[], verified = false): Promise<Conn> {
+    const names = new Set(hosts.map((h) => h.host));
+    for (;;) {
+      if (this.closed) throw new Temporary('451 4.4.0 the route is closing');
+      const at = this.idle.findIndex((c) => names.has(c.mx) && (c.verified || !verified));
+      if (at !== -1) {
+        const [conn] = this.idle.splice(at, 1);
+        if (conn.idleTimer) clearTimeout(conn.idleTimer);
+        conn.idleTimer = null;
+        return conn;
+      }
+      if (this.open < this.cap) return this.connect(hosts, verified);
+      // an idle connection to another of the site's hosts makes room for this one
+      if (this.idle.length > 0) this.quit(this.idle[0]);
+      else await new Promise<void>((resolve) => this.waiters.push(resolve));
+    }
+  }
+
+  /** A connection done with a transaction: kept for the next, or closed when it carried its share. */
+  release(conn: Conn): void {
+    if (conn.dead) return;
+    if (this.closed || conn.carried >= this.limits.messagesPerConnection || this.open > this.cap) {
+      this.quit(conn);
+      return;
+    }
+    conn.idleTimer = setTimeout(() => this.quit(conn), IDLE_MS);
+    conn.idleTimer.unref();
+    this.idle.push(conn);
+    this.wake();
+  }
+
+  /** Ends a connection politely (QUIT). */
+  quit(conn: Conn): void {
+    this.forget(conn, () => conn.connection.quit());
+  }
+
+  /** Ends a connection that cannot go on (an error, a failed RSET). */
+  drop(conn: Conn): void {
+    this.forget(conn, () => conn.connection.close());
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const conn of [...this.idle]) this.quit(conn);
+    for (const waiter of this.waiters.splice(0)) waiter();
+  }
+
+  private forget(conn: Conn, end: () => void): void {
+    if (conn.idleTimer) clearTimeout(conn.idleTimer);
+    conn.idleTimer = null;
+    const at = this.idle.indexOf(conn);
+    if (at !== -1) this.idle.splice(at, 1);
+    if (conn.dead) return;
+    conn.dead = true;
+    end();
+    this.open--;
+    this.wake();
+  }
+
+  private wake(): void {
+    this.waiters.shift()?.();
+  }
+
+  /** Opens a connection to the first of the hosts and addresses that greets us (RFC 5321 §5.1). */
+  private async connect(hosts: MxHost[], verified: boolean): Promise<Conn> {
+    const tried: string[] = [];
+    let slowDown = false;
+    const family = this.source ? (this.source.address.includes(':') ? 6 : 4) : null;
+    for (const mx of hosts) {
+      // a source address binds one family: the other's addresses are out of reach from it
+      for (const { address } of mx.addresses.filter((a) => family === null || a.family === family)) {
+        try {
+          return await this.dial(mx.host, address, verified);
+        } catch (err) {
+          const e = err as SmtpSendError;
+          tried.push(`${mx.host} [${address}]: ${e.response ?? e.message}`);
+          slowDown ||= meansSlowDown(e.responseCode, e.response ?? '');
+        }
+      }
+    }
+    throw new Temporary(
+      tried.length > 0
+        ? `451 4.4.1 no mail server took a connection: ${tried.join('; ')}`
+        : `451 4.4.1 no mail server has an IPv${family} address to reach from ${this.source?.address}`,
+      451,
+      slowDown,
+    );
+  }
+
+  private dial(host: string, address: string, verified: boolean): Promise<Conn> {
+    const { port, timeoutMs, ca } = this.dialing;
+    const connection = new SMTPConnection({
+      host: address,
+      port,
+      name: this.source?.ehlo,
+      localAddress: this.source?.address,
+      // STARTTLS whenever offered; an MX host's certificate is often not valid for its name, and
+      // encrypting anyway beats sending in clear (the attempt records it as unverified), unless
+      // the domain's MTA-STS policy enforces TLS with a valid certificate
+      ...(verified ? { requireTLS: true } : { opportunisticTLS: true }),
+      tls: { rejectUnauthorized: verified, servername: host, ...(ca ? { ca } : {}) },
+      connectionTimeout: Math.min(30_000, timeoutMs),
+      greetingTimeout: Math.min(60_000, timeoutMs),
+      socketTimeout: timeoutMs,
+    });
+    this.open++;
+    const conn: Conn = {
+      connection,
+      mx: host,
+      address,
+      carried: 0,
+      verified: false,
+      dead: false,
+      idleTimer: null,
+    };
+    return new Promise((resolve, reject) => {
+      let settled = false;
+      const fail = (err: Error) => {
+        this.drop(conn);
+        if (settled) return;
+        settled = true;
+        reject(err);
+      };
+      // after the greeting, an error ends the connection; a transaction in progress hears of it itself
+      connection.on('error', fail);
+      // a server that refuses at the greeting (421) closes at once: its answer, reported as an
+      // error in the same turn, is the better reason
+      connection.once('end', () => setImmediate(() => fail(new Error('the server closed the connection'))));
+      connection.connect((err) => {
+        if (err) return fail(err);
+        settled = true;
+        conn.verified = isVerified(connection);
+        resolve(conn);
+      });
+    });
+  }
+}

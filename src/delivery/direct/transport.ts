@@ -1,0 +1,328 @@
+import { Readable } from 'node:stream';
+import type { SMTPConnectionSendInfo } from 'nodemailer/lib/smtp-connection';
+import { domainOf } from '../../mail/address.ts';
+import type { DirectRoute, SourceAddress } from '../routes/config.ts';
+import type { SmtpSendError } from '../smtp-pool.ts';
+import {
+  type DeliveryResult,
+  isPermanent,
+  type OutboundMessage,
+  type RecipientResult,
+  type Transport,
+} from '../transport.ts';
+import { type Conn, Lane, meansSlowDown, type SitePace, Temporary, tlsOf } from './lanes.ts';
+import { type MtaSts, mxMatches, type StsPolicy } from './mta-sts.ts';
+import { DnsTemporaryError, type MxHost, type Way } from './mx.ts';
+import { type Site, siteOf } from './sites.ts';
+
+/**
+ * The direct route's transport: each recipient's domain is looked up (mx.ts), and its recipients
+ * go to the domain's mail servers in one transaction (their bytes are the same), over a lane
+ * (lanes.ts) of the domain's site (sites.ts) from the least busy source address. A server's
+ * answer is the recipients' answer: 2xx delivered (this is the last hop), 5xx bounced, 4xx or no
+ * answer deferred. An answer that means "slow down" holds the site for that source address for a
+ * back-off and halves its connections, which come back one at a time as mail is taken.
+ */
+
+/** Finds the way to a domain (MxResolver, or a test's table). */
+export interface WayFinder {
+  resolve(domain: string): Promise<Way>;
+}
+
+export interface DirectOptions {
+  resolver: WayFinder;
+  /** Recipient domains' MTA-STS policies (absent: none are looked for). */
+  mtaSts?: MtaSts;
+  /** Certificates to trust instead of the system's when checking an MX host's (a test network's CA). */
+  ca?: string[];
+  /** First hold of a site after a "slow down" answer, doubled at each one in a row (up to 15 min). */
+  backoffMs?: number;
+  /** How long a message may wait for its site's hourly pace before it is held for a retry. */
+  maxPaceWaitMs?: number;
+  /** The shared pacer of sites' hourly limits (PostgreSQL buckets); absent: each process paces its own. */
+  pace?: SitePace;
+  /** The route's name, in the pace buckets' keys. */
+  name?: string;
+  /** Told when a site asks to slow down. */
+  warn?: (line: string) => void;
+  now?: () => number;
+}
+
+type Via = NonNullable<RecipientResult['via']>;
+
+/** The same answer for every recipient of a transaction (or of a domain never reached). */
+function answerAll(
+  to: string[],
+  code: number,
+  response: string,
+  extra: { via?: Via; bounceType?: 'hard' | 'block'; heldUntil?: number } = {},
+): RecipientResult[] {
+  return to.map((recipient) => ({
+    recipient,
+    accepted: false,
+    final: true,
+    responseCode: code,
+    response,
+    ...extra,
+  }));
+}
+
+/** One domain's transaction as it is being made: the lane it goes by and what it carries. */
+interface Attempt {
+  lane: Lane;
+  site: Site;
+  /** The MX hosts it may go to (an MTA-STS policy's only, when enforced). */
+  hosts: MxHost[];
+  to: string[];
+  message: OutboundMessage;
+  policy: StsPolicy | null;
+}
+
+/** Deferred answers carry the wait of their site's retry schedule, when it has one. */
+function withSiteRetry(results: RecipientResult[], site: Site, message: OutboundMessage): RecipientResult[] {
+  const schedule = site.limits.retrySchedule;
+  if (!schedule || schedule.length === 0) return results;
+  const waitMs = schedule[Math.min(Math.max(message.attempt, 1) - 1, schedule.length - 1)] * 1000;
+  return results.map((r) =>
+    r.accepted || isPermanent(r.responseCode) || r.heldUntil !== undefined
+      ? r
+      : { ...r, retryAfterMs: waitMs },
+  );
+}
+
+/** The server's answer to each recipient of a transaction it took. */
+function answersOf(to: string[], info: SMTPConnectionSendInfo, via: Via): RecipientResult[] {
+  const refused = new Map((info.rejectedErrors ?? []).map((e) => [String(e.recipient).toLowerCase(), e]));
+  return to.map((recipient): RecipientResult => {
+    const e = refused.get(recipient.toLowerCase());
+    if (!e)
+      return { recipient, accepted: true, final: true, responseCode: 250, response: info.response, via };
+    const code = e.responseCode;
+    const bounce = isPermanent(code) ? { bounceType: 'hard' as const } : {};
+    return {
+      recipient,
+      accepted: false,
+      final: true,
+      responseCode: code,
+      response: e.response ?? e.message,
+      via,
+      ...bounce,
+    };
+  });
+}
+
+/** One transaction over a connection; `read` tells whether a byte of the message went out. */
+function transact(conn: Conn, from: string, to: string[], raw: Buffer) {
+  const body = new Readable({
+    read() {
+      this.push(raw);
+      this.push(null);
+    },
+  });
+  const done = new Promise<SMTPConnectionSendInfo>((resolve, reject) =>
+    conn.connection.send({ from, to: [...to] }, body, (err, info) =>
+      err ? reject(err) : resolve(info as SMTPConnectionSendInfo),
+    ),
+  );
+  return { done, read: () => body.readableDidRead };
+}
+
+/** The direct route's transport: lanes per site and source address, made as sites are first reached. */
+class DirectTransport implements Transport {
+  readonly name = 'direct';
+  private readonly now: () => number;
+  private readonly backoffMs: number;
+  private readonly maxPaceWaitMs: number;
+  private readonly dialing: { port: number; timeoutMs: number };
+  private readonly sources: (SourceAddress | null)[];
+  private readonly lanes = new Map<string, Lane[]>();
+  private readonly route: DirectRoute;
+  private readonly options: DirectOptions;
+
+  constructor(route: DirectRoute, options: DirectOptions) {
+    this.route = route;
+    this.options = options;
+    this.now = options.now ?? Date.now;
+    this.backoffMs = options.backoffMs ?? 60_000;
+    this.maxPaceWaitMs = options.maxPaceWaitMs ?? 15_000;
+    this.dialing = {
+      port: route.port,
+      timeoutMs: route.timeoutSeconds * 1000,
+      ...(options.ca ? { ca: options.ca } : {}),
+    };
+    this.sources = route.sourceAddresses.length > 0 ? route.sourceAddresses : [null];
+  }
+
+  async send(message: OutboundMessage): Promise<DeliveryResult> {
+    const byDomain = new Map<string, string[]>();
+    for (const recipient of message.to) {
+      const domain = domainOf(recipient).toLowerCase();
+      byDomain.set(domain, [...(byDomain.get(domain) ?? []), recipient]);
+    }
+    const results = (
+      await Promise.all([...byDomain].map(([domain, to]) => this.deliverDomain(domain, to, message)))
+    ).flat();
+    const first = results.find((r) => r.accepted) ?? results[0];
+    return { response: first?.response ?? '', recipients: results };
+  }
+
+  async close(): Promise<void> {
+    for (const siteLanes of this.lanes.values()) for (const lane of siteLanes) lane.close();
+  }
+
+  private lanesOf(site: Site): Lane[] {
+    let found = this.lanes.get(site.key);
+    if (!found) {
+      found = this.sources.map(
+        (source) =>
+          new Lane(
+            site.limits,
+            source,
+            this.dialing,
+            this.backoffMs,
+            `site:${this.options.name ?? 'direct'}:${site.key}:${source?.address ?? 'any'}`,
+          ),
+      );
+      this.lanes.set(site.key, found);
+    }
+    return found;
+  }
+
+  private slowedDown(lane: Lane, site: Site, response: string) {
+    lane.slowDown(this.now());
+    this.options.warn?.(
+      `the site ${site.key} asked ${lane.source?.address ?? 'this machine'} to slow down: ${response}`,
+    );
+  }
+
+  /** Every recipient at one domain, in one transaction. */
+  private async deliverDomain(domain: string, to: string[], message: OutboundMessage) {
+    let way: Way;
+    try {
+      way = await this.options.resolver.resolve(domain);
+    } catch (err) {
+      const why =
+        err instanceof DnsTemporaryError ? err.message : `DNS lookup failed: ${(err as Error).message}`;
+      return answerAll(to, 451, `451 4.4.3 ${why}`);
+    }
+    if (way.kind === 'refused') {
+      const nullMx = way.reason.includes('null MX');
+      return answerAll(to, nullMx ? 556 : 550, `${nullMx ? '556 5.1.10' : '550 5.1.2'} ${way.reason}`);
+    }
+    const policy = await this.options.mtaSts?.policyOf(domain).catch(() => null);
+    const hosts =
+      policy?.mode === 'enforce'
+        ? way.hosts.filter((h) => policy.mx.some((p) => mxMatches(p, h.host)))
+        : way.hosts;
+    if (hosts.length === 0)
+      return answerAll(
+        to,
+        451,
+        `451 4.7.5 MTA-STS: no MX host of ${domain} (${way.hosts.map((h) => h.host).join(', ')}) fits its enforced policy (${policy?.mx.join(', ')})`,
+      );
+    const site = siteOf(
+      way.hosts.map((h) => h.host),
+      this.route.sites,
+    );
+    const siteLanes = this.lanesOf(site);
+    const t = this.now();
+    const ready = siteLanes.filter((lane) => lane.suspendedUntil <= t);
+    if (ready.length === 0) {
+      const until = Math.min(...siteLanes.map((l) => l.suspendedUntil));
+      return answerAll(
+        to,
+        451,
+        `451 4.4.5 held by Posthorn: the site ${site.key} asked to slow down; tried again after ${new Date(until).toISOString()}`,
+        { heldUntil: until },
+      );
+    }
+    // the source address least busy at this site (counted from here: the pace's wait is the lane's)
+    const lane = ready.reduce((a, b) => (b.busy < a.busy ? b : a));
+    lane.busy++;
+    try {
+      return withSiteRetry(
+        await this.paceAndSend({ lane, site, hosts, to, message, policy: policy ?? null }),
+        site,
+        message,
+      );
+    } finally {
+      lane.busy--;
+    }
+  }
+
+  private async paceAndSend(attempt: Attempt) {
+    const { lane, site, to } = attempt;
+    const slot = await lane.paced(this.now, this.maxPaceWaitMs, this.options.pace);
+    if (slot !== true)
+      return answerAll(
+        to,
+        451,
+        `451 4.4.5 held by Posthorn: the site ${site.key} takes ${lane.limits.messagesPerHour} messages an hour from ${lane.source?.address ?? 'this machine'}`,
+        { heldUntil: slot },
+      );
+    return this.sendOnLane(attempt);
+  }
+
+  /** The transaction on the lane, once more on a new connection when a reused one was gone before a byte left. */
+  private async sendOnLane({ lane, site, hosts, to, message, policy }: Attempt) {
+    const enforce = policy?.mode === 'enforce';
+    for (let tries = 0; ; tries++) {
+      let conn: Conn;
+      try {
+        conn = await lane.acquire(hosts, enforce);
+      } catch (err) {
+        if (!(err instanceof Temporary)) return answerAll(to, 451, `451 4.4.0 ${(err as Error).message}`);
+        if (err.slowDown) this.slowedDown(lane, site, err.message);
+        return answerAll(to, err.code, err.message);
+      }
+      const reused = conn.carried > 0;
+      const via: Via = {
+        mx: conn.mx,
+        address: conn.address,
+        source: lane.source?.address ?? null,
+        tls: tlsOf(conn.connection),
+        ...(policy && policy.mode !== 'none' ? { mta_sts: policy.mode } : {}),
+      };
+      const { done, read } = transact(conn, message.from, to, message.raw);
+      try {
+        const info = await done;
+        conn.carried++;
+        lane.taken();
+        lane.release(conn);
+        return answersOf(to, info, via);
+      } catch (err) {
+        const e = err as SmtpSendError;
+        const gone = e.code === 'ECONNECTION' || e.code === 'ESOCKET' || e.responseCode === 421;
+        if (reused && gone && !read() && tries === 0) {
+          lane.drop(conn);
+          continue;
+        }
+        return this.failed(lane, site, conn, to, err, via);
+      }
+    }
+  }
+
+  /** A transaction's failure as each recipient's answer; the connection kept (RSET) when only the message was refused. */
+  private failed(lane: Lane, site: Site, conn: Conn, to: string[], err: unknown, via: Via) {
+    const e = err as SmtpSendError;
+    const code = e.responseCode;
+    const response = e.response ?? e.message;
+    const refusedOnly = (e.code === 'EENVELOPE' || e.code === 'EMESSAGE') && code !== 421;
+    if (refusedOnly && !conn.dead) {
+      conn.carried++;
+      conn.connection.reset((resetErr) => (resetErr ? lane.drop(conn) : lane.release(conn)));
+    } else lane.drop(conn);
+    if (meansSlowDown(code, response)) this.slowedDown(lane, site, response);
+    if (code !== undefined && isPermanent(code) && refusedOnly) {
+      // RCPT TO refused every recipient: their addresses; MAIL FROM or DATA: the sender or the
+      // content (a block, not the recipients' fault), unless the answer names the address (5.1.x)
+      const aboutAddress = e.command === 'RCPT TO' || /\b5\.1\.\d+\b/.test(response);
+      return answerAll(to, code, response, { via, bounceType: aboutAddress ? 'hard' : 'block' });
+    }
+    return answerAll(to, code !== undefined && code >= 400 && code < 500 ? code : 451, response, { via });
+  }
+}
+
+export function createDirectTransport(route: DirectRoute, options: DirectOptions): Transport {
+  return new DirectTransport(route, options);
+}

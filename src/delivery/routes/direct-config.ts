@@ -1,0 +1,149 @@
+/**
+ * A direct route in the routes file (issue 32): its source addresses with their EHLO names, its
+ * per-site limits, the port of the servers it reaches. Read with config.ts's Checker.
+ */
+
+import { isIP } from 'node:net';
+import { type Checker, healthOf, isObject, type Obj, rateOf, ratePerHourOf } from './checker.ts';
+import type { HealthSettings } from './health.ts';
+
+/** One of the operator's addresses a direct route connects from, and the name it gives in EHLO. */
+export interface SourceAddress {
+  address: string;
+  ehlo: string;
+}
+
+/** A site's limits as the routes file overrides them (direct/sites.ts holds the defaults). */
+export interface SiteOverride {
+  maxConnections?: number;
+  messagesPerConnection?: number;
+  messagesPerHour?: number;
+  /** Seconds before each retry of a message the site deferred (the last repeats). */
+  retrySchedule?: number[];
+}
+
+/** Straight to each recipient's MX (issue 32). */
+export interface DirectRoute {
+  type: 'direct';
+  /** The addresses connections are bound to, each with its EHLO name; empty: the system's choice. */
+  sourceAddresses: SourceAddress[];
+  /** Limits per site, keyed by any one of the site's MX host names (lower case). */
+  sites: Map<string, SiteOverride>;
+  /** The port mail servers listen on: 25, except on a simulated internet. */
+  port: number;
+  /** Seconds a mail server may stay silent before the attempt is deferred. */
+  timeoutSeconds: number;
+  ratePerSecond: number | null;
+  ratePerHour: number | null;
+  health: HealthSettings;
+}
+
+const HOST_NAME =
+  /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+
+function sourceAddressesOf(c: Checker, at: string, value: unknown): SourceAddress[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) {
+    c.problem(at, 'must be a list of {"address", "ehlo"}');
+    return [];
+  }
+  return value.flatMap((entry, i): SourceAddress[] => {
+    const where = `${at}[${i}]`;
+    if (!isObject(entry)) {
+      c.problem(where, 'must be an object like {"address": "203.0.113.10", "ehlo": "mta1.example.com"}');
+      return [];
+    }
+    c.known(where, entry, ['address', 'ehlo']);
+    const address = c.string(`${where}.address`, entry.address);
+    if (address !== undefined && isIP(address) === 0)
+      c.problem(`${where}.address`, 'must be an IPv4 or IPv6 address of this machine');
+    const ehlo = c.string(`${where}.ehlo`, entry.ehlo)?.toLowerCase();
+    if (ehlo !== undefined && !HOST_NAME.test(ehlo))
+      c.problem(`${where}.ehlo`, 'must be a fully qualified host name, like mta1.example.com');
+    return address && ehlo ? [{ address, ehlo }] : [];
+  });
+}
+
+function sitesOf(c: Checker, at: string, value: unknown): Map<string, SiteOverride> {
+  const sites = new Map<string, SiteOverride>();
+  if (value === undefined) return sites;
+  if (!isObject(value)) {
+    c.problem(at, 'must be an object of MX host name to limits');
+    return sites;
+  }
+  for (const [host, limits] of Object.entries(value)) {
+    const where = `${at}.${host}`;
+    const name = host.toLowerCase().replace(/\.$/, '');
+    if (!HOST_NAME.test(name)) c.problem(where, "must be named by one of the site's MX host names");
+    if (!isObject(limits)) {
+      c.problem(where, 'must be an object of limits');
+      continue;
+    }
+    c.known(where, limits, [
+      'max_connections',
+      'messages_per_connection',
+      'messages_per_hour',
+      'retry_schedule',
+    ]);
+    const schedule = limits.retry_schedule;
+    if (schedule !== undefined) {
+      if (
+        !Array.isArray(schedule) ||
+        schedule.length === 0 ||
+        !schedule.every((n) => Number.isInteger(n) && n >= 1 && n <= 86_400)
+      )
+        c.problem(
+          `${where}.retry_schedule`,
+          'must be a list of whole seconds from 1 to 86400, like [300, 900, 3600]',
+        );
+    }
+    const override: SiteOverride = {};
+    if (limits.max_connections !== undefined)
+      override.maxConnections = c.integer(`${where}.max_connections`, limits.max_connections, 1, 1, 1000);
+    if (limits.messages_per_connection !== undefined)
+      override.messagesPerConnection = c.integer(
+        `${where}.messages_per_connection`,
+        limits.messages_per_connection,
+        1,
+        1,
+        100_000,
+      );
+    if (limits.messages_per_hour !== undefined)
+      override.messagesPerHour = c.integer(
+        `${where}.messages_per_hour`,
+        limits.messages_per_hour,
+        1,
+        1,
+        100_000_000,
+      );
+    if (Array.isArray(schedule) && schedule.every((n) => Number.isInteger(n) && n >= 1 && n <= 86_400))
+      override.retrySchedule = schedule as number[];
+    sites.set(name, override);
+  }
+  return sites;
+}
+
+/** A direct route: its source addresses and per-site limits, and the port of the servers it reaches. */
+export function directRoute(c: Checker, at: string, value: Obj): DirectRoute {
+  c.known(at, value, [
+    'type',
+    'source_addresses',
+    'sites',
+    'port',
+    'timeout_seconds',
+    'rate_per_second',
+    'rate_per_hour',
+    'unhealthy_after',
+    'probe_seconds',
+  ]);
+  return {
+    type: 'direct',
+    sourceAddresses: sourceAddressesOf(c, `${at}.source_addresses`, value.source_addresses),
+    sites: sitesOf(c, `${at}.sites`, value.sites),
+    port: c.integer(`${at}.port`, value.port, 25, 1, 65_535),
+    timeoutSeconds: c.integer(`${at}.timeout_seconds`, value.timeout_seconds, 300, 1, 3600),
+    ratePerSecond: rateOf(c, at, value),
+    ratePerHour: ratePerHourOf(c, at, value),
+    health: healthOf(c, at, value),
+  };
+}
