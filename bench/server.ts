@@ -45,6 +45,8 @@ export async function startBenchServer(
         POSTHORN_DATA_DIR: dataDir,
         PORT: String(port),
         POSTHORN_RATE_LIMIT: '0',
+        // domains verified in the database have no DNS for the bulk-sender gate to judge
+        POSTHORN_BULK_GATE: 'off',
         LOG_LEVEL: 'warn',
         ...env,
       },

@@ -72,6 +72,11 @@ export interface Config {
   staleWorkerSeconds: number;
   /** The plan of every new workspace (signup and POST /workspaces). */
   defaultPlan: string;
+  /**
+   * POSTHORN_BULK_GATE: `enforce` refuses a campaign or flow whose bulk-sender checks fail (an admin
+   * may override with a reason), `off` skips them. Never applied when all mail goes to the dev mailbox.
+   */
+  bulkGate: 'enforce' | 'off';
   /** The circuit breaker's thresholds (percentages) and the messages a rate is judged on at least. */
   breaker: {
     minMessages: number;
@@ -234,6 +239,15 @@ function logFormat(env: Env, name: string): Config['logFormat'] {
   return raw;
 }
 
+function bulkGate(env: Env, name: string): Config['bulkGate'] {
+  const raw = (env[name] ?? '').trim().toLowerCase() || 'enforce';
+  if (raw !== 'enforce' && raw !== 'off')
+    throw new ConfigError(
+      `${name} must be enforce (campaigns and flows pass the bulk-sender checks first) or off, got "${env[name]}"`,
+    );
+  return raw;
+}
+
 function devMailboxAccess(env: Env, name: string): DevMailboxAccess {
   const raw = (env[name] ?? '').trim().toLowerCase() || 'local';
   const value = DEV_MAILBOX_ACCESS.find((v) => v === raw);
@@ -380,6 +394,7 @@ export function loadConfig(env: Env = process.env): Config {
     retryForHours: integer(env, 'POSTHORN_RETRY_FOR_HOURS', 72, 0, 24 * 30),
     staleWorkerSeconds: integer(env, 'POSTHORN_STALE_WORKER_SECONDS', 60, 1, 86_400),
     defaultPlan: plan(env, 'POSTHORN_DEFAULT_PLAN'),
+    bulkGate: bulkGate(env, 'POSTHORN_BULK_GATE'),
     breaker: {
       minMessages: integer(env, 'POSTHORN_BREAKER_MIN_MESSAGES', 200, 1, 100_000_000),
       bounceWarn: percentage(env, 'POSTHORN_BREAKER_BOUNCE_WARN', 2),

@@ -177,6 +177,18 @@ export interface BreakerCountsTable {
 }
 
 /** A threshold the breaker found crossed, and the resume that closed it (migration 0033). */
+/** A bulk-sender gate passed by an admin although its checks failed (migration 0034). */
+export interface GateOverridesTable {
+  id: Generated<string>;
+  project_id: string;
+  scope: 'campaign' | 'flow';
+  key: string;
+  overridden_by: string;
+  reason: string;
+  failures: ColumnType<{ id: string; message: string }[], string, string>;
+  created_at: Generated<Date>;
+}
+
 export interface BreakerTripsTable {
   id: Generated<string>;
   project_id: string;
@@ -819,6 +831,7 @@ export interface Database {
   campaign_stats_cache: CampaignStatsCacheTable;
   breaker_counts: BreakerCountsTable;
   breaker_trips: BreakerTripsTable;
+  gate_overrides: GateOverridesTable;
   domains: DomainsTable;
   contacts: ContactsTable;
   sending_usage: SendingUsageTable;

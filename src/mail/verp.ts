@@ -14,6 +14,14 @@ function checksum(hash: Hash, compactId: string): string {
   return hash(`verp:${compactId}`).subarray(0, 5).toString('hex');
 }
 
+/**
+ * The domain of a message's return path: the sending domain's bounce subdomain, so SPF aligns
+ * (relaxed) with the From domain, or the shared domain itself for mail signed as it.
+ */
+export function returnPathDomain(signingDomain: string, sharedDomain: string): string {
+  return signingDomain === sharedDomain ? sharedDomain : `bounces.${signingDomain}`;
+}
+
 export function bounceAddress(hash: Hash, emailId: string, domain: string): string {
   const compact = emailId.replace(/-/g, '').toLowerCase();
   return `${VERP_PREFIX}${compact}${checksum(hash, compact)}@${domain}`;

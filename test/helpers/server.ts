@@ -57,6 +57,9 @@ export async function startTestServer(
     POSTHORN_WORKER_CONCURRENCY: '4',
     // the spec's Free plan and its 402s, as on a server that sells plans (the default is unlimited)
     POSTHORN_DEFAULT_PLAN: 'free',
+    // the bulk-sender gate judges live DNS: tests of campaigns and flows on domains verified in the
+    // database have none; the gate's own tests turn it on (test/http/bulk-gate.test.ts)
+    POSTHORN_BULK_GATE: 'off',
     LOG_LEVEL: 'warn',
     ...env,
   });

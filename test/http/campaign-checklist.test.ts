@@ -101,6 +101,7 @@ describe('GET /v1/campaigns/{id}/checklist', () => {
       'sender',
       'audience',
       'allowance',
+      'gate',
       'tracking',
     ]);
     expect(statuses(c)).toEqual({
@@ -112,6 +113,8 @@ describe('GET /v1/campaigns/{id}/checklist', () => {
       sender: 'failing',
       audience: 'failing',
       allowance: 'unchecked',
+      // the bulk-sender checks wait for the content and sender (test/http/bulk-gate.test.ts runs them)
+      gate: 'unchecked',
       tracking: 'ok',
     });
     expect(c.ready).toBe(false);

@@ -30,10 +30,26 @@ export async function checkSourceAddresses(
   interfaces = networkInterfaces(),
 ): Promise<string[]> {
   const problems: string[] = [];
+  for (const { address } of sources)
+    if (!isLocalAddress(address, interfaces))
+      problems.push(
+        `route ${route}, source address ${address}: not an address of this machine, so no connection can be made from it`,
+      );
+  return [...problems, ...(await reverseDnsProblems(route, sources, dns))];
+}
+
+/**
+ * Forward-confirmed reverse DNS of each source address (its PTR names a host that resolves back to
+ * it) and its EHLO name being that host: the problems, one line each (none: all is well).
+ */
+export async function reverseDnsProblems(
+  route: string,
+  sources: SourceAddress[],
+  dns: ReverseDns,
+): Promise<string[]> {
+  const problems: string[] = [];
   for (const { address, ehlo } of sources) {
     const at = `route ${route}, source address ${address}`;
-    if (!isLocalAddress(address, interfaces))
-      problems.push(`${at}: not an address of this machine, so no connection can be made from it`);
     let names: string[];
     try {
       names = await dns.ptr(address);

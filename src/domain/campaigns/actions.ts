@@ -8,6 +8,7 @@ import { emailRow, mailboxOf, renderedBody } from '../emails/email-row.ts';
 import { applyWrite, type EmailRowInput, queuedWrite } from '../emails/write.ts';
 import { type ProjectFacts, projectFacts, sharedDefaultFrom } from '../plans/project-facts.ts';
 import { checkBreakerResume, closeTrips, type Resumer } from '../reputation/breaker.ts';
+import type { GateOverride } from '../reputation/gate-pass.ts';
 import type { TemplateContact } from '../templates/render.ts';
 import { renderInPool } from '../templates/render-pool.ts';
 import { type CampaignRow, campaignView, findCampaign } from './campaigns.ts';
@@ -64,11 +65,17 @@ function scheduleTime(value: string): Date {
  * `campaign_start` job at that time, whose job key makes a reschedule replace it. 409 unless draft
  * or scheduled. The campaign stays editable until it starts.
  */
-export async function scheduleCampaign(ctx: DomainContext, facts: ProjectFacts, id: string, when: string) {
+export async function scheduleCampaign(
+  ctx: DomainContext,
+  facts: ProjectFacts,
+  id: string,
+  when: string,
+  override?: GateOverride,
+) {
   const at = scheduleTime(when);
   const campaign = await findCampaign(ctx, facts.id, id);
   if (!STARTABLE.includes(campaign.status)) throw wrongStatus(campaign, 'scheduled', STARTABLE);
-  await checkCampaignStart(ctx, facts, campaign);
+  await checkCampaignStart(ctx, facts, campaign, override);
   const row = await ctx.db.transaction().execute(async (tx) => {
     const scheduled = await tx
       .updateTable('campaigns')

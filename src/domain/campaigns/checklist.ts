@@ -4,11 +4,13 @@ import { DomainError, refusalText } from '../core/errors.ts';
 import { checkFromAddress } from '../emails/send-checks.ts';
 import { checkSendingLimits } from '../emails/usage.ts';
 import { type ProjectFacts, sendBlockers } from '../plans/project-facts.ts';
+import { type GateCheckId, runGate } from '../reputation/gate.ts';
+import { gateOverrideOf } from '../reputation/gate-pass.ts';
 import { missingVariables } from '../templates/message-checks.ts';
 import { countAudience } from './audience.ts';
 import { type CampaignRow, findCampaign } from './campaigns.ts';
 import { type CampaignContent, campaignContent, campaignMessage, withVariant } from './content.ts';
-import { checkStartable, emptyAudience } from './send.ts';
+import { campaignSender, checkStartable, emptyAudience } from './send.ts';
 
 /**
  * GET /campaigns/{id}/checklist: the checks POST /campaigns/{id}/send runs before a campaign starts
@@ -26,6 +28,8 @@ export type ChecklistItemId =
   | 'sender'
   | 'audience'
   | 'allowance'
+  | 'gate'
+  | GateCheckId
   | 'tracking';
 
 /** ok: passes; failing: the send would be refused for it; unchecked: it waits on an item that fails. */
@@ -93,6 +97,32 @@ async function variablesItem(ctx: DomainContext, campaign: CampaignRow): Promise
     declared === 0
       ? 'The template declares no variables'
       : 'Every variable of the template has a value or a default',
+  );
+}
+
+/**
+ * The bulk-sender gate's checks (reputation/gate.ts), once the sender passes: each failing one
+ * refuses the send unless an admin's override is recorded, when it shows as ok, saying so.
+ */
+async function gateItems(
+  ctx: DomainContext,
+  campaign: CampaignRow,
+  content: CampaignContent | null,
+): Promise<ChecklistItem[]> {
+  if (!content) return [unchecked('gate', 'The bulk-sender checks run once the content and sender pass')];
+  const gate = await runGate(ctx, {
+    projectId: campaign.project_id,
+    stream: 'marketing',
+    from: campaignSender(campaign, content),
+  });
+  if (!gate.applies) return [ok('gate', `Bulk-sender checks not run: ${gate.skipped}`)];
+  const override = gate.passed ? null : await gateOverrideOf(ctx, 'campaign', campaign.id);
+  return gate.checks.map((c) =>
+    c.ok
+      ? ok(c.id, c.message)
+      : override
+        ? ok(c.id, `Overridden by ${override.overridden_by} (${override.reason}): ${c.message}`)
+        : failing(c.id, c.message),
   );
 }
 
@@ -166,6 +196,8 @@ export async function campaignChecklist(ctx: DomainContext, facts: ProjectFacts,
           return `Sending ${count.toLocaleString('en-US')} now stays within the plan's allowance`;
         }),
   );
+
+  items.push(...(await gateItems(ctx, campaign, sender.status === 'ok' && content ? content : null)));
 
   const said = (on: boolean) => (on ? 'tracked' : 'not tracked');
   items.push(ok('tracking', `Opens ${said(campaign.track_opens)}, clicks ${said(campaign.track_clicks)}`));

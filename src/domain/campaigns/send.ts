@@ -5,6 +5,7 @@ import type { DomainContext } from '../core/context.ts';
 import { ConflictError, ValidationError } from '../core/errors.ts';
 import { checkSend, checkStream } from '../emails/send-checks.ts';
 import type { ProjectFacts } from '../plans/project-facts.ts';
+import { type GateOverride, passGate } from '../reputation/gate-pass.ts';
 import { countAudience, snapshotAudience } from './audience.ts';
 import { type CampaignRow, campaignView, findCampaign } from './campaigns.ts';
 import { type CampaignContent, campaignContent } from './content.ts';
@@ -77,13 +78,27 @@ export async function checkCampaignStart(
   ctx: DomainContext,
   facts: ProjectFacts,
   campaign: CampaignRow,
+  override?: GateOverride,
 ): Promise<void> {
-  await checkCampaignSend(ctx, facts, campaign, async () => {
+  const content = await checkCampaignSend(ctx, facts, campaign, async () => {
     const count = await countAudience(ctx, campaign);
     if (count === 0) throw emptyAudience(campaign.name);
     return count;
   });
+  await passGate(
+    ctx,
+    facts.id,
+    [{ projectId: facts.id, stream: 'marketing', from: campaignSender(campaign, content) }],
+    { scope: 'campaign', id: campaign.id, refusal: cannotSend(campaign) },
+    override,
+  );
 }
+
+/** The From mailbox of a campaign's messages (its name, the content's address). */
+export const campaignSender = (campaign: Pick<CampaignRow, 'from_name'>, content: CampaignContent) => ({
+  name: campaign.from_name ?? '',
+  address: content.fromAddress,
+});
 
 const cannotSend = (campaign: Pick<CampaignRow, 'name'>) => `Campaign "${campaign.name}" cannot be sent`;
 
@@ -133,10 +148,15 @@ export async function startCampaign(
  * `sending` and the `campaign_send` job in one transaction. 409 unless draft or scheduled; a paused
  * campaign is resumed with /resume, which keeps the audience it was started with.
  */
-export async function sendCampaign(ctx: DomainContext, facts: ProjectFacts, id: string) {
+export async function sendCampaign(
+  ctx: DomainContext,
+  facts: ProjectFacts,
+  id: string,
+  override?: GateOverride,
+) {
   const campaign = await findCampaign(ctx, facts.id, id);
   checkStartable(campaign);
-  await checkCampaignStart(ctx, facts, campaign);
+  await checkCampaignStart(ctx, facts, campaign, override);
   return campaignView(ctx, await startCampaign(ctx, campaign, STARTABLE));
 }
 

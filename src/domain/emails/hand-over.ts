@@ -5,7 +5,7 @@ import type { ChosenRoute, Routes } from '../../delivery/index.ts';
 import type { ProviderTags } from '../../delivery/routes/tags.ts';
 import { type DeliveryError, type DeliveryResult, deliveryErrorOf } from '../../delivery/transport.ts';
 import type { DkimKey } from '../../mail/dkim.ts';
-import { bounceAddress } from '../../mail/verp.ts';
+import { bounceAddress, returnPathDomain } from '../../mail/verp.ts';
 import type { DomainContext } from '../core/context.ts';
 
 /** What sending needs: the domain context and the routes mail leaves by. */
@@ -36,7 +36,7 @@ export async function handOver(
   },
 ): Promise<DeliveryResult> {
   const { sharedDomain } = deps.ctx.config;
-  const domain = message.key.domain === sharedDomain ? sharedDomain : `bounces.${message.key.domain}`;
+  const domain = returnPathDomain(message.key.domain, sharedDomain);
   const outbound = {
     from: bounceAddress(deps.ctx.secrets.hash, message.id, domain),
     to: message.to,

@@ -3,7 +3,9 @@ import type { DomainContext } from '../core/context.ts';
 import { ConflictError } from '../core/errors.ts';
 import type { ProjectFacts } from '../plans/project-facts.ts';
 import { BREAKER_PAUSE, checkBreakerResume, closeTrips, type Resumer } from '../reputation/breaker.ts';
+import type { GateOverride } from '../reputation/gate-pass.ts';
 import { nudgeAdvance } from './engine.ts';
+import { passFlowGate } from './flow-gate.ts';
 import { checkActivation, type FlowRow, findFlow, flowView, loadDefinition } from './flows.ts';
 import { checkReferences } from './references.ts';
 import { type FlowActor, requireWebhookRights, webhookOwner } from './webhook-rights.ts';
@@ -38,7 +40,8 @@ async function transition(
  * POST /flows/{id}/activate: a draft or paused flow starts enrolling (a paused one's enrollments go
  * on where they were). Needs the plan's `automations` (402), a sendable account and a real footer
  * (400), the role its webhook steps need (403; whoever activates answers for them from then on),
- * and its definition still valid in the project (templates, senders, lists, messages: 400).
+ * its definition still valid in the project (templates, senders, lists, messages: 400), and the
+ * bulk-sender gate for each address it sends from (400; a project admin may override, recorded).
  */
 export async function activateFlow(
   ctx: DomainContext,
@@ -46,6 +49,7 @@ export async function activateFlow(
   id: string,
   actor: FlowActor,
   resumer?: Resumer,
+  override?: GateOverride,
 ) {
   const current = await findFlow(ctx, facts.id, id);
   // the circuit breaker paused it: only an admin goes on, saying why (recorded below)
@@ -55,7 +59,7 @@ export async function activateFlow(
   checkActivation(facts, current.name);
   const def = await loadDefinition(ctx.db, current.id, current.version);
   requireWebhookRights(def, actor);
-  await checkReferences(ctx, facts, def);
+  await passFlowGate(ctx, facts, await checkReferences(ctx, facts, def), current, override);
   const row = await transition(
     ctx,
     facts.id,

@@ -12,6 +12,7 @@ import { checkStream } from '../emails/send-checks.ts';
 import { requireFeature } from '../plans/plans.ts';
 import { type ProjectFacts, sharedDefaultFrom } from '../plans/project-facts.ts';
 import { type FlowDefinition, parseDefinition } from './definition.ts';
+import { passFlowGate } from './flow-gate.ts';
 import { checkReferences } from './references.ts';
 import { emptyCounts, enrollmentCounts, flowStats } from './stats.ts';
 import { type FlowActor, requireWebhookRights, webhookOwner } from './webhook-rights.ts';
@@ -167,8 +168,12 @@ export async function createFlow(
   const parsed = parseDefinition({ ...input, ...sender });
   requireWebhookRights(parsed, actor);
   const def = await checkReferences(ctx, facts, parsed);
-  if (status === 'active') checkActivation(facts, name);
   const id = randomUUID();
+  if (status === 'active') {
+    checkActivation(facts, name);
+    // no override here: a flow whose gate fails is created as a draft and activated with one
+    await passFlowGate(ctx, facts, def, { id, name });
+  }
   const row = await ctx.db.transaction().execute(async (tx) => {
     const flow = await tx
       .insertInto('flows')

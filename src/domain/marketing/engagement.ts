@@ -4,6 +4,7 @@ import { updateContact } from '../audience/contacts.ts';
 import type { DomainContext } from '../core/context.ts';
 import { recordEmailEvents } from '../emails/events.ts';
 import { suppress } from '../emails/suppressions.ts';
+import { isCanary } from '../reputation/unsubscribe-check.ts';
 import { readToken } from './tokens.ts';
 import { type UserAgentClass, userAgentClass } from './user-agents.ts';
 
@@ -102,7 +103,7 @@ async function subscriber(ctx: DomainContext, token: string) {
   if (!email) return null;
   const contact = await ctx.db
     .selectFrom('contacts')
-    .select(['id', 'email', 'subscribed'])
+    .select(['id', 'email', 'subscribed', 'properties'])
     .where('id', '=', ids.contactId)
     .where('project_id', '=', email.project_id)
     .executeTakeFirst();
@@ -198,6 +199,11 @@ export async function unsubscribe(
   const found = await subscriber(ctx, token);
   if (!found) return null;
   const { email, contact } = found;
+  // the bulk-sender gate's canary (reputation/unsubscribe-check.ts): unsubscribed, nothing announced
+  if (isCanary(contact)) {
+    await ctx.db.updateTable('contacts').set({ subscribed: false }).where('id', '=', contact.id).execute();
+    return { email: contact.email, subscribed: false, changed: true };
+  }
   if (scope === 'resubscribe') return resubscribe(ctx, found, who);
   if (scope === 'list') {
     const left = await leaveLists(ctx, found);

@@ -11,6 +11,7 @@ import { campaignActivity } from '../../domain/campaigns/activity.ts';
 import { FRESH_MS } from '../../domain/campaigns/stats-cache.ts';
 import type { DomainContext } from '../../domain/core/context.ts';
 import { authOf, projectFactsOf, projectOf } from '../auth.ts';
+import { GateOverrideField, gateOverrideOf } from '../gate-override.ts';
 import { OPTIONAL_BODY } from '../openapi.ts';
 import { errors, IdParams, Nullable, Timestamp, typed } from '../schemas.ts';
 
@@ -58,6 +59,7 @@ const ScheduleRequest = Type.Object(
       description:
         'when sending starts: an ISO 8601 date-time with a time zone, in the future and at most a year ahead',
     }),
+    gate_override: GateOverrideField,
   },
   { title: 'ScheduleCampaignRequest' },
 );
@@ -148,7 +150,7 @@ export async function campaignActionRoutes(instance: FastifyInstance, { ctx }: {
       config,
       schema: {
         ...one(
-          'Schedule a campaign (checked now as a send would be; rescheduling replaces the time; 400 past or more than a year ahead, 409 unless draft or scheduled)',
+          'Schedule a campaign (checked now as a send would be, the bulk-sender gate included; rescheduling replaces the time; 400 past or more than a year ahead, 409 unless draft or scheduled)',
           'scheduleCampaign',
         ),
         body: ScheduleRequest,
@@ -156,7 +158,13 @@ export async function campaignActionRoutes(instance: FastifyInstance, { ctx }: {
       },
     },
     async (request) =>
-      scheduleCampaign(ctx, await projectFactsOf(request, ctx), request.params.id, request.body.scheduled_at),
+      scheduleCampaign(
+        ctx,
+        await projectFactsOf(request, ctx),
+        request.params.id,
+        request.body.scheduled_at,
+        gateOverrideOf(request, request.body),
+      ),
   );
   app.post(
     '/campaigns/:id/pause',

@@ -323,12 +323,18 @@ export const ChecklistSchema = Type.Object(
               'sender',
               'audience',
               'allowance',
+              'gate',
+              'dkim',
+              'spf',
+              'dmarc',
+              'reverse_dns',
+              'unsubscribe',
               'tracking',
             ],
             {
               type: 'string',
               description:
-                "status: a draft or scheduled campaign (409 otherwise); account: the account email confirmed; footer: your postal address in the footer, not the placeholder; variables: every required variable of the template (and of each A/B variant's) has a value; content: subject and content render; sender: `from` on a verified domain (or the shared default address); audience: at least one recipient; allowance: the plan's monthly allowance and the shared domain's daily cap hold for the audience; tracking: the opens and clicks settings (always ok, for the record)",
+                "status: a draft or scheduled campaign (409 otherwise); account: the account email confirmed; footer: your postal address in the footer, not the placeholder; variables: every required variable of the template (and of each A/B variant's) has a value; content: subject and content render; sender: `from` on a verified domain (or the shared default address); audience: at least one recipient; allowance: the plan's monthly allowance and the shared domain's daily cap hold for the audience; the bulk-sender gate (POSTHORN_BULK_GATE), as receivers check mail: dkim: DKIM passes aligned with the From domain; spf: SPF passes for the return path, aligned; dmarc: a DMARC record exists and the message passes it; reverse_dns: each source address of a direct route has forward-confirmed reverse DNS; unsubscribe: the message's List-Unsubscribe URL unsubscribes a canary with one RFC 8058 POST; gate: why those are not checked (the gate off, or all mail to the dev mailbox); tracking: the opens and clicks settings (always ok, for the record)",
             },
           ),
           status: Type.Enum(['ok', 'failing', 'unchecked'], {

@@ -13,6 +13,8 @@ import { campaignChecklist } from '../../domain/campaigns/checklist.ts';
 import { sendCampaign } from '../../domain/campaigns/send.ts';
 import type { DomainContext } from '../../domain/core/context.ts';
 import { projectFactsOf, projectOf } from '../auth.ts';
+import { GateOverrideField, gateOverrideOf } from '../gate-override.ts';
+import { OPTIONAL_BODY } from '../openapi.ts';
 import { errors, IdParams, PageQuery, pageOf, typed } from '../schemas.ts';
 import {
   AudienceSchema,
@@ -25,6 +27,11 @@ import {
 } from './campaign-schemas.ts';
 
 /** Campaigns: marketing sends to lists and segments (drafts, their audience, and sending). */
+const SendRequest = Type.Object(
+  { gate_override: GateOverrideField },
+  { additionalProperties: false, title: 'SendCampaignRequest' },
+);
+
 export async function campaignRoutes(instance: FastifyInstance, { ctx }: { ctx: DomainContext }) {
   const app = typed(instance);
   const config = { auth: 'project' as const };
@@ -130,13 +137,25 @@ export async function campaignRoutes(instance: FastifyInstance, { ctx }: { ctx: 
       config,
       schema: {
         ...one(
-          'Send a campaign now: snapshots its audience and starts sending (400 footer placeholder or empty audience, 402 over the monthly allowance, 409 unless draft or scheduled; a paused campaign continues with /resume; GET /campaigns/{id}/checklist runs the same checks)',
+          'Send a campaign now: snapshots its audience and starts sending (400 footer placeholder, empty audience or failing bulk-sender checks, which a project admin may override with `gate_override`; 402 over the monthly allowance, 409 unless draft or scheduled; a paused campaign continues with /resume; GET /campaigns/{id}/checklist runs the same checks)',
           'sendCampaign',
         ),
-        response: { 200: CampaignSchema, ...errors(400, 401, 402, 404, 409, 429) },
+        body: SendRequest,
+        [OPTIONAL_BODY]: true,
+        response: { 200: CampaignSchema, ...errors(400, 401, 402, 403, 404, 409, 429) },
+      },
+      // a send with no body (as before the gate) is a send without an override
+      preValidation: async (request) => {
+        request.body ??= {};
       },
     },
-    async (request) => sendCampaign(ctx, await projectFactsOf(request, ctx), request.params.id),
+    async (request) =>
+      sendCampaign(
+        ctx,
+        await projectFactsOf(request, ctx),
+        request.params.id,
+        gateOverrideOf(request, request.body),
+      ),
   );
   app.post(
     '/campaigns/:id/ab/winner',

@@ -11,6 +11,7 @@ import {
   updateFlow,
 } from '../../domain/flows/flows.ts';
 import { authOf, projectFactsOf, projectOf } from '../auth.ts';
+import { GateOverrideField, gateOverrideOf } from '../gate-override.ts';
 import { OPTIONAL_BODY } from '../openapi.ts';
 import { errors, IdParams, Nullable, PageQuery, page, pageOf, Timestamp, typed } from '../schemas.ts';
 
@@ -215,6 +216,7 @@ const ActivateRequest = Type.Object(
         description: 'why the flow goes on (required when the circuit breaker paused it; recorded)',
       }),
     ),
+    gate_override: GateOverrideField,
   },
   { additionalProperties: false, title: 'ActivateRequest' },
 );
@@ -308,7 +310,7 @@ export async function flowRoutes(instance: FastifyInstance, { ctx }: { ctx: Doma
       config,
       schema: {
         ...one(
-          'Activate a draft or paused flow (402 without the plan feature automations, 400 footer placeholder, 403 for a webhook step without the Owner or Admin role, 409 if active or archived). A flow the circuit breaker paused (its `status_reason` says why) is activated only by a project admin with a `reason`, which is recorded (400 without one, 403 for a member)',
+          'Activate a draft or paused flow (402 without the plan feature automations, 400 footer placeholder, 403 for a webhook step without the Owner or Admin role, 400 failing bulk-sender checks, which a project admin may override with `gate_override`, 409 if active or archived). A flow the circuit breaker paused (its `status_reason` says why) is activated only by a project admin with a `reason`, which is recorded (400 without one, 403 for a member)',
           'activateFlow',
         ),
         body: ActivateRequest,
@@ -323,11 +325,18 @@ export async function flowRoutes(instance: FastifyInstance, { ctx }: { ctx: Doma
     async (request) => {
       const actor = actorOf(request);
       const auth = authOf(request);
-      return activateFlow(ctx, await projectFactsOf(request, ctx), request.params.id, actor, {
-        who: auth.key ? `key ${auth.key.id}` : `account ${auth.accountId}`,
-        admin: auth.session ? auth.role === 'admin' || auth.role === 'owner' : true,
-        reason: request.body?.reason,
-      });
+      return activateFlow(
+        ctx,
+        await projectFactsOf(request, ctx),
+        request.params.id,
+        actor,
+        {
+          who: auth.key ? `key ${auth.key.id}` : `account ${auth.accountId}`,
+          admin: auth.session ? auth.role === 'admin' || auth.role === 'owner' : true,
+          reason: request.body?.reason,
+        },
+        gateOverrideOf(request, request.body),
+      );
     },
   );
   app.post(

@@ -51,7 +51,11 @@ export const campaigns = {
     api.post('/v1/campaigns', { project, body }),
   update: (project: string, id: string, body: CampaignInput) =>
     api.patch('/v1/campaigns/{id}', { project, path: { id }, body }),
-  send: (project: string, id: string) => api.post('/v1/campaigns/{id}/send', { project, path: { id } }),
+  send: (project: string, id: string) =>
+    api.post('/v1/campaigns/{id}/send', { project, path: { id }, body: {} }),
+  /** Sends although the bulk-sender checks fail: admins only, the reason recorded. */
+  sendAnyway: (project: string, id: string, reason: string) =>
+    api.post('/v1/campaigns/{id}/send', { project, path: { id }, body: { gate_override: { reason } } }),
   schedule: (project: string, id: string, scheduledAt: string) =>
     api.post('/v1/campaigns/{id}/schedule', { project, path: { id }, body: { scheduled_at: scheduledAt } }),
   test: (project: string, id: string, to: string[]) =>

@@ -26,6 +26,12 @@ const LABEL: Record<ItemId, string> = {
   sender: 'Sending domain',
   audience: 'Audience',
   allowance: 'Plan allowance',
+  gate: 'Bulk-sender checks',
+  dkim: 'DKIM, aligned',
+  spf: 'SPF, aligned',
+  dmarc: 'DMARC record',
+  reverse_dns: 'Reverse DNS of the sending addresses',
+  unsubscribe: 'One-click unsubscribe',
   tracking: 'Tracking',
 };
 
@@ -69,6 +75,14 @@ function fixFor(id: ItemId, campaign: Campaign): ReactNode {
           <Link to="/domains">Domains</Link>).
         </>
       );
+    case 'dkim':
+    case 'spf':
+    case 'dmarc':
+      return <Link to="/domains">Publish the records shown for the domain in Domains</Link>;
+    case 'reverse_dns':
+      return <>Ask the provider of each address to set its reverse DNS to its EHLO name.</>;
+    case 'unsubscribe':
+      return <>Make the public URL (POSTHORN_PUBLIC_URL) reach this server directly.</>;
     default:
       return undefined;
   }
@@ -105,6 +119,42 @@ export function ChecklistCard({
 }
 
 const timeZone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+
+/** The bulk-sender gate's items: only these may be overridden, by an admin with a reason. */
+const GATE_ITEMS = new Set<ItemId>(['dkim', 'spf', 'dmarc', 'reverse_dns', 'unsubscribe']);
+
+/** Sends although only the bulk-sender checks fail, with the admin's reason (recorded by the server). */
+function SendAnyway({ campaign, onSent }: { campaign: Campaign; onSent: () => void }) {
+  const { project } = useProject();
+  const [reason, setReason] = useState('');
+  const send = useMutation({
+    mutationFn: () => campaigns.sendAnyway(project.id, campaign.id, reason.trim()),
+    onSuccess: onSent,
+  });
+  return (
+    <form
+      className="schedule"
+      aria-label="Send anyway"
+      onSubmit={(e) => {
+        e.preventDefault();
+        send.mutate();
+      }}
+    >
+      <Field
+        label="Send anyway, because"
+        required
+        maxLength={1000}
+        value={reason}
+        onChange={(e) => setReason(e.target.value)}
+        hint="Only the bulk-sender checks fail. A project admin may send anyway; the reason is recorded with what failed."
+      />
+      <ErrorMessage error={send.error} />
+      <button type="submit" className="btn" disabled={send.isPending || !reason.trim()}>
+        {send.isPending ? 'Starting…' : 'Send anyway'}
+      </button>
+    </form>
+  );
+}
 
 /**
  * Sends now after a confirmation that states how many people it reaches, or schedules it; both off
@@ -159,6 +209,9 @@ export function SendControls({
           action={send}
         />
       </div>
+      {checklist && blocked && open.every((i) => GATE_ITEMS.has(i.id)) && (
+        <SendAnyway campaign={campaign} onSent={refresh} />
+      )}
       <form
         className="schedule"
         aria-label="Schedule"
