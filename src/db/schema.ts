@@ -250,7 +250,18 @@ export interface DomainsTable {
   inbound_enabled: Generated<boolean>;
   rate_per_second: number | null;
   rate_per_hour: number | null;
+  /** The warm-up plan's first day (`YYYY-MM-DD`); null: no plan (migration 0035). */
+  warmup_started_on: Generated<string | null>;
+  /** Its daily volumes from that day; null: the default schedule. */
+  warmup_schedule: Generated<number[] | null>;
   created_at: Generated<Date>;
+}
+
+/** What a warm-up day used of its domain's volume (migration 0035). */
+export interface WarmupUsageTable {
+  domain_id: string;
+  day: string;
+  used: Generated<number>;
 }
 
 export interface ContactsTable {
@@ -713,6 +724,8 @@ export interface CampaignRecipientsTable {
   variant: number | null;
   /** Why a `failed` recipient got no message. */
   reason: Generated<string | null>;
+  /** Its place in a warm-up's order: 0 engaged in the last 90 days, 1 subscribed in the last 30, 2 the rest. */
+  priority: Generated<number>;
 }
 
 /** A throttle bucket (GCRA): the earliest moment its next message may leave. */
@@ -832,6 +845,7 @@ export interface Database {
   breaker_counts: BreakerCountsTable;
   breaker_trips: BreakerTripsTable;
   gate_overrides: GateOverridesTable;
+  warmup_usage: WarmupUsageTable;
   domains: DomainsTable;
   contacts: ContactsTable;
   sending_usage: SendingUsageTable;

@@ -116,8 +116,8 @@ export async function startScheduledCampaign(
     return 'skipped';
   }
   try {
-    await checkCampaignStart(ctx, await projectFacts(ctx, campaign.project_id), campaign);
-    await startCampaign(ctx, campaign, ['scheduled']);
+    const content = await checkCampaignStart(ctx, await projectFacts(ctx, campaign.project_id), campaign);
+    await startCampaign(ctx, campaign, ['scheduled'], content.fromAddress);
     return 'started';
   } catch (err) {
     // a conflict is a cancel (or a /send) that came first: nothing to do

@@ -7,6 +7,8 @@ import { deleteUnlessBusy, findInProject } from '../core/find.ts';
 import { type Page, readPage } from '../core/pages.ts';
 import { presentRate } from '../emails/sending-rates.ts';
 import type { ProjectFacts } from '../plans/project-facts.ts';
+import { campaignWarmup } from '../reputation/warmup.ts';
+import { countAudience } from './audience.ts';
 import {
   applyInput,
   type CampaignFields,
@@ -69,7 +71,33 @@ export function presentCampaign(row: CampaignRow) {
 /** The campaign with its full stats and, for an A/B campaign, each variant's results (one aggregate). */
 export async function campaignView(ctx: DomainContext, row: CampaignRow) {
   const { value, asOf } = await countedPart(ctx, row, 'stats', () => campaignPageStats(ctx, row));
-  return { ...presentCampaign(row), ...value, stats_as_of: asOf?.toISOString() ?? null };
+  return {
+    ...presentCampaign(row),
+    ...value,
+    stats_as_of: asOf?.toISOString() ?? null,
+    warmup: await warmupOf(ctx, row),
+  };
+}
+
+/** The campaign's place in its domain's warm-up while it has recipients to send (reputation/warmup.ts). */
+async function warmupOf(ctx: DomainContext, row: CampaignRow) {
+  if (!['draft', 'scheduled', 'sending', 'paused'].includes(row.status)) return null;
+  const started = row.status === 'sending' || row.status === 'paused';
+  const pending = async () =>
+    started
+      ? Number(
+          (
+            await ctx.db
+              .selectFrom('campaign_recipients')
+              .select((eb) => eb.fn.countAll<number>().as('n'))
+              .where('campaign_id', '=', row.id)
+              .where('status', '=', 'pending')
+              .executeTakeFirstOrThrow()
+          ).n,
+        )
+      : await countAudience(ctx, row);
+  const plan = await campaignWarmup(ctx.db, row, 0);
+  return plan && campaignWarmup(ctx.db, row, await pending());
 }
 
 /** What a campaign's page shows of its stats: the whole campaign's, and each A/B variant's. */

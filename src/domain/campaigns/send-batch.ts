@@ -1,11 +1,14 @@
 import { sql } from 'kysely';
 import type { Tx } from '../../db/database.ts';
 import { addJobs, BULK_PRIORITY, type JobSpec } from '../../db/enqueue.ts';
+import { domainOf } from '../../mail/address.ts';
+import { msUntilNextDay } from '../core/clock.ts';
 import type { DomainContext } from '../core/context.ts';
 import { emailRow, mailboxOf, renderedBody } from '../emails/email-row.ts';
 import { campaignStepMs, writerPace } from '../emails/throttle.ts';
 import { applyWrite, type EmailRowInput, queuedWrite } from '../emails/write.ts';
 import { sharedDefaultFrom } from '../plans/project-facts.ts';
+import { activePlan, lockToday, reserve } from '../reputation/warmup.ts';
 import type { TemplateContact } from '../templates/render.ts';
 import { renderEach } from '../templates/render-pool.ts';
 import { recipientContents, startWinnerWait, testPhaseOf, variationOf } from './ab.ts';
@@ -69,14 +72,21 @@ export async function sendCampaignBatch(ctx: DomainContext, campaignId: string):
       .forShare()
       .executeTakeFirst();
     if (still?.status !== 'sending') return 0;
+    // a domain warming up: at most what is left of the day's volume, the engaged first
+    const plan = await activePlan(tx, campaign.project_id, domainOf(content.fromAddress));
+    const limit = plan ? Math.min(pace.batch, await lockToday(tx, plan)) : pace.batch;
+    if (limit === 0) {
+      await addJobs([campaignJob(campaignId, new Date(Date.now() + msUntilNextDay()))]).execute(tx);
+      return 0;
+    }
     const { rows: picked } = await sql<Picked>`
       select r.contact_id, r.email, c.first_name, c.last_name, coalesce(c.properties, '{}'::jsonb) as properties,
              c.id is not null as found, r.variant
         from campaign_recipients r left join contacts c on c.id = r.contact_id
        where r.campaign_id = ${campaignId} and r.status = 'pending'
              ${testing ? sql`and r.variant is not null` : sql``}
-       order by r.contact_id
-       limit ${pace.batch}
+       order by ${plan ? sql`r.priority, r.contact_id` : sql`r.contact_id`}
+       limit ${limit}
          for update of r skip locked`.execute(tx);
     if (picked.length === 0) {
       if (testing) await startWinnerWait(tx, campaignId, testing);
@@ -84,7 +94,7 @@ export async function sendCampaignBatch(ctx: DomainContext, campaignId: string):
       return 0;
     }
     const next =
-      picked.length === pace.batch
+      picked.length === limit
         ? campaignJob(campaignId, pace.aheadMs > 0 ? new Date(Date.now() + pace.aheadMs) : undefined)
         : // the test's last batch: the next run finds none pending and starts the wait
           testing
@@ -97,7 +107,8 @@ export async function sendCampaignBatch(ctx: DomainContext, campaignId: string):
           picked.map((r) => r.variant),
         )
       : () => content;
-    await writeBatch(tx, ctx, campaign, contentOf, picked, next);
+    const written = await writeBatch(tx, ctx, campaign, contentOf, picked, next);
+    if (plan) await reserve(tx, [{ domainId: plan.domainId, day: plan.day, n: written }]);
     return picked.length;
   });
 }
@@ -206,6 +217,7 @@ async function writeBatch(
     update campaign_recipients r set status = o.status, email_id = o.email_id, reason = o.reason
       from json_populate_recordset(null::campaign_recipients, ${JSON.stringify(outcomes)}::json) o
      where r.campaign_id = ${campaign.id} and r.contact_id = o.contact_id`.execute(tx);
+  return emails.length;
 }
 
 /** Email statuses that mean the message was handed over to the recipient's side. */

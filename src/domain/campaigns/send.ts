@@ -1,11 +1,13 @@
 import { sql } from 'kysely';
 import { BULK_PRIORITY, enqueue, type JobSpec } from '../../db/enqueue.ts';
 import type { CampaignStatus } from '../../db/schema.ts';
+import { domainOf } from '../../mail/address.ts';
 import type { DomainContext } from '../core/context.ts';
 import { ConflictError, ValidationError } from '../core/errors.ts';
 import { checkSend, checkStream } from '../emails/send-checks.ts';
 import type { ProjectFacts } from '../plans/project-facts.ts';
 import { type GateOverride, passGate } from '../reputation/gate-pass.ts';
+import { activePlan, rankRecipients } from '../reputation/warmup.ts';
 import { countAudience, snapshotAudience } from './audience.ts';
 import { type CampaignRow, campaignView, findCampaign } from './campaigns.ts';
 import { type CampaignContent, campaignContent } from './content.ts';
@@ -79,7 +81,7 @@ export async function checkCampaignStart(
   facts: ProjectFacts,
   campaign: CampaignRow,
   override?: GateOverride,
-): Promise<void> {
+): Promise<CampaignContent> {
   const content = await checkCampaignSend(ctx, facts, campaign, async () => {
     const count = await countAudience(ctx, campaign);
     if (count === 0) throw emptyAudience(campaign.name);
@@ -92,6 +94,7 @@ export async function checkCampaignStart(
     { scope: 'campaign', id: campaign.id, refusal: cannotSend(campaign) },
     override,
   );
+  return content;
 }
 
 /** The From mailbox of a campaign's messages (its name, the content's address). */
@@ -111,6 +114,7 @@ export async function startCampaign(
   ctx: Pick<DomainContext, 'db'>,
   campaign: CampaignRow,
   from: CampaignStatus[],
+  fromAddress: string,
 ): Promise<CampaignRow> {
   return ctx.db.transaction().execute(async (tx) => {
     await sql`set local work_mem = '64MB'; set local max_parallel_workers_per_gather = 0`.execute(tx);
@@ -130,6 +134,9 @@ export async function startCampaign(
       .executeTakeFirst();
     if (!started) throw new ConflictError(`Campaign "${campaign.name}" is already being sent`);
     await snapshotAudience(tx, campaign);
+    // a domain warming up sends to the engaged first (reputation/warmup.ts)
+    if (await activePlan(tx, campaign.project_id, domainOf(fromAddress)))
+      await rankRecipients(tx, campaign.id, campaign.project_id);
     const snapshot = await tx
       .selectFrom('campaigns')
       .selectAll()
@@ -156,8 +163,8 @@ export async function sendCampaign(
 ) {
   const campaign = await findCampaign(ctx, facts.id, id);
   checkStartable(campaign);
-  await checkCampaignStart(ctx, facts, campaign, override);
-  return campaignView(ctx, await startCampaign(ctx, campaign, STARTABLE));
+  const content = await checkCampaignStart(ctx, facts, campaign, override);
+  return campaignView(ctx, await startCampaign(ctx, campaign, STARTABLE, content.fromAddress));
 }
 
 /** 409 unless the campaign is a draft or scheduled: a paused one goes on with /resume, the others are done. */

@@ -14,6 +14,8 @@ import {
   type Trip,
   writeBreaker,
 } from '../reputation/breaker.ts';
+import { reserve } from '../reputation/warmup.ts';
+import { handedOverUses, warmingDomains } from '../reputation/warmup-count.ts';
 import { createSigningKeys } from '../sending-domains/dkim-keys.ts';
 import {
   applyFailure,
@@ -90,10 +92,17 @@ export async function deliverEmails(deps: DeliveryDeps, ids: string[]): Promise<
   const outcomes = results.filter((r): r is Outcome => 'events' in r);
   await handBack(deps.ctx.db, waiting);
   const unwritten = breaker.takeUnwritten();
+  // transactional and flow mail handed over counts toward a warm-up's day (never held by it)
+  const taken = new Set(outcomes.filter((o) => TAKEN.has(o.status)).map((o) => o.id));
+  const warmups = handedOverUses(
+    await warmingDomains(deps.ctx.db),
+    rows.filter((r) => taken.has(r.id)),
+  );
   try {
-    await recordOutcomes(deps.ctx, rows, outcomes, (tx) =>
-      writeBreaker(tx, unwritten, trips, sharedDefaultFrom(deps.ctx)).then(() => undefined),
-    );
+    await recordOutcomes(deps.ctx, rows, outcomes, async (tx) => {
+      await writeBreaker(tx, unwritten, trips, sharedDefaultFrom(deps.ctx));
+      await reserve(tx, warmups);
+    });
   } catch (err) {
     breaker.giveBack(unwritten, trips);
     throw err;
@@ -150,6 +159,9 @@ async function suppressedByProject(deps: DeliveryDeps, rows: EmailRow[]) {
   }
   return suppressed;
 }
+
+/** The statuses of a message the next hop took (what a warm-up's day counts). */
+const TAKEN = new Set<string>(['sent', 'delivered', 'complained']);
 
 /** A message the breaker held goes back to the queue for this long: the breaker reads again every 5 s (a resume). */
 const BREAKER_HOLD_MS = 5_000;

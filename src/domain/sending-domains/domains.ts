@@ -12,6 +12,8 @@ import { applyRate, presentRate } from '../emails/sending-rates.ts';
 import { requireInboundPlan } from '../inbound/recipients.ts';
 import { requireFeature } from '../plans/plans.ts';
 import { projectFacts } from '../plans/project-facts.ts';
+import { presentWarmup, warmupChanges } from '../reputation/warmup.ts';
+import { forgetWarmingDomains } from '../reputation/warmup-count.ts';
 import { projectsWithWebhooks } from '../webhooks/dispatch.ts';
 import { newRsaKeyPair } from './dkim-keys.ts';
 import { type DnsLookup, DnsUnavailableError } from './dns-lookup.ts';
@@ -76,22 +78,30 @@ export async function presentDomain(ctx: Pick<DomainContext, 'config' | 'db'>, r
     last_checked_at: row.last_checked_at?.toISOString() ?? null,
     inbound_enabled: row.inbound_enabled,
     rate: presentRate(row),
+    warmup: await presentWarmup(ctx.db, row),
   };
 }
 
 /**
  * PATCH /domains/{id}: turns receiving on or off (when on, with a plan with inbound, mail to any
  * address at the verified domain is stored as inbound mail; its MX record must point to Posthorn),
- * and sets the domain's sending rate for marketing and automation mail (see emails/throttle.ts).
+ * sets the domain's sending rate for marketing and automation mail (see emails/throttle.ts), and
+ * starts, changes or ends its warm-up plan (reputation/warmup.ts).
  */
 export async function updateDomain(
   ctx: DomainContext,
   project: { id: string; plan: string },
   id: string,
-  input: { inbound_enabled?: unknown; rate?: unknown },
+  input: { inbound_enabled?: unknown; rate?: unknown; warmup?: unknown },
 ) {
   const row = await findDomain(ctx, project.id, id);
-  const changes: Partial<Pick<DomainRow, 'inbound_enabled' | 'rate_per_second' | 'rate_per_hour'>> = {};
+  const changes: Partial<
+    Pick<
+      DomainRow,
+      'inbound_enabled' | 'rate_per_second' | 'rate_per_hour' | 'warmup_started_on' | 'warmup_schedule'
+    >
+  > = {};
+  if (input.warmup !== undefined) Object.assign(changes, warmupChanges(input.warmup, row));
   if (input.inbound_enabled !== undefined) {
     if (typeof input.inbound_enabled !== 'boolean')
       throw new ValidationError('`inbound_enabled` must be true or false');
@@ -106,6 +116,7 @@ export async function updateDomain(
     .where('id', '=', row.id)
     .returningAll()
     .executeTakeFirstOrThrow();
+  if (input.warmup !== undefined) forgetWarmingDomains(ctx.db);
   return presentDomain(ctx, updated);
 }
 

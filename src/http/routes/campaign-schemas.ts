@@ -251,6 +251,28 @@ export const UpdateCampaignRequest = Type.Object(
   { title: 'UpdateCampaignRequest' },
 );
 
+const CampaignWarmup = Type.Object(
+  {
+    domain: Type.String(),
+    day: Type.Integer({ description: "today's day of the domain's warm-up plan (1 = the first)" }),
+    days: Type.Integer({ description: 'days in the plan' }),
+    today: Type.Object({ date: Type.String(), volume: Type.Integer(), used: Type.Integer() }),
+    pending: Type.Integer({ description: 'recipients still to send (the audience, before it starts)' }),
+    planned_days: Type.Array(Type.Object({ date: Type.String(), messages: Type.Integer() }), {
+      description:
+        "the days the pending recipients are planned for, engaged contacts first: what is left of today's volume, then each day's (other mail of the domain takes its share first)",
+    }),
+    after_plan: Type.Integer({
+      description: "recipients left past the plan's last day, when nothing is capped",
+    }),
+  },
+  {
+    title: 'CampaignWarmup',
+    description:
+      "the sending domain's warm-up plan holds this campaign to each day's volume (GET /domains/{id} `warmup`); null when its domain has none",
+  },
+);
+
 export const CampaignSchema = Type.Object(
   {
     id: Type.String(),
@@ -264,6 +286,7 @@ export const CampaignSchema = Type.Object(
     rate: Type.Object({ per_second: Nullable(Type.Integer()), per_hour: Nullable(Type.Integer()) }),
     stats: Type.Optional(CampaignStats),
     ab: Type.Optional(Nullable(AbResults)),
+    warmup: Type.Optional(Nullable(CampaignWarmup)),
     stats_as_of: Type.Optional(
       Nullable(
         Type.String({

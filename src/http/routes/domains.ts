@@ -30,6 +30,48 @@ const RecordSchema = Type.Object(
   },
   { title: 'DnsRecord' },
 );
+const WarmupSchema = Type.Object(
+  {
+    started_on: Type.String({ description: "the plan's first day (YYYY-MM-DD, UTC)" }),
+    schedule: Type.Array(Type.Integer(), { description: 'messages per day from the first day on' }),
+    default_schedule: Type.Boolean({ description: 'whether the schedule is the documented default' }),
+    day: Type.Integer({ description: "today's day of the plan (1 = the first)" }),
+    days: Type.Integer({ description: 'days in the plan; past the last nothing is capped' }),
+    finished: Type.Boolean(),
+    today: Type.Object({
+      date: Type.String(),
+      volume: Nullable(Type.Integer({ description: 'messages allowed today (null: the plan is done)' })),
+      used: Type.Integer({
+        description: 'messages counted today: campaign messages written, other mail handed over',
+      }),
+    }),
+  },
+  {
+    title: 'Warmup',
+    description:
+      "the domain's warm-up plan: campaigns send at most the day's volume, engaged contacts first, the rest waiting for the next day; transactional and flow mail is never held but counts",
+  },
+);
+const WarmupRequest = Type.Object(
+  {
+    enabled: Type.Optional(
+      Type.Boolean({ description: 'true starts a plan today (if none); false ends it' }),
+    ),
+    schedule: Type.Optional(
+      Nullable(
+        Type.Array(Type.Integer({ minimum: 1 }), {
+          minItems: 1,
+          maxItems: 365,
+          description: 'messages per day from the first day on (null: the default schedule)',
+        }),
+      ),
+    ),
+    start_date: Type.Optional(
+      Type.String({ description: 'the first day (YYYY-MM-DD, today or earlier): a warm-up begun before' }),
+    ),
+  },
+  { title: 'WarmupRequest', additionalProperties: false },
+);
 const DomainSchema = Type.Object(
   {
     id: Type.String(),
@@ -42,6 +84,7 @@ const DomainSchema = Type.Object(
     last_checked_at: Nullable(Type.String()),
     inbound_enabled: Type.Boolean({ description: 'whether mail to this domain is received as inbound mail' }),
     rate: SendingRate,
+    warmup: Nullable(WarmupSchema),
   },
   { title: 'Domain' },
 );
@@ -63,6 +106,7 @@ const UpdateDomainRequest = Type.Object(
       }),
     ),
     rate: Type.Optional(SendingRate),
+    warmup: Type.Optional(WarmupRequest),
   },
   { title: 'UpdateDomainRequest' },
 );
