@@ -168,15 +168,16 @@ export interface RouteStatusTable {
 
 /** What a campaign's or flow's mail met, for the circuit breaker (migration 0033). */
 export interface BreakerCountsTable {
-  scope: 'campaign' | 'flow';
+  scope: 'campaign' | 'flow' | 'domain' | 'project';
   key: string;
   project_id: string;
   sent: ColumnType<number, number | undefined, number>;
   hard_bounced: ColumnType<number, number | undefined, number>;
   complained: ColumnType<number, number | undefined, number>;
+  /** When the counts' current window began (domains and projects: windows of 7 days, migration 0036). */
+  window_start: Generated<Date>;
 }
 
-/** A threshold the breaker found crossed, and the resume that closed it (migration 0033). */
 /** A bulk-sender gate passed by an admin although its checks failed (migration 0034). */
 export interface GateOverridesTable {
   id: Generated<string>;
@@ -189,10 +190,11 @@ export interface GateOverridesTable {
   created_at: Generated<Date>;
 }
 
+/** A threshold the breaker found crossed, and the resume that closed it (migration 0033). */
 export interface BreakerTripsTable {
   id: Generated<string>;
   project_id: string;
-  scope: 'campaign' | 'flow';
+  scope: 'campaign' | 'flow' | 'domain' | 'project';
   key: string;
   level: 'warn' | 'stop';
   metric: 'hard_bounce_rate' | 'complaint_rate';

@@ -17,6 +17,7 @@ import {
 } from './request-checks.ts';
 import { accountRoutes } from './routes/accounts.ts';
 import { adminRoutes } from './routes/admin.ts';
+import { breakerRoutes } from './routes/breaker.ts';
 import { campaignActionRoutes } from './routes/campaign-actions.ts';
 import { campaignRoutes } from './routes/campaigns.ts';
 import { contactRoutes } from './routes/contacts.ts';
@@ -86,6 +87,7 @@ const V1_ROUTES = [
   campaignActionRoutes,
   flowRoutes,
   flowEnrollmentRoutes,
+  breakerRoutes,
   webhookRoutes,
   pairingApiRoutes,
   adminRoutes,

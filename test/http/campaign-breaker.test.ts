@@ -121,7 +121,8 @@ describe('a campaign whose complaints cross the stop threshold', () => {
     // and says so to the project's webhook
     const event = await eventually(
       () => {
-        const found = hooks.find((h) => h.type === 'breaker.tripped');
+        // the campaign's own decision (its domain's and the project's, judged on the same mail, come too)
+        const found = hooks.find((h) => h.type === 'breaker.tripped' && h.data.scope === 'campaign');
         expect(found).toBeDefined();
         return found as (typeof hooks)[number];
       },
@@ -168,6 +169,18 @@ describe('a campaign whose complaints cross the stop threshold', () => {
 
 describe('a flow whose complaints cross the stop threshold', () => {
   it('is paused with the reason, and activated again only with a reason, recorded', async () => {
+    // the campaign above stopped this project's marketing too (the same mail, judged as the
+    // project's): an admin resumes that first, with a reason
+    const open = await server.call('GET', '/v1/breaker', { key });
+    expect(open.body.data.map((t: { scope: string }) => t.scope)).toEqual(
+      expect.arrayContaining(['campaign', 'domain', 'project']),
+    );
+    const resumed = await server.call('POST', '/v1/breaker/resume', {
+      key,
+      body: { reason: 'The campaign that complained is stopped on its own' },
+    });
+    expect(resumed.status, JSON.stringify(resumed.body)).toBe(200);
+    expect(resumed.body.data.map((t: { scope: string }) => t.scope).sort()).toEqual(['domain', 'project']);
     const joiners = (await server.call('POST', '/v1/lists', { key, body: { name: 'Joiners' } })).body.id;
     const created = await server.call('POST', '/v1/flows', {
       key,

@@ -7,7 +7,7 @@ import { ConflictError, DomainError, ValidationError } from '../core/errors.ts';
 import { emailRow, mailboxOf, renderedBody } from '../emails/email-row.ts';
 import { applyWrite, type EmailRowInput, queuedWrite } from '../emails/write.ts';
 import { type ProjectFacts, projectFacts, sharedDefaultFrom } from '../plans/project-facts.ts';
-import { checkBreakerResume, closeTrips, type Resumer } from '../reputation/breaker.ts';
+import { checkBreakerResume, closeTrips, passWiderStops, type Resumer } from '../reputation/breaker-write.ts';
 import type { GateOverride } from '../reputation/gate-pass.ts';
 import type { TemplateContact } from '../templates/render.ts';
 import { renderInPool } from '../templates/render-pool.ts';
@@ -177,7 +177,7 @@ export async function resumeCampaign(
   const campaign = await findCampaign(ctx, facts.id, id);
   if (campaign.status !== 'paused') throw wrongStatus(campaign, 'resumed', ['paused']);
   if (campaign.paused_reason) checkBreakerResume(campaign.paused_reason, by, 'resume');
-  await checkCampaignSend(ctx, facts, campaign, async () => {
+  const content = await checkCampaignSend(ctx, facts, campaign, async () => {
     const { n: pending } = await ctx.db
       .selectFrom('campaign_recipients')
       .select((eb) => eb.fn.countAll<number>().as('n'))
@@ -186,6 +186,8 @@ export async function resumeCampaign(
       .executeTakeFirstOrThrow();
     return Number(pending);
   });
+  // its domain or project stopped by the breaker: the same admin's reason resumes them too
+  await passWiderStops(ctx.db, facts.id, content.fromAddress, by, 'resume it');
   const row = await ctx.db.transaction().execute(async (tx) => {
     const resumed = await tx
       .updateTable('campaigns')

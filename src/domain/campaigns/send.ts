@@ -6,6 +6,7 @@ import type { DomainContext } from '../core/context.ts';
 import { ConflictError, ValidationError } from '../core/errors.ts';
 import { checkSend, checkStream } from '../emails/send-checks.ts';
 import type { ProjectFacts } from '../plans/project-facts.ts';
+import { passWiderStops } from '../reputation/breaker-write.ts';
 import { type GateOverride, passGate } from '../reputation/gate-pass.ts';
 import { activePlan, rankRecipients } from '../reputation/warmup.ts';
 import { countAudience, snapshotAudience } from './audience.ts';
@@ -87,6 +88,8 @@ export async function checkCampaignStart(
     if (count === 0) throw emptyAudience(campaign.name);
     return count;
   });
+  // its domain or project stopped by the circuit breaker: nothing starts until an admin resumes it
+  await passWiderStops(ctx.db, facts.id, content.fromAddress, null, null);
   await passGate(
     ctx,
     facts.id,

@@ -6,16 +6,11 @@ import { addressOf, domainOf } from '../../mail/address.ts';
 import { type ComposeInput, composeMessage } from '../../mail/compose.ts';
 import type { DkimKey } from '../../mail/dkim.ts';
 import { sharedDefaultFrom } from '../plans/project-facts.ts';
-import {
-  type Breaker,
-  breakerFor,
-  type Scope,
-  type Tally,
-  type Trip,
-  writeBreaker,
-} from '../reputation/breaker.ts';
+import { type Breaker, breakerFor, type Tally, type Trip } from '../reputation/breaker.ts';
+import { writeBreaker } from '../reputation/breaker-write.ts';
 import { reserve } from '../reputation/warmup.ts';
 import { handedOverUses, warmingDomains } from '../reputation/warmup-count.ts';
+import { sendingDomainIds, type Watched, watchedOf } from '../reputation/watched.ts';
 import { createSigningKeys } from '../sending-domains/dkim-keys.ts';
 import {
   applyFailure,
@@ -69,7 +64,9 @@ export async function deliverEmails(deps: DeliveryDeps, ids: string[]): Promise<
   const settled = await settledOf(deps, rows);
   // the circuit breaker's view of the rows' campaigns; its trips are written with the outcomes
   const breaker = breakerFor(deps.ctx.config.breaker);
-  await breaker.seed(deps.ctx.db, rows.flatMap(watchedOf));
+  const domainIds = await sendingDomainIds(deps.ctx.db, rows);
+  const watched = new Map(rows.map((row) => [row.id, watchedOf(row, domainIds)]));
+  await breaker.seed(deps.ctx.db, [...watched.values()].flat());
   const trips: Trip[] = [];
   // what goes on the wire: rendered again, the marketing layer, the composer's input (rows untouched)
   const outgoing = await outgoingMessages(deps.ctx, rows, attachments);
@@ -84,6 +81,7 @@ export async function deliverEmails(deps: DeliveryDeps, ids: string[]): Promise<
         pace: paces.get(row.id) ?? null,
         settled: settled.get(row.id),
         breaker,
+        watched: watched.get(row.id) ?? [],
         trips,
       });
     }),
@@ -166,13 +164,6 @@ const TAKEN = new Set<string>(['sent', 'delivered', 'complained']);
 /** A message the breaker held goes back to the queue for this long: the breaker reads again every 5 s (a resume). */
 const BREAKER_HOLD_MS = 5_000;
 
-/** What the circuit breaker watches a message as part of: its campaign, or its flow (none for the rest). */
-function watchedOf(row: EmailRow): { scope: Scope; id: string; projectId: string }[] {
-  if (row.campaign_id) return [{ scope: 'campaign', id: row.campaign_id, projectId: row.project_id }];
-  if (row.flow_id) return [{ scope: 'flow', id: row.flow_id, projectId: row.project_id }];
-  return [];
-}
-
 /** What one message met, for the circuit breaker: taken, hard-bounced, complained. */
 function tallyOf(outcome: Outcome): Tally {
   const t = { sent: 0, bounced: 0, complained: 0 };
@@ -239,6 +230,8 @@ async function deliverOne(
     pace: Pace;
     settled: Settled | undefined;
     breaker: Breaker;
+    /** What the breaker watches the message as part of (reputation/watched.ts). */
+    watched: Watched[];
     trips: Trip[];
   },
 ): Promise<Outcome | HandedBack> {
@@ -266,14 +259,15 @@ async function deliverOne(
   };
   // every recipient held by the route before anything was sent (a site that asked to slow down)
   let heldUntil: number | null = null;
-  const [watched] = watchedOf(row);
+  const stopped = extra.watched.find((w) => extra.breaker.stopped(w.scope, w.id));
   const send = async () => {
-    // a campaign or flow the circuit breaker stopped hands nothing more over, from the moment it tripped
-    if (watched && extra.breaker.stopped(watched.scope, watched.id)) {
+    // what the circuit breaker stopped (its campaign, flow, domain or project) hands nothing more
+    // over, from the moment it tripped
+    if (stopped) {
       heldUntil = Date.now() + BREAKER_HOLD_MS;
       // what it becomes if it is not handed back (past POSTHORN_RETRY_FOR_HOURS): deferred, so the
       // retry policy fails it, never recorded as sent
-      const response = `held: its ${watched.scope} is paused by the circuit breaker`;
+      const response = `held: its ${stopped.scope} is paused by the circuit breaker`;
       Object.assign(outcome, { status: 'deferred', response });
       outcome.events.push({ type: 'deferred', recipient: null, detail: { response } });
       return;
@@ -291,10 +285,9 @@ async function deliverOne(
       const held = result.recipients.map((r) => r.heldUntil);
       if (held.length > 0 && held.every((at) => at !== undefined)) heldUntil = Math.max(...held);
       applyResult(outcome, result);
-      if (watched)
-        extra.trips.push(
-          ...extra.breaker.observe(watched.scope, watched.id, row.project_id, tallyOf(outcome)),
-        );
+      const met = tallyOf(outcome);
+      for (const w of extra.watched)
+        extra.trips.push(...extra.breaker.observe(w.scope, w.id, w.projectId, met));
     } catch (err) {
       applyFailure(outcome, deliveryErrorOf(err), recipients);
     }

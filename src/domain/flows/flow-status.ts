@@ -2,10 +2,16 @@ import type { FlowStatus } from '../../db/schema.ts';
 import type { DomainContext } from '../core/context.ts';
 import { ConflictError } from '../core/errors.ts';
 import type { ProjectFacts } from '../plans/project-facts.ts';
-import { BREAKER_PAUSE, checkBreakerResume, closeTrips, type Resumer } from '../reputation/breaker.ts';
+import {
+  BREAKER_PAUSE,
+  checkBreakerResume,
+  closeTrips,
+  passWiderStops,
+  type Resumer,
+} from '../reputation/breaker-write.ts';
 import type { GateOverride } from '../reputation/gate-pass.ts';
 import { nudgeAdvance } from './engine.ts';
-import { passFlowGate } from './flow-gate.ts';
+import { flowSenders, passFlowGate } from './flow-gate.ts';
 import { checkActivation, type FlowRow, findFlow, flowView, loadDefinition } from './flows.ts';
 import { checkReferences } from './references.ts';
 import { type FlowActor, requireWebhookRights, webhookOwner } from './webhook-rights.ts';
@@ -59,7 +65,11 @@ export async function activateFlow(
   checkActivation(facts, current.name);
   const def = await loadDefinition(ctx.db, current.id, current.version);
   requireWebhookRights(def, actor);
-  await passFlowGate(ctx, facts, await checkReferences(ctx, facts, def), current, override);
+  const settled = await checkReferences(ctx, facts, def);
+  // a domain or project the breaker stopped: the admin's reason resumes it too (else 409)
+  for (const sender of flowSenders(facts.id, settled))
+    await passWiderStops(ctx.db, facts.id, sender.from.address, by.reason ? by : null, 'activate it');
+  await passFlowGate(ctx, facts, settled, current, override);
   const row = await transition(
     ctx,
     facts.id,

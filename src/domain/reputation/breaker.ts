@@ -1,8 +1,4 @@
-import { sql } from 'kysely';
-import type { Db, Tx } from '../../db/database.ts';
-import { enqueue } from '../../db/enqueue.ts';
-import { holdCampaign } from '../campaigns/hold.ts';
-import { ForbiddenError, ValidationError } from '../core/errors.ts';
+import type { Db } from '../../db/database.ts';
 
 /**
  * The circuit breaker (issue 33): what each campaign's mail meets (messages taken, hard bounces,
@@ -33,8 +29,14 @@ export interface Tally {
 
 export type Metric = 'hard_bounce_rate' | 'complaint_rate';
 
-/** What the breaker watches: a campaign's mail, or a flow's. */
-export type Scope = 'campaign' | 'flow';
+/**
+ * What the breaker watches: a campaign's mail, a flow's, and the marketing and automation mail of a
+ * sending domain and of a project as a whole (their counts over windows of WINDOW_DAYS days).
+ */
+export type Scope = 'campaign' | 'flow' | 'domain' | 'project';
+
+/** The window a domain's or project's counts are judged over (a campaign or flow: its whole life). */
+export const WINDOW_DAYS = 7;
 
 /** A threshold found crossed. */
 export interface Trip {
@@ -270,121 +272,4 @@ export function breakerFor(settings: BreakerSettings): Breaker {
     breakers.set(settings, breaker);
   }
   return breaker;
-}
-
-/**
- * Inside the transaction that records a batch's answers: the counts added, the trips recorded
- * (a trip already open is not recorded twice), and each stopped campaign paused with its reason,
- * its writer waited for and what delivery has not claimed taken back. Answers the campaigns paused.
- */
-export async function writeBreaker(
-  tx: Tx,
-  unwritten: Unwritten[],
-  trips: Trip[],
-  sharedFrom: string,
-): Promise<string[]> {
-  if (unwritten.length > 0)
-    await sql`insert into breaker_counts as b (scope, key, project_id, sent, hard_bounced, complained)
-      select sc, k, p, s, h, c
-        from unnest(${unwritten.map((u) => u.scope)}::text[], ${unwritten.map((u) => u.key)}::uuid[],
-                    ${unwritten.map((u) => u.projectId)}::uuid[], ${unwritten.map((u) => u.tally.sent)}::bigint[],
-                    ${unwritten.map((u) => u.tally.bounced)}::bigint[],
-                    ${unwritten.map((u) => u.tally.complained)}::bigint[]) as u(sc, k, p, s, h, c)
-      on conflict (scope, key) do update
-        set sent = b.sent + excluded.sent, hard_bounced = b.hard_bounced + excluded.hard_bounced,
-            complained = b.complained + excluded.complained`.execute(tx);
-  const paused: string[] = [];
-  const recordedIds: string[] = [];
-  for (const trip of trips) {
-    const recorded = await tx
-      .insertInto('breaker_trips')
-      .values({
-        project_id: trip.projectId,
-        scope: trip.scope,
-        key: trip.key,
-        level: trip.level,
-        metric: trip.metric,
-        rate: trip.rate,
-        threshold: trip.threshold,
-        messages: trip.messages,
-        reason: trip.reason,
-      })
-      .onConflict((oc) =>
-        oc.columns(['scope', 'key', 'level', 'metric']).where('resumed_at', 'is', null).doNothing(),
-      )
-      .returning('id')
-      .executeTakeFirst();
-    if (recorded) recordedIds.push(recorded.id);
-    if (!recorded || trip.level !== 'stop') continue;
-    if (await pause(tx, trip, sharedFrom)) paused.push(trip.key);
-  }
-  // each decision is a `breaker.tripped` webhook event
-  if (recordedIds.length > 0)
-    await enqueue(tx, [{ task: 'webhook_dispatch', payload: { breaker_trip_ids: recordedIds } }]);
-  return paused;
-}
-
-/** Why a campaign or flow the breaker paused is paused (its `paused_reason` or `status_reason`). */
-export const BREAKER_PAUSE = 'Paused by the circuit breaker: ';
-
-/**
- * A stopped campaign paused (its writer waited for, what delivery has not claimed taken back), or
- * a stopped flow paused (its enrollments wait where they are); false when it was not running.
- */
-async function pause(tx: Tx, trip: Trip, sharedFrom: string): Promise<boolean> {
-  const reason = `${BREAKER_PAUSE}${trip.reason}`;
-  if (trip.scope === 'flow') {
-    const flow = await tx
-      .updateTable('flows')
-      .set({ status: 'paused', status_reason: reason, updated_at: new Date() })
-      .where('id', '=', trip.key)
-      .where('status', '=', 'active')
-      .returning('id')
-      .executeTakeFirst();
-    return flow !== undefined;
-  }
-  const campaign = await tx
-    .updateTable('campaigns')
-    .set({ status: 'paused', paused_reason: reason, updated_at: new Date() })
-    .where('id', '=', trip.key)
-    .where('status', '=', 'sending')
-    .returning('id')
-    .executeTakeFirst();
-  if (!campaign) return false;
-  await holdCampaign(tx, campaign.id, sharedFrom);
-  return true;
-}
-
-/** Who resumes what the breaker paused, and why. */
-export interface Resumer {
-  /** `key <id>` or `account <id>`. */
-  who: string;
-  /** A project admin (or an owner, or a key): only they may resume what the breaker paused. */
-  admin: boolean;
-  reason?: string;
-}
-
-/** What the breaker paused goes on only by an admin who says why (403, 400 otherwise). */
-export function checkBreakerResume(pausedReason: string, by: Resumer, how: string) {
-  if (!by.admin)
-    throw new ForbiddenError(`${pausedReason}. Only a project admin may ${how} it, with a reason.`);
-  if (!by.reason?.trim())
-    throw new ValidationError(
-      `${pausedReason}. ${how[0].toUpperCase()}${how.slice(1)} it with a \`reason\` (what was fixed, or why it should go on), which is recorded.`,
-    );
-}
-
-/**
- * The breaker's open decisions about a campaign or flow closed with who resumed it and why, and
- * its counts started afresh: it is judged on what it meets from now on.
- */
-export async function closeTrips(tx: Tx, scope: Scope, key: string, by: Resumer) {
-  await tx
-    .updateTable('breaker_trips')
-    .set({ resumed_at: new Date(), resumed_by: by.who, resume_reason: by.reason?.trim() ?? null })
-    .where('scope', '=', scope)
-    .where('key', '=', key)
-    .where('resumed_at', 'is', null)
-    .execute();
-  await tx.deleteFrom('breaker_counts').where('scope', '=', scope).where('key', '=', key).execute();
 }
