@@ -59,10 +59,11 @@ describe("a sending domain's complaints across campaigns", () => {
 
     const stops = await eventually(
       async () => {
-        const open = (await call('GET', '/v1/breaker')).body.data as { scope: string; level: string }[];
+        type Open = { scope: string; level: string; key: string; messages: number; reason: string };
+        const open = (await call('GET', '/v1/breaker')).body.data as Open[];
         const found = open.filter((t) => t.level === 'stop');
         expect(found.map((t) => t.scope).sort()).toEqual(['domain', 'project']);
-        return found as { scope: string; key: string; messages: number; reason: string }[];
+        return found;
       },
       { timeoutMs: 60_000, intervalMs: 200, message: "the domain's and the project's stops" },
     );
