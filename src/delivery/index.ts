@@ -12,7 +12,7 @@ import type { Route, TagDialect } from './routes/config.ts';
 import { DEFAULT_HEALTH, RouteHealth } from './routes/health.ts';
 import { tagHeaders } from './routes/tags.ts';
 import { createSesTransport } from './ses.ts';
-import { withSimulator } from './simulator.ts';
+import { createSimulatedTransport, withSimulator } from './simulator.ts';
 import { createSmtpRelayTransport } from './smtp-relay.ts';
 import type { Transport } from './transport.ts';
 
@@ -88,6 +88,7 @@ function transportOf(
   services: RouteServices,
 ): Transport {
   if (route.type === 'mailbox') return withSimulator(createMailboxTransport(db, log.info));
+  if (route.type === 'simulated') return createSimulatedTransport(route);
   // what the operator checks when the way out refuses Posthorn itself
   const setting = config.routesFile ? `the route "${name}" of POSTHORN_ROUTES` : 'POSTHORN_SMTP_RELAY';
   if (route.type === 'ses') return withSimulator(createSesTransport(route, { warn: log.warn, setting }));

@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import { isSimulated, SIMULATED_REPLIES, simulatedOutcome } from '../mail/simulator.ts';
+import type { SimulatedRoute } from './routes/config.ts';
 import {
   DeliveryError,
   type DeliveryResult,
@@ -12,6 +14,11 @@ import {
 function simulatedAnswer(recipient: string, attempt: number): RecipientResult {
   let outcome = simulatedOutcome(recipient);
   if (outcome === 'deferred' && attempt > 1) outcome = 'delivered'; // a temporary failure, once
+  return answerOf(recipient, outcome);
+}
+
+/** The simulator's answer for an outcome, as a receiving server's would read. */
+export function answerOf(recipient: string, outcome: ReturnType<typeof simulatedOutcome>): RecipientResult {
   const answer = { recipient, final: true, simulated: true };
   switch (outcome) {
     case 'delivered':
@@ -63,4 +70,28 @@ export function withSimulator(inner: Transport): Transport {
     ...(inner.probe ? { probe: () => inner.probe?.() as Promise<void> } : {}),
     close: () => inner.close(),
   };
+}
+
+/**
+ * The feedback simulator's way out (a `simulated` route): nothing leaves; each recipient is
+ * hard-bounced, complains or is delivered by the route's rates, chosen by a hash of the message id
+ * and the recipient (the same answer on every attempt).
+ */
+export function createSimulatedTransport(route: SimulatedRoute): Transport {
+  const share = (messageId: string, recipient: string) =>
+    createHash('sha256').update(`${messageId}\n${recipient.toLowerCase()}`).digest().readUInt32BE(0) / 2 ** 32;
+  return withSimulator({
+    name: 'simulated',
+    async send(message: OutboundMessage): Promise<DeliveryResult> {
+      const recipients = message.to.map((r) => {
+        const x = share(message.messageId, r) * 100;
+        return answerOf(
+          r,
+          x < route.bounceRate ? 'bounced' : x < route.bounceRate + route.complaintRate ? 'complained' : 'delivered',
+        );
+      });
+      return { response: recipients.map((a) => a.response).join('; '), recipients };
+    },
+    close: async () => {},
+  });
 }

@@ -68,9 +68,24 @@ export interface MailboxRoute {
   type: 'mailbox';
 }
 
+/**
+ * The feedback simulator (tests and benchmarks): nothing leaves; each recipient is answered here,
+ * a set share hard-bounced and a set share complaining (by a hash of the message and recipient,
+ * so a retry meets the same answer), the rest delivered, through the same events as real answers.
+ */
+export interface SimulatedRoute {
+  type: 'simulated';
+  /** Percentages of recipients. */
+  bounceRate: number;
+  complaintRate: number;
+  ratePerSecond: number | null;
+  ratePerHour: number | null;
+  health: HealthSettings;
+}
+
 export type { DirectRoute, SiteOverride, SourceAddress } from './direct-config.ts';
 
-export type Route = SmtpRoute | SesRoute | MailboxRoute | DirectRoute;
+export type Route = SmtpRoute | SesRoute | MailboxRoute | DirectRoute | SimulatedRoute;
 
 /** What a rule looks at; an absent key matches anything, so `{}` matches every message. */
 export interface RouteMatch {
@@ -246,16 +261,41 @@ function routesOf(c: Checker, value: unknown): Map<string, Route> {
       c.problem(at, 'must be an object with a "type"');
       continue;
     }
-    const type = c.oneOf(`${at}.type`, route.type, ['smtp', 'ses', 'direct', 'mailbox'] as const);
+    const type = c.oneOf(`${at}.type`, route.type, ['smtp', 'ses', 'direct', 'mailbox', 'simulated'] as const);
     if (type === 'smtp') routes.set(name, smtpRoute(c, at, route));
     else if (type === 'direct') routes.set(name, directRoute(c, at, route));
     else if (type === 'ses') routes.set(name, sesRoute(c, at, route));
+    else if (type === 'simulated') routes.set(name, simulatedRoute(c, at, route));
     else if (type === 'mailbox') {
       c.known(at, route, ['type']);
       routes.set(name, { type: 'mailbox' });
     }
   }
   return routes;
+}
+
+function simulatedRoute(c: Checker, at: string, value: Obj): SimulatedRoute {
+  c.known(at, value, ['type', 'bounce_rate', 'complaint_rate', 'rate_per_second', 'rate_per_hour']);
+  const percent = (key: string) => {
+    const v = value[key];
+    if (v === undefined) return 0;
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > 100) {
+      c.problem(`${at}.${key}`, 'must be a percentage from 0 to 100');
+      return 0;
+    }
+    return v;
+  };
+  const route: SimulatedRoute = {
+    type: 'simulated',
+    bounceRate: percent('bounce_rate'),
+    complaintRate: percent('complaint_rate'),
+    ratePerSecond: rateOf(c, at, value),
+    ratePerHour: ratePerHourOf(c, at, value),
+    health: DEFAULT_HEALTH,
+  };
+  if (route.bounceRate + route.complaintRate > 100)
+    c.problem(at, 'bounce_rate and complaint_rate together must be at most 100');
+  return route;
 }
 
 function domainIn(c: Checker, at: string, value: unknown): string | undefined {
@@ -342,6 +382,8 @@ export function sendsThroughSes(config: Pick<RoutesConfig, 'routes'>): boolean {
 /** Where a route leads, for operators' eyes: never its credentials. */
 export function routeTarget(route: Route): string {
   if (route.type === 'mailbox') return 'dev mailbox';
+  if (route.type === 'simulated')
+    return `feedback simulator (${route.bounceRate} % bounces, ${route.complaintRate} % complaints)`;
   if (route.type === 'smtp') {
     const url = new URL(route.url);
     return `${url.protocol}//${url.host}`;
