@@ -79,7 +79,8 @@ export function withSimulator(inner: Transport): Transport {
  */
 export function createSimulatedTransport(route: SimulatedRoute): Transport {
   const share = (messageId: string, recipient: string) =>
-    createHash('sha256').update(`${messageId}\n${recipient.toLowerCase()}`).digest().readUInt32BE(0) / 2 ** 32;
+    createHash('sha256').update(`${messageId}\n${recipient.toLowerCase()}`).digest().readUInt32BE(0) /
+    2 ** 32;
   return withSimulator({
     name: 'simulated',
     async send(message: OutboundMessage): Promise<DeliveryResult> {
@@ -87,7 +88,11 @@ export function createSimulatedTransport(route: SimulatedRoute): Transport {
         const x = share(message.messageId, r) * 100;
         return answerOf(
           r,
-          x < route.bounceRate ? 'bounced' : x < route.bounceRate + route.complaintRate ? 'complained' : 'delivered',
+          x < route.bounceRate
+            ? 'bounced'
+            : x < route.bounceRate + route.complaintRate
+              ? 'complained'
+              : 'delivered',
         );
       });
       return { response: recipients.map((a) => a.response).join('; '), recipients };

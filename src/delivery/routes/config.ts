@@ -261,7 +261,13 @@ function routesOf(c: Checker, value: unknown): Map<string, Route> {
       c.problem(at, 'must be an object with a "type"');
       continue;
     }
-    const type = c.oneOf(`${at}.type`, route.type, ['smtp', 'ses', 'direct', 'mailbox', 'simulated'] as const);
+    const type = c.oneOf(`${at}.type`, route.type, [
+      'smtp',
+      'ses',
+      'direct',
+      'mailbox',
+      'simulated',
+    ] as const);
     if (type === 'smtp') routes.set(name, smtpRoute(c, at, route));
     else if (type === 'direct') routes.set(name, directRoute(c, at, route));
     else if (type === 'ses') routes.set(name, sesRoute(c, at, route));

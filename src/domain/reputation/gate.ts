@@ -63,7 +63,9 @@ function routesOf(ctx: DomainContext, sender: GateSender): [string, Route][] {
   return names.flatMap((n) => {
     const route = routes.routes.get(n);
     // the dev mailbox and the feedback simulator keep the mail on this server
-    return route && route.type !== 'mailbox' && route.type !== 'simulated' ? [[n, route] as [string, Route]] : [];
+    return route && route.type !== 'mailbox' && route.type !== 'simulated'
+      ? [[n, route] as [string, Route]]
+      : [];
   });
 }
 
@@ -185,7 +187,8 @@ export async function runGate(ctx: DomainContext, sender: GateSender): Promise<G
   if (ctx.config.bulkGate === 'off') return skip('POSTHORN_BULK_GATE is off');
   const named = routesOf(ctx, sender);
   const routes = named.map(([, r]) => r);
-  if (routes.length === 0) return skip('This mail goes to the dev mailbox or the feedback simulator: nothing leaves the server');
+  if (routes.length === 0)
+    return skip('This mail goes to the dev mailbox or the feedback simulator: nothing leaves the server');
   const fromDomain = domainOf(sender.from.address).toLowerCase();
   const key = await createSigningKeys(ctx)(sender.projectId, fromDomain);
   const resolver = createDnsResolve(ctx.config.dnsServers);
