@@ -259,10 +259,10 @@ async function deliverOne(
   };
   // every recipient held by the route before anything was sent (a site that asked to slow down)
   let heldUntil: number | null = null;
-  const stopped = extra.watched.find((w) => extra.breaker.stopped(w.scope, w.id));
   const send = async () => {
     // what the circuit breaker stopped (its campaign, flow, domain or project) hands nothing more
-    // over, from the moment it tripped
+    // over, from the moment it tripped: asked at the hand-over, after the compose and any wait
+    const stopped = extra.watched.find((w) => extra.breaker.stopped(w.scope, w.id));
     if (stopped) {
       heldUntil = Date.now() + BREAKER_HOLD_MS;
       // what it becomes if it is not handed back (past POSTHORN_RETRY_FOR_HOURS): deferred, so the

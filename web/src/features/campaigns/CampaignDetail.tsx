@@ -103,6 +103,25 @@ function Actions({ campaign }: { campaign: Campaign }) {
   );
 }
 
+/** The days a warming-up domain plans this campaign's pending recipients for. */
+function WarmupNote({ warmup }: { warmup: NonNullable<Campaign['warmup']> }) {
+  const days = warmup.planned_days;
+  return (
+    <Notice>
+      {warmup.domain} is warming up: day {warmup.day} of {warmup.days}, {formatNumber(warmup.today.used)} of{' '}
+      {formatNumber(warmup.today.volume)} messages today.{' '}
+      {warmup.pending === 0
+        ? 'Every recipient has been written.'
+        : `${formatNumber(warmup.pending)} recipients to go, engaged contacts first: ${days
+            .slice(0, 4)
+            .map((d) => `${d.date} ${formatNumber(d.messages)}`)
+            .join(', ')}${days.length > 4 ? `, then ${days.length - 4} more days` : ''}${
+            warmup.after_plan > 0 ? `; ${formatNumber(warmup.after_plan)} after the plan ends` : ''
+          }.`}
+    </Notice>
+  );
+}
+
 /** While it sends (refreshed every 2 s, no reload) and afterwards: counts, engagement, revenue, A/B. */
 function Progress({ campaign }: { campaign: Campaign }) {
   const s = campaign.stats;
@@ -117,6 +136,7 @@ function Progress({ campaign }: { campaign: Campaign }) {
       {campaign.status === 'scheduled' && (
         <Notice>Sending starts {formatDateTime(campaign.scheduled_at)}.</Notice>
       )}
+      {campaign.warmup && <WarmupNote warmup={campaign.warmup} />}
       <section aria-labelledby="progress-heading" className="campaign-card">
         <h2 id="progress-heading">Progress</h2>
         <progress max={Math.max(recipients, 1)} value={sent} aria-label="Sent of recipients" />

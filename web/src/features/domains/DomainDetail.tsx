@@ -9,7 +9,7 @@ import { Loaded } from '../../components/Loaded.tsx';
 import { PageHeader } from '../../components/PageHeader.tsx';
 import { StatusBadge } from '../../components/StatusBadge.tsx';
 import { canManage, useProject } from '../../project.tsx';
-import { InboundCard, RateCard, RemoveDomain } from './DomainSettings.tsx';
+import { InboundCard, RateCard, RemoveDomain, WarmupCard } from './DomainSettings.tsx';
 
 const route = getRouteApi('/app/domains/$domainId');
 
@@ -145,6 +145,7 @@ export default function DomainDetail() {
             <div className="detail">
               <InboundCard domain={d} manage={manage} />
               <RateCard domain={d} manage={manage} />
+              <WarmupCard domain={d} manage={manage} />
             </div>
             {manage && <RemoveDomain domain={d} />}
           </>

@@ -13,8 +13,11 @@ function useUpdateDomain(domain: Domain) {
   const { project } = useProject();
   const queryClient = useQueryClient();
   return useMutation({
-    mutationFn: (body: { inbound_enabled?: boolean; rate?: SendingRate }) =>
-      domains.update(project.id, domain.id, body),
+    mutationFn: (body: {
+      inbound_enabled?: boolean;
+      rate?: SendingRate;
+      warmup?: { enabled?: boolean; schedule?: number[] | null };
+    }) => domains.update(project.id, domain.id, body),
     onSuccess: (saved) => {
       queryClient.setQueryData(domainQuery(project.id, domain.id).queryKey, saved);
       queryClient.invalidateQueries({ queryKey: domainsQuery(project.id).queryKey });
@@ -70,6 +73,61 @@ export function RateCard({ domain, manage }: { domain: Domain; manage: boolean }
         is never slowed.
       </p>
       {manage ? <DomainRateForm domain={domain} /> : <p>{rateLine(domain.rate)}</p>}
+    </Section>
+  );
+}
+
+const count = (n: number) => n.toLocaleString('en-US');
+
+/**
+ * The domain's warm-up plan: today's day, volume and use, the days ahead, and starting (the
+ * default schedule) or ending it.
+ */
+export function WarmupCard({ domain, manage }: { domain: Domain; manage: boolean }) {
+  const update = useUpdateDomain(domain);
+  const plan = domain.warmup;
+  return (
+    <Section title="Warm-up">
+      {plan ? (
+        plan.finished ? (
+          <p>
+            The warm-up that began on {plan.started_on} is done ({plan.days} days): nothing is capped.
+          </p>
+        ) : (
+          <>
+            <p>
+              Day <strong>{plan.day}</strong> of {plan.days} (
+              {plan.default_schedule ? 'the default schedule' : 'its own schedule'}). Today:{' '}
+              <strong>{count(plan.today.used)}</strong> of {count(plan.today.volume ?? 0)} messages.
+            </p>
+            <p className="muted small">
+              Campaigns from {domain.name} send at most the day's volume, engaged contacts first; the rest
+              waits for the next day. Transactional and flow mail is never held, but counts. Next days:{' '}
+              {plan.schedule
+                .slice(plan.day, plan.day + 5)
+                .map(count)
+                .join(', ') || 'none: the plan ends today'}
+              .
+            </p>
+          </>
+        )
+      ) : (
+        <p>
+          No warm-up. A new domain earns mailbox providers' trust by volume that grows day by day: a warm-up
+          holds campaigns from {domain.name} to a daily volume from 50 to 120,000 messages over 30 days.
+        </p>
+      )}
+      {manage && (
+        <button
+          type="button"
+          className="btn"
+          onClick={() => update.mutate({ warmup: { enabled: !plan } })}
+          disabled={update.isPending}
+        >
+          {plan ? 'End the warm-up' : 'Start a warm-up'}
+        </button>
+      )}
+      <ErrorMessage error={update.error} />
     </Section>
   );
 }
