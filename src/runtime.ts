@@ -13,6 +13,7 @@ import { EmailWriter } from './domain/emails/email-writer.ts';
 import { takeSlot } from './domain/emails/pace.ts';
 import { RateLimiter } from './domain/keys/rate-limit.ts';
 import { RequestLogWriter } from './domain/keys/request-log.ts';
+import { sourceWarmup } from './domain/reputation/warmup-count.ts';
 import type { AppDeps } from './http/app.ts';
 import type { WorkerRole } from './jobs/worker.ts';
 import type { SmtpDoors } from './smtp/listen.ts';
@@ -89,7 +90,10 @@ export async function startRuntime(
     database.db,
     { info: (line) => log.info(line), warn: (line) => log.warn(line) },
     // a direct route's sites are paced in PostgreSQL, so every worker process keeps the same numbers
-    { sitePace: (key, intervalMs, horizonMs) => takeSlot(database.db, key, intervalMs, horizonMs) },
+    {
+      sitePace: (key, intervalMs, horizonMs) => takeSlot(database.db, key, intervalMs, horizonMs),
+      sourceWarmup: sourceWarmup(database.db),
+    },
   );
   const requestLog = new RequestLogWriter(database.pool);
   const rateLimiter = new RateLimiter(database.pool, config.rateLimitPerSecond);

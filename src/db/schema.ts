@@ -259,6 +259,13 @@ export interface DomainsTable {
   created_at: Generated<Date>;
 }
 
+/** What a direct route's source address sent on a day of its warm-up (migration 0037). */
+export interface WarmupSourceUsageTable {
+  address: string;
+  day: string;
+  used: Generated<number>;
+}
+
 /** What a warm-up day used of its domain's volume (migration 0035). */
 export interface WarmupUsageTable {
   domain_id: string;
@@ -848,6 +855,7 @@ export interface Database {
   breaker_trips: BreakerTripsTable;
   gate_overrides: GateOverridesTable;
   warmup_usage: WarmupUsageTable;
+  warmup_source_usage: WarmupSourceUsageTable;
   domains: DomainsTable;
   contacts: ContactsTable;
   sending_usage: SendingUsageTable;

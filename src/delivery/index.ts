@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
+import type { SourceWarmup } from '../domain/reputation/warmup-count.ts';
 import type { SitePace } from './direct/lanes.ts';
 import { MtaSts } from './direct/mta-sts.ts';
 import { MxResolver } from './direct/mx.ts';
@@ -77,6 +78,8 @@ function withTagHeaders(transport: Transport, dialect: TagDialect, configuration
 /** What the composition root lends the routes: the shared pacer of a direct route's sites. */
 export interface RouteServices {
   sitePace?: SitePace;
+  /** The warm-up plans of direct routes' source addresses (domain/reputation/warmup-count.ts). */
+  sourceWarmup?: SourceWarmup;
 }
 
 function transportOf(
@@ -100,6 +103,7 @@ function transportOf(
         name,
         mtaSts: new MtaSts({ dns: resolver }),
         ...(services.sitePace ? { pace: services.sitePace } : {}),
+        ...(services.sourceWarmup ? { warmup: services.sourceWarmup } : {}),
         warn: (line) => log.warn(`route ${name}: ${line}`),
       }),
     );

@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import type { SMTPConnectionSendInfo } from 'nodemailer/lib/smtp-connection';
+import type { SourceWarmup } from '../../domain/reputation/warmup-count.ts';
 import { domainOf } from '../../mail/address.ts';
 import type { DirectRoute, SourceAddress } from '../routes/config.ts';
 import type { SmtpSendError } from '../smtp-pool.ts';
@@ -41,6 +42,8 @@ export interface DirectOptions {
   maxPaceWaitMs?: number;
   /** The shared pacer of sites' hourly limits (PostgreSQL buckets); absent: each process paces its own. */
   pace?: SitePace;
+  /** The source addresses' warm-up plans: a message is counted on the address it leaves from. */
+  warmup?: SourceWarmup;
   /** The route's name, in the pace buckets' keys. */
   name?: string;
   /** Told when a site asks to slow down. */
@@ -237,7 +240,15 @@ class DirectTransport implements Transport {
       );
     }
     // the source address least busy at this site (counted from here: the pace's wait is the lane's)
-    const lane = ready.reduce((a, b) => (b.busy < a.busy ? b : a));
+    // whose warm-up allows one more message today
+    const lane = await this.warmedLane(ready, message.tags.stream === 'transactional');
+    if (!lane)
+      return answerAll(
+        to,
+        451,
+        `451 4.4.5 held by Posthorn: the warm-up of ${ready.map((l) => l.source?.address).join(', ')} allows no more marketing today`,
+        { heldUntil: this.now() + (this.options.warmup?.untilNextDayMs() ?? 60_000) },
+      );
     lane.busy++;
     try {
       return withSiteRetry(
@@ -248,6 +259,22 @@ class DirectTransport implements Transport {
     } finally {
       lane.busy--;
     }
+  }
+
+  /**
+   * The least busy ready lane whose source address's warm-up counts one more message today; none
+   * for marketing and automation when every plan is used up (transactional mail then leaves from
+   * the least busy all the same, counted: never held).
+   */
+  private async warmedLane(ready: Lane[], transactional: boolean): Promise<Lane | null> {
+    const byBusy = [...ready].sort((a, b) => a.busy - b.busy);
+    const warmup = this.options.warmup;
+    if (!warmup) return byBusy[0];
+    for (const lane of byBusy) if (!lane.source || (await warmup.take(lane.source, false))) return lane;
+    if (!transactional) return null;
+    const lane = byBusy[0];
+    if (lane.source) await warmup.take(lane.source, true);
+    return lane;
   }
 
   private async paceAndSend(attempt: Attempt) {

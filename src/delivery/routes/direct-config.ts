@@ -11,6 +11,12 @@ import type { HealthSettings } from './health.ts';
 export interface SourceAddress {
   address: string;
   ehlo: string;
+  /**
+   * Its warm-up plan (issue 33): from `startedOn` (`YYYY-MM-DD`), at most each day's volume of
+   * marketing and automation messages leaves from it (`schedule`, null: the default schedule);
+   * transactional mail is never held but counts.
+   */
+  warmup?: { startedOn: string; schedule: number[] | null };
 }
 
 /** A site's limits as the routes file overrides them (direct/sites.ts holds the defaults). */
@@ -53,15 +59,40 @@ function sourceAddressesOf(c: Checker, at: string, value: unknown): SourceAddres
       c.problem(where, 'must be an object like {"address": "203.0.113.10", "ehlo": "mta1.example.com"}');
       return [];
     }
-    c.known(where, entry, ['address', 'ehlo']);
+    c.known(where, entry, ['address', 'ehlo', 'warmup']);
     const address = c.string(`${where}.address`, entry.address);
     if (address !== undefined && isIP(address) === 0)
       c.problem(`${where}.address`, 'must be an IPv4 or IPv6 address of this machine');
     const ehlo = c.string(`${where}.ehlo`, entry.ehlo)?.toLowerCase();
     if (ehlo !== undefined && !HOST_NAME.test(ehlo))
       c.problem(`${where}.ehlo`, 'must be a fully qualified host name, like mta1.example.com');
-    return address && ehlo ? [{ address, ehlo }] : [];
+    const warmup = entry.warmup === undefined ? undefined : warmupOf(c, `${where}.warmup`, entry.warmup);
+    return address && ehlo ? [{ address, ehlo, ...(warmup ? { warmup } : {}) }] : [];
   });
+}
+
+function warmupOf(c: Checker, at: string, value: unknown): SourceAddress['warmup'] {
+  if (!isObject(value)) {
+    c.problem(at, 'must be an object like {"start_date": "2026-12-01", "schedule": [50, 100]}');
+    return undefined;
+  }
+  c.known(at, value, ['start_date', 'schedule']);
+  const start = c.string(`${at}.start_date`, value.start_date);
+  if (start !== undefined && (!/^\d{4}-\d{2}-\d{2}$/.test(start) || Number.isNaN(Date.parse(start))))
+    c.problem(`${at}.start_date`, 'must be a date as YYYY-MM-DD');
+  let schedule: number[] | null = null;
+  if (value.schedule !== undefined) {
+    const list = value.schedule;
+    if (
+      !Array.isArray(list) ||
+      list.length === 0 ||
+      list.length > 365 ||
+      !list.every((v) => Number.isInteger(v) && v >= 1 && v <= 100_000_000)
+    )
+      c.problem(`${at}.schedule`, 'must be a list of 1 to 365 whole numbers of messages per day');
+    else schedule = list as number[];
+  }
+  return start ? { startedOn: start, schedule } : undefined;
 }
 
 function sitesOf(c: Checker, at: string, value: unknown): Map<string, SiteOverride> {

@@ -1,6 +1,7 @@
+import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import { domainOf } from '../../mail/address.ts';
-import { dayOf, now } from '../core/clock.ts';
+import { dayOf, msUntilNextDay, now } from '../core/clock.ts';
 import { planDay } from './warmup.ts';
 
 /**
@@ -51,4 +52,54 @@ export function handedOverUses(
     uses.set(plan.id, (uses.get(plan.id) ?? 0) + 1);
   }
   return [...uses].map(([domainId, n]) => ({ domainId, day, n }));
+}
+
+/**
+ * One message from a direct route's source address on `day`: counted when the day's `volume`
+ * has room, or whatever the count when `force` (transactional mail: never held, always counted).
+ * Shared by every worker process through PostgreSQL. Answers whether it was counted.
+ */
+export async function takeSourceDay(
+  db: Db,
+  address: string,
+  day: string,
+  volume: number,
+  force: boolean,
+): Promise<boolean> {
+  const { rows } = await sql<{ used: number }>`
+    insert into warmup_source_usage as w (address, day, used) values (${address}, ${day}, 1)
+    on conflict (address, day) do update set used = w.used + 1
+     where ${force} or w.used < ${volume}
+    returning used`.execute(db);
+  if (rows.length === 0) return false;
+  // a first message of the day is counted even over a volume below 1 only when forced
+  return force || rows[0].used <= volume;
+}
+
+/** What a direct route asks of its source addresses' warm-up plans (delivery/direct/transport.ts). */
+export interface SourceWarmup {
+  /** Counts one message from the address: false when its plan allows no more today (never when `force`). */
+  take(
+    source: { address: string; warmup?: { startedOn: string; schedule: number[] | null } },
+    force: boolean,
+  ): Promise<boolean>;
+  /** Real milliseconds until the next day of the service's calendar. */
+  untilNextDayMs(): number;
+}
+
+export function sourceWarmup(db: Db): SourceWarmup {
+  return {
+    async take(source, force) {
+      if (!source.warmup) return true;
+      const today = dayOf(now());
+      const place = planDay(
+        { warmup_started_on: source.warmup.startedOn, warmup_schedule: source.warmup.schedule },
+        today,
+      );
+      // before its first day, and past its last, the plan holds nothing
+      if (!place || place.volume === null || place.day < 1) return true;
+      return takeSourceDay(db, source.address, today, place.volume, force);
+    },
+    untilNextDayMs: msUntilNextDay,
+  };
 }
