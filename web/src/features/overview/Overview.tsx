@@ -19,6 +19,7 @@ import { PageHeader } from '../../components/PageHeader.tsx';
 import { PlanFeatures } from '../../components/PlanFeatures.tsx';
 import { Facts, Section } from '../../components/Section.tsx';
 import { useProject } from '../../project.tsx';
+import { BreakerBanner } from './BreakerBanner.tsx';
 
 function Usage({ label, used, limit }: { label: string; used: number; limit: number | null }) {
   const id = useId();
@@ -301,6 +302,7 @@ export default function Overview() {
   return (
     <>
       <PageHeader title="Overview" />
+      <BreakerBanner />
       <div className="grid">
         {limits.isError ? (
           <ErrorMessage error={limits.error} />
