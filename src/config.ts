@@ -84,6 +84,8 @@ export interface Config {
     bounceStop: number;
     complaintWarn: number;
     complaintStop: number;
+    /** POSTHORN_BREAKER_HOLDS_TRANSACTIONAL: a domain's or project's stop holds its transactional mail too. */
+    holdsTransactional: boolean;
   };
   /**
    * Whose X-Forwarded-For (and -Proto, -Host) to believe: false = nobody's, the client is the TCP
@@ -401,6 +403,7 @@ export function loadConfig(env: Env = process.env): Config {
       bounceStop: percentage(env, 'POSTHORN_BREAKER_BOUNCE_STOP', 5),
       complaintWarn: percentage(env, 'POSTHORN_BREAKER_COMPLAINT_WARN', 0.1),
       complaintStop: percentage(env, 'POSTHORN_BREAKER_COMPLAINT_STOP', 0.3),
+      holdsTransactional: flag(env, 'POSTHORN_BREAKER_HOLDS_TRANSACTIONAL'),
     },
     trustProxy: trustProxy(env, 'POSTHORN_TRUST_PROXY'),
     metricsToken: env.POSTHORN_METRICS_TOKEN || undefined,

@@ -64,8 +64,9 @@ export async function deliverEmails(deps: DeliveryDeps, ids: string[]): Promise<
   const settled = await settledOf(deps, rows);
   // the circuit breaker's view of the rows' campaigns; its trips are written with the outcomes
   const breaker = breakerFor(deps.ctx.config.breaker);
-  const domainIds = await sendingDomainIds(deps.ctx.db, rows);
-  const watched = new Map(rows.map((row) => [row.id, watchedOf(row, domainIds)]));
+  const { holdsTransactional } = deps.ctx.config.breaker;
+  const domainIds = await sendingDomainIds(deps.ctx.db, rows, holdsTransactional);
+  const watched = new Map(rows.map((row) => [row.id, watchedOf(row, domainIds, holdsTransactional)]));
   await breaker.seed(deps.ctx.db, [...watched.values()].flat());
   const trips: Trip[] = [];
   // what goes on the wire: rendered again, the marketing layer, the composer's input (rows untouched)

@@ -5,7 +5,8 @@ import type { Scope } from './breaker.ts';
 /**
  * What the circuit breaker watches a message as part of: its campaign or flow, its sending domain
  * (a verified domain of its project) and its project. Transactional mail is neither counted nor
- * held: the breaker stops marketing and automation only.
+ * held, unless the operator chose (POSTHORN_BREAKER_HOLDS_TRANSACTIONAL) that a domain's or
+ * project's stop holds it too: then it counts toward them as well.
  */
 
 export interface Watched {
@@ -29,14 +30,20 @@ const keyOf = (row: Pick<Row, 'project_id' | 'from_address'>) =>
   `${row.project_id}:${domainOf(row.from_address).toLowerCase()}`;
 
 /** The ids of the rows' sending domains (null: not one of the project's), read at most every minute. */
-export async function sendingDomainIds(db: Db, rows: Row[]): Promise<Map<string, string | null>> {
+export async function sendingDomainIds(
+  db: Db,
+  rows: Row[],
+  withTransactional = false,
+): Promise<Map<string, string | null>> {
   let known = cache.get(db);
   if (!known) {
     known = new Map();
     cache.set(db, known);
   }
   const t = Date.now();
-  const wanted = [...new Set(rows.filter((r) => r.stream !== 'transactional').map(keyOf))];
+  const wanted = [
+    ...new Set(rows.filter((r) => withTransactional || r.stream !== 'transactional').map(keyOf)),
+  ];
   const stale = wanted.filter((k) => {
     const hit = known.get(k);
     return !hit || t - hit.at > CACHE_MS;
@@ -55,8 +62,12 @@ export async function sendingDomainIds(db: Db, rows: Row[]): Promise<Map<string,
 }
 
 /** The scopes one message counts toward, the narrowest first. */
-export function watchedOf(row: Row, domainIds: Map<string, string | null>): Watched[] {
-  if (row.stream === 'transactional') return [];
+export function watchedOf(
+  row: Row,
+  domainIds: Map<string, string | null>,
+  withTransactional = false,
+): Watched[] {
+  if (row.stream === 'transactional' && !withTransactional) return [];
   const projectId = row.project_id;
   const out: Watched[] = [];
   if (row.campaign_id) out.push({ scope: 'campaign', id: row.campaign_id, projectId });
