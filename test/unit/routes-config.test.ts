@@ -101,7 +101,7 @@ describe('parseRoutes', () => {
     ).toEqual([
       'routes.a.url: is required',
       'routes.b c: a route name is 1 to 64 letters, digits, ".", "_" or "-", starting with a letter or digit',
-      'routes.d.type: must be one of smtp, ses, direct, mailbox',
+      'routes.d.type: must be one of smtp, ses, direct, mailbox, simulated',
       'routes.e: must be an object with a "type"',
       'rules[0].match.recipient_domain: must be a domain name like example.org',
       'rules[0].routes[1]: route "a" is listed twice',

@@ -1,16 +1,16 @@
+import type { Selectable } from 'kysely';
 import { type RawBuilder, sql } from 'kysely';
 import type { Db, Tx } from '../../db/database.ts';
-import type { AbTestColumn } from '../../db/schema.ts';
+import type { AbTestColumn, CampaignsTable } from '../../db/schema.ts';
 import type { Group } from '../audience/segment-language.ts';
 import { compileDefinition } from '../audience/segment-sql.ts';
 import { withSegmentSettings } from '../audience/segments.ts';
 import type { DomainContext } from '../core/context.ts';
 import { reasonsBlocking } from '../emails/suppressions.ts';
-import { type CampaignRow, findCampaign } from './campaigns.ts';
 
 /** What a campaign's audience is made of. */
 export type CampaignAudience = Pick<
-  CampaignRow,
+  Selectable<CampaignsTable>,
   'id' | 'project_id' | 'list_ids' | 'segment_ids' | 'exclude_list_ids' | 'exclude_segment_ids'
 >;
 
@@ -129,14 +129,4 @@ export async function countAudience(ctx: DomainContext, campaign: CampaignAudien
     const { rows } = await sql<{ n: number }>`select count(*)::int as n from (${audience}) a`.execute(tx);
     return rows[0].n;
   });
-}
-
-/** GET /campaigns/{id}/audience: the recipient count preview. */
-export async function previewAudience(ctx: DomainContext, projectId: string, id: string) {
-  const campaign = await findCampaign(ctx, projectId, id);
-  return {
-    object: 'campaign_audience' as const,
-    campaign_id: campaign.id,
-    recipients: await countAudience(ctx, campaign),
-  };
 }

@@ -188,3 +188,13 @@ export async function deleteCampaign(ctx: Pick<DomainContext, 'db'>, projectId: 
     throw new ConflictError(`Campaign "${now.name}" is sending: pause or cancel it before deleting it`);
   }
 }
+
+/** GET /campaigns/{id}/audience: the recipient count preview. */
+export async function previewAudience(ctx: DomainContext, projectId: string, id: string) {
+  const campaign = await findCampaign(ctx, projectId, id);
+  return {
+    object: 'campaign_audience' as const,
+    campaign_id: campaign.id,
+    recipients: await countAudience(ctx, campaign),
+  };
+}

@@ -8,12 +8,10 @@ import type { DomainContext } from '../core/context.ts';
 import { ConflictError, ValidationError } from '../core/errors.ts';
 import { findInProject } from '../core/find.ts';
 import { randomBase62 } from '../core/secrets.ts';
-import { applyRate, presentRate } from '../emails/sending-rates.ts';
-import { requireInboundPlan } from '../inbound/recipients.ts';
+import { presentRate } from '../emails/sending-rates.ts';
 import { requireFeature } from '../plans/plans.ts';
 import { projectFacts } from '../plans/project-facts.ts';
-import { presentWarmup, warmupChanges } from '../reputation/warmup.ts';
-import { forgetWarmingDomains } from '../reputation/warmup-count.ts';
+import { presentWarmup } from '../reputation/warmup.ts';
 import { projectsWithWebhooks } from '../webhooks/dispatch.ts';
 import { newRsaKeyPair } from './dkim-keys.ts';
 import { type DnsLookup, DnsUnavailableError } from './dns-lookup.ts';
@@ -80,44 +78,6 @@ export async function presentDomain(ctx: Pick<DomainContext, 'config' | 'db'>, r
     rate: presentRate(row),
     warmup: await presentWarmup(ctx.db, row),
   };
-}
-
-/**
- * PATCH /domains/{id}: turns receiving on or off (when on, with a plan with inbound, mail to any
- * address at the verified domain is stored as inbound mail; its MX record must point to Posthorn),
- * sets the domain's sending rate for marketing and automation mail (see emails/throttle.ts), and
- * starts, changes or ends its warm-up plan (reputation/warmup.ts).
- */
-export async function updateDomain(
-  ctx: DomainContext,
-  project: { id: string; plan: string },
-  id: string,
-  input: { inbound_enabled?: unknown; rate?: unknown; warmup?: unknown },
-) {
-  const row = await findDomain(ctx, project.id, id);
-  const changes: Partial<
-    Pick<
-      DomainRow,
-      'inbound_enabled' | 'rate_per_second' | 'rate_per_hour' | 'warmup_started_on' | 'warmup_schedule'
-    >
-  > = {};
-  if (input.warmup !== undefined) Object.assign(changes, warmupChanges(input.warmup, row));
-  if (input.inbound_enabled !== undefined) {
-    if (typeof input.inbound_enabled !== 'boolean')
-      throw new ValidationError('`inbound_enabled` must be true or false');
-    if (input.inbound_enabled) requireInboundPlan(project.plan);
-    changes.inbound_enabled = input.inbound_enabled;
-  }
-  if (input.rate !== undefined) Object.assign(changes, applyRate(row, input.rate));
-  if (Object.keys(changes).length === 0) return presentDomain(ctx, row);
-  const updated = await ctx.db
-    .updateTable('domains')
-    .set(changes)
-    .where('id', '=', row.id)
-    .returningAll()
-    .executeTakeFirstOrThrow();
-  if (input.warmup !== undefined) forgetWarmingDomains(ctx.db);
-  return presentDomain(ctx, updated);
 }
 
 /** Adds a sending domain to a project with a new DKIM key (private half encrypted at rest). */

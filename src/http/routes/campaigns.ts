@@ -1,12 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { chooseAbWinner } from '../../domain/campaigns/ab.ts';
-import { previewAudience } from '../../domain/campaigns/audience.ts';
 import {
   createCampaign,
   deleteCampaign,
   getCampaign,
   listCampaigns,
+  previewAudience,
   updateCampaign,
 } from '../../domain/campaigns/campaigns.ts';
 import { campaignChecklist } from '../../domain/campaigns/checklist.ts';

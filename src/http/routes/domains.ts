@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { DomainContext } from '../../domain/core/context.ts';
 import { createDnsLookup } from '../../domain/sending-domains/dns-lookup.ts';
+import { updateDomain } from '../../domain/sending-domains/domain-settings.ts';
 import {
   addDomain,
   addProjectDomain,
@@ -10,7 +11,6 @@ import {
   listDomains,
   listProjectDomains,
   rotateDkimKey,
-  updateDomain,
   verifyDomain,
   verifyProjectDomain,
 } from '../../domain/sending-domains/domains.ts';
