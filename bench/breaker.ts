@@ -93,8 +93,11 @@ try {
     if (spec.every === 0 ? status !== 'sent' : status !== 'paused' || judged === null || over - judged > 100)
       failed = true;
     // the same mail stopped the domain and the project as well: resumed for the next case
-    const resumed = await json(`${server.url}/v1/breaker/resume`, 'POST', key, { reason: 'bench: the next case' });
-    if (resumed.status !== 200 && resumed.status !== 400) throw new Error(`resume: ${JSON.stringify(resumed.body)}`);
+    const resumed = await json(`${server.url}/v1/breaker/resume`, 'POST', key, {
+      reason: 'bench: the next case',
+    });
+    if (resumed.status !== 200 && resumed.status !== 400)
+      throw new Error(`resume: ${JSON.stringify(resumed.body)}`);
   }
   await db.end();
   console.log(

@@ -1,12 +1,11 @@
 import { hostname } from 'node:os';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
-import type { SourceWarmup } from '../domain/reputation/warmup-count.ts';
 import type { SitePace } from './direct/lanes.ts';
 import { MtaSts } from './direct/mta-sts.ts';
 import { MxResolver } from './direct/mx.ts';
 import { checkSourceAddresses } from './direct/source-check.ts';
-import { createDirectTransport } from './direct/transport.ts';
+import { createDirectTransport, type SourceWarmup } from './direct/transport.ts';
 import { createMailboxTransport } from './mailbox.ts';
 import { chooseRoute, type RoutedMessage } from './routes/choose.ts';
 import type { Route, TagDialect } from './routes/config.ts';

@@ -1,6 +1,5 @@
 import { Readable } from 'node:stream';
 import type { SMTPConnectionSendInfo } from 'nodemailer/lib/smtp-connection';
-import type { SourceWarmup } from '../../domain/reputation/warmup-count.ts';
 import { domainOf } from '../../mail/address.ts';
 import type { DirectRoute, SourceAddress } from '../routes/config.ts';
 import type { SmtpSendError } from '../smtp-pool.ts';
@@ -28,6 +27,17 @@ import { type Site, siteOf } from './sites.ts';
 /** Finds the way to a domain (MxResolver, or a test's table). */
 export interface WayFinder {
   resolve(domain: string): Promise<Way>;
+}
+
+/** What a direct route asks of its source addresses' warm-up plans (delivery/direct/transport.ts). */
+export interface SourceWarmup {
+  /** Counts one message from the address: false when its plan allows no more today (never when `force`). */
+  take(
+    source: { address: string; warmup?: { startedOn: string; schedule: number[] | null } },
+    force: boolean,
+  ): Promise<boolean>;
+  /** Real milliseconds until the next day of the service's calendar. */
+  untilNextDayMs(): number;
 }
 
 export interface DirectOptions {

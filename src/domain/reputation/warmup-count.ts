@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
+import type { SourceWarmup } from '../../delivery/direct/transport.ts';
 import { domainOf } from '../../mail/address.ts';
 import { dayOf, msUntilNextDay, now } from '../core/clock.ts';
 import { planDay } from './warmup.ts';
@@ -74,17 +75,6 @@ export async function takeSourceDay(
   if (rows.length === 0) return false;
   // a first message of the day is counted even over a volume below 1 only when forced
   return force || rows[0].used <= volume;
-}
-
-/** What a direct route asks of its source addresses' warm-up plans (delivery/direct/transport.ts). */
-export interface SourceWarmup {
-  /** Counts one message from the address: false when its plan allows no more today (never when `force`). */
-  take(
-    source: { address: string; warmup?: { startedOn: string; schedule: number[] | null } },
-    force: boolean,
-  ): Promise<boolean>;
-  /** Real milliseconds until the next day of the service's calendar. */
-  untilNextDayMs(): number;
 }
 
 export function sourceWarmup(db: Db): SourceWarmup {
