@@ -259,6 +259,53 @@ export interface DomainsTable {
   created_at: Generated<Date>;
 }
 
+/** A DMARC aggregate or SMTP TLS report received for a sending domain (migration 0038). */
+export interface DmarcReportsTable {
+  id: Generated<string>;
+  domain_id: string;
+  kind: 'aggregate' | 'tls' | 'unreadable';
+  reporter: string | null;
+  reporter_email: string | null;
+  report_id: string | null;
+  begin_at: Date | null;
+  end_at: Date | null;
+  policy: ColumnType<Record<string, unknown> | null, string | null, string | null>;
+  total: ColumnType<number, number | undefined, number>;
+  file: string | null;
+  reason: string | null;
+  raw: Buffer | null;
+  received_at: Generated<Date>;
+}
+
+/** One record of an aggregate report: a source's messages and how they fared (migration 0038). */
+export interface DmarcRecordsTable {
+  report_id: string;
+  domain_id: string;
+  day: ColumnType<Date, string, string>;
+  source_ip: string;
+  count: ColumnType<number, number, number>;
+  disposition: string | null;
+  dkim: string | null;
+  spf: string | null;
+  aligned: boolean;
+  header_from: string | null;
+  envelope_from: string | null;
+  auth: ColumnType<unknown, string, string>;
+}
+
+/** One policy's sessions in an SMTP TLS report (migration 0038). */
+export interface TlsReportResultsTable {
+  report_id: string;
+  domain_id: string;
+  day: ColumnType<Date, string, string>;
+  policy_type: string;
+  policy_domain: string;
+  mx_host: string | null;
+  successful: ColumnType<number, number, number>;
+  failed: ColumnType<number, number, number>;
+  failures: ColumnType<unknown, string, string>;
+}
+
 /** What a direct route's source address sent on a day of its warm-up (migration 0037). */
 export interface WarmupSourceUsageTable {
   address: string;
@@ -856,6 +903,9 @@ export interface Database {
   gate_overrides: GateOverridesTable;
   warmup_usage: WarmupUsageTable;
   warmup_source_usage: WarmupSourceUsageTable;
+  dmarc_reports: DmarcReportsTable;
+  dmarc_records: DmarcRecordsTable;
+  tls_report_results: TlsReportResultsTable;
   domains: DomainsTable;
   contacts: ContactsTable;
   sending_usage: SendingUsageTable;

@@ -22,6 +22,7 @@ import { campaignActionRoutes } from './routes/campaign-actions.ts';
 import { campaignRoutes } from './routes/campaigns.ts';
 import { contactRoutes } from './routes/contacts.ts';
 import { dashboardRoutes } from './routes/dashboard.ts';
+import { domainDmarcRoutes } from './routes/domain-dmarc.ts';
 import { domainRoutes } from './routes/domains.ts';
 import { emailRoutes } from './routes/emails.ts';
 import { eventRoutes } from './routes/events.ts';
@@ -77,6 +78,7 @@ const V1_ROUTES = [
   emailRoutes,
   suppressionRoutes,
   domainRoutes,
+  domainDmarcRoutes,
   inboundRoutes,
   contactRoutes,
   eventRoutes,

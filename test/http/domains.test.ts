@@ -47,6 +47,8 @@ describe('adding a domain', () => {
       'TXT bounces.mail.example.com true',
       'MX bounces.mail.example.com true',
       'TXT _dmarc.mail.example.com false',
+      // TLS reporting to the domain's report address (issue 34)
+      'TXT _smtp._tls.mail.example.com false',
     ]);
     expect(res.body.records[0].value).toMatch(/^v=DKIM1; k=rsa; p=[A-Za-z0-9+/=]{300,}$/);
     for (const r of res.body.records) expect(r.status).toBe('pending');
@@ -113,6 +115,7 @@ describe('checking a domain against a real DNS server', () => {
       'missing',
       'missing',
       'missing',
+      'missing',
     ]);
 
     // a wrong DKIM value is a mismatch that shows what was found
@@ -129,6 +132,7 @@ describe('checking a domain against a real DNS server', () => {
     const verified = await server.call('POST', `/v1/domains/${id}/check`, { key });
     expect(verified.body.status).toBe('verified');
     expect(verified.body.records.map((r: Rec) => r.status)).toEqual([
+      'verified',
       'verified',
       'verified',
       'verified',
@@ -258,8 +262,9 @@ describe('DKIM key rotation', () => {
 
     const rotating = await server.call('POST', `/v1/domains/${added.body.id}/dkim/rotate`, { key });
     expect(rotating.status).toBe(200);
-    expect(rotating.body.records).toHaveLength(5);
-    const next: Rec = rotating.body.records[4];
+    // the key records, the return path's SPF and MX, DMARC, TLS reporting, then the new key
+    expect(rotating.body.records).toHaveLength(6);
+    const next: Rec = rotating.body.records[5];
     expect(next).toMatchObject({ type: 'TXT', status: 'pending', required: false });
     const newSelector = next.name.split('.')[0];
     expect(newSelector).not.toBe(oldSelector);
@@ -280,7 +285,7 @@ describe('DKIM key rotation', () => {
     const switched = await server.call('POST', `/v1/domains/${added.body.id}/check`, { key });
     expect(switched.body.status).toBe('verified');
     expect(switched.body.records[0].name).toBe(next.name);
-    expect(switched.body.records).toHaveLength(4);
+    expect(switched.body.records).toHaveLength(5);
     expect(await sendAndSelector('after publishing')).toBe(newSelector);
   });
 });

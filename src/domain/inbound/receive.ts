@@ -2,6 +2,8 @@ import { type AuthenticateResult, authenticate } from 'mailauth';
 import { simpleParser } from 'mailparser';
 import { type MailReport, parseMailReport } from '../../mail/reports.ts';
 import type { DomainContext } from '../core/context.ts';
+import { reportsInMessage } from '../dmarc/extract.ts';
+import { storeReports } from '../dmarc/store.ts';
 import { createDnsResolve } from '../sending-domains/dns-lookup.ts';
 import { type InboundAuth, storeInbound } from './messages.ts';
 import type { InboundTarget } from './recipients.ts';
@@ -24,6 +26,8 @@ export interface Receipt {
   notAReport: boolean;
   /** The inbound messages stored, one per project it was addressed to. */
   stored: string[];
+  /** What became of each DMARC or TLS report it carried (dmarc/store.ts). */
+  dmarc: ('stored' | 'duplicate' | 'unreadable')[];
 }
 
 function summariseAuth(result: AuthenticateResult): InboundAuth {
@@ -53,11 +57,19 @@ export async function receiveMessage(
 ): Promise<Receipt> {
   const projects = new Map<string, string[]>();
   const reportedIds = new Set<string | null>();
+  const dmarcDomains = new Set<string>();
   for (const [address, target] of envelope.recipients) {
     if (target.kind === 'report') reportedIds.add(target.emailId);
+    else if (target.kind === 'dmarc') dmarcDomains.add(target.domainId);
     else projects.set(target.projectId, [...(projects.get(target.projectId) ?? []), address]);
   }
-  const receipt: Receipt = { reports: [], notAReport: false, stored: [] };
+  const receipt: Receipt = { reports: [], notAReport: false, stored: [], dmarc: [] };
+  if (dmarcDomains.size > 0) {
+    // DMARC aggregate and TLS reports: read once, kept for each domain addressed
+    const found = await reportsInMessage(raw);
+    for (const domainId of dmarcDomains)
+      receipt.dmarc.push(...(await storeReports(ctx, domainId, found, raw)));
+  }
   if (reportedIds.size > 0) {
     const report = await parseMailReport(raw);
     if (!report) receipt.notAReport = true;

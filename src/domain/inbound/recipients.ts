@@ -2,13 +2,16 @@ import { domainOf, localPartOf } from '../../mail/address.ts';
 import { emailIdFromBounceAddress, VERP_PREFIX } from '../../mail/verp.ts';
 import type { DomainContext } from '../core/context.ts';
 import { DomainError, PlanFeatureError } from '../core/errors.ts';
+import { readReportAddress } from '../dmarc/addresses.ts';
 import { requireFeature } from '../plans/plans.ts';
 
 /** Where mail addressed to one recipient goes, decided at RCPT TO. */
 export type InboundTarget =
   | { kind: 'inbound'; projectId: string }
   /** A bounce or complaint report: `emailId` from the VERP address, or null for the feedback-loop address. */
-  | { kind: 'report'; emailId: string | null };
+  | { kind: 'report'; emailId: string | null }
+  /** A DMARC aggregate or SMTP TLS report for a sending domain (dmarc/addresses.ts). */
+  | { kind: 'dmarc'; domainId: string };
 
 /** An address the MX does not serve: refused at RCPT (never an open relay). */
 export class UnknownRecipientError extends DomainError {
@@ -68,6 +71,16 @@ export async function acceptsRecipient(
     return { kind: 'report', emailId };
   }
   if (lower === feedbackAddress(ctx)) return { kind: 'report', emailId: null };
+  const reportFor = readReportAddress(ctx, lower);
+  if (reportFor) {
+    const known = await ctx.db
+      .selectFrom('domains')
+      .select('id')
+      .where('id', '=', reportFor.domainId)
+      .executeTakeFirst();
+    if (!known) throw new UnknownRecipientError(address);
+    return { kind: 'dmarc', domainId: reportFor.domainId };
+  }
 
   const suffix = `.${ctx.config.inboundDomain}`;
   let project: { id: string; plan: string } | undefined;

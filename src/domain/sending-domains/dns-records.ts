@@ -72,6 +72,8 @@ export function customerDomainRecords(
   config: Pick<Config, 'spfInclude' | 'inboundHost'>,
   row: DomainRow,
   publicKeys: Map<string, string>,
+  /** Where the domain's DMARC and TLS reports go (dmarc/addresses.ts); absent: its own dmarc@ address. */
+  reports?: { dmarc: string; tlsrpt: string },
 ): RecordToPublish[] {
   const returnPath = `${row.return_path}.${row.name}`;
   const rotation: RecordToPublish[] = row.next_dkim_selector
@@ -112,10 +114,24 @@ export function customerDomainRecords(
     {
       type: 'TXT',
       name: `_dmarc.${row.name}`,
-      value: `v=DMARC1; p=none; rua=mailto:dmarc@${row.name}`,
-      purpose: 'DMARC (recommended): tells receivers what to do with mail that fails; start with p=none',
+      value: `v=DMARC1; p=none; rua=mailto:${reports?.dmarc ?? `dmarc@${row.name}`}`,
+      purpose: reports
+        ? 'DMARC (recommended): tells receivers what to do with mail that fails, and sends their daily reports to Posthorn (GET /v1/domains/{id}/dmarc); start with p=none'
+        : 'DMARC (recommended): tells receivers what to do with mail that fails; start with p=none',
       required: false,
     },
+    ...(reports
+      ? [
+          {
+            type: 'TXT' as const,
+            name: `_smtp._tls.${row.name}`,
+            value: `v=TLSRPTv1; rua=mailto:${reports.tlsrpt}`,
+            purpose:
+              'TLS reporting (recommended): receivers report failed TLS sessions to Posthorn (RFC 8460)',
+            required: false,
+          },
+        ]
+      : []),
     ...rotation,
     ...(row.inbound_enabled
       ? [
@@ -207,6 +223,21 @@ export function sharedDomainRecords(
       value: config.inboundHost,
       priority: 10,
       purpose: `Inbound addresses (<anything>@<project slug>.${config.inboundDomain}), on plans with inbound mail`,
+      required: false,
+    },
+    {
+      type: 'MX',
+      name: config.inboundDomain,
+      value: config.inboundHost,
+      priority: 10,
+      purpose: `DMARC and TLS reports: each sending domain's report addresses (dmarc+...@${config.inboundDomain}, tlsrpt+...) are received by Posthorn`,
+      required: false,
+    },
+    {
+      type: 'TXT',
+      name: `*._report._dmarc.${config.inboundDomain}`,
+      value: 'v=DMARC1',
+      purpose: `Says ${config.inboundDomain} takes DMARC reports for every sending domain (RFC 7489 7.1): without it receivers send no report to another domain`,
       required: false,
     },
   ];

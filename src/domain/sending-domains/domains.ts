@@ -8,6 +8,7 @@ import type { DomainContext } from '../core/context.ts';
 import { ConflictError, ValidationError } from '../core/errors.ts';
 import { findInProject } from '../core/find.ts';
 import { randomBase62 } from '../core/secrets.ts';
+import { reportAddress } from '../dmarc/addresses.ts';
 import { presentRate } from '../emails/sending-rates.ts';
 import { requireFeature } from '../plans/plans.ts';
 import { projectFacts } from '../plans/project-facts.ts';
@@ -59,9 +60,20 @@ async function publicKeysOf(ctx: Pick<DomainContext, 'db'>, row: DomainRow): Pro
   return new Map(keys.map((k) => [k.selector, k.public_key]));
 }
 
-export async function presentDomain(ctx: Pick<DomainContext, 'config' | 'db'>, row: DomainRow) {
+/** Where a domain's DMARC and TLS reports go: its addresses on the inbound domain. */
+const reportsOf = (ctx: Pick<DomainContext, 'config' | 'secrets'>, row: DomainRow) => ({
+  dmarc: reportAddress(ctx, 'dmarc', row.id),
+  tlsrpt: reportAddress(ctx, 'tlsrpt', row.id),
+});
+
+export async function presentDomain(ctx: Pick<DomainContext, 'config' | 'db' | 'secrets'>, row: DomainRow) {
   const checked = new Map(row.records.map((r) => [`${r.type} ${r.name}`, r]));
-  const records = customerDomainRecords(ctx.config, row, await publicKeysOf(ctx, row)).map((r) => {
+  const records = customerDomainRecords(
+    ctx.config,
+    row,
+    await publicKeysOf(ctx, row),
+    reportsOf(ctx, row),
+  ).map((r) => {
     const last = checked.get(`${r.type} ${r.name}`);
     return { ...r, status: last?.status ?? 'pending', ...(last?.found ? { found: last.found } : {}) };
   });
@@ -210,7 +222,8 @@ async function checkRecord(dns: DnsLookup, r: Omit<DomainRecord, 'status'>): Pro
     const ok = keys.some((t) => compact(t.joined) === compact(r.value));
     return { ...r, status: ok ? 'verified' : 'mismatch', found: keys.map((t) => t.joined) };
   }
-  const prefix = r.value.startsWith('v=spf1') ? 'v=spf1' : 'v=DMARC1';
+  // the record's version tag: v=spf1, v=DMARC1, v=TLSRPTv1
+  const prefix = r.value.split(/[;\s]/)[0];
   const matching = txt.filter((t) => t.joined.toLowerCase().startsWith(prefix.toLowerCase()));
   const found = [...matching.map((t) => t.joined), ...cnames];
   if (matching.length === 0) return { ...r, status: 'missing', ...(found.length ? { found } : {}) };
@@ -236,8 +249,12 @@ async function checkRecord(dns: DnsLookup, r: Omit<DomainRecord, 'status'>): Pro
  * records (DKIM, return-path SPF and MX) match; a verified domain whose records stop matching is
  * `failed`. A DNS failure (SERVFAIL, timeout) changes nothing and says so.
  */
-export async function checkDomain(ctx: Pick<DomainContext, 'config' | 'db'>, dns: DnsLookup, row: DomainRow) {
-  const expected = customerDomainRecords(ctx.config, row, await publicKeysOf(ctx, row));
+export async function checkDomain(
+  ctx: Pick<DomainContext, 'config' | 'db' | 'secrets'>,
+  dns: DnsLookup,
+  row: DomainRow,
+) {
+  const expected = customerDomainRecords(ctx.config, row, await publicKeysOf(ctx, row), reportsOf(ctx, row));
   const records = await Promise.all(expected.map((r) => checkRecord(dns, r)));
   const ok = records.filter((r) => r.required).every((r) => r.status === 'verified');
   // a rotated key takes over once its record is published

@@ -1,0 +1,141 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { insertVerifiedDomain } from '../helpers/emails.ts';
+import { eventually } from '../helpers/eventually.ts';
+import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
+import { deliverToMx } from '../helpers/smtp-clients.ts';
+
+/**
+ * DMARC aggregate and SMTP TLS reports received at Posthorn's MX (issue 34, items 1 and 2): the
+ * domain's records name its report addresses, a real SMTP client delivers real reports to them
+ * (Google's zipped aggregate report, Google's gzipped TLS report), and the API shows what they
+ * say; the same report again is ignored, one that cannot be read is kept with the reason, and an
+ * address made up for a domain is refused at RCPT.
+ */
+
+const FIXTURES = path.join(import.meta.dirname, '..', 'fixtures', 'dmarc');
+const fixture = (name: string) => readFileSync(path.join(FIXTURES, name));
+
+let server: TestServer;
+let account: SignupResult;
+let key: string;
+let domainId: string;
+let rua: string;
+let tlsRua: string;
+
+beforeAll(async () => {
+  server = await startTestServer({ POSTHORN_SMTP_PORT: '0', POSTHORN_MX_PORT: '0' }, [
+    'api',
+    'worker',
+    'smtp',
+  ]);
+  account = await server.signupConfirmed();
+  key = account.project_key.key;
+  domainId = (await insertVerifiedDomain(server, account.project.id, 'borschow.com')).id;
+}, 60_000);
+afterAll(() => server?.close());
+
+const dmarcOf = async () => {
+  const res = await server.call('GET', `/v1/domains/${domainId}/dmarc`, { key });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return res.body;
+};
+
+describe('reports received at the MX', () => {
+  it("names the domain's report addresses in its DMARC and TLS reporting records", async () => {
+    const domain = (await server.call('GET', `/v1/domains/${domainId}`, { key })).body;
+    const inbound = server.runtime.ctx.config.inboundDomain.replace(/\./g, '\\.');
+    const dmarc = domain.records.find((r: { name: string }) => r.name === '_dmarc.borschow.com');
+    const tls = domain.records.find((r: { name: string }) => r.name === '_smtp._tls.borschow.com');
+    expect(dmarc.value).toMatch(new RegExp(`^v=DMARC1; p=none; rua=mailto:dmarc\\+[0-9a-f]{42}@${inbound}$`));
+    expect(tls).toMatchObject({ type: 'TXT', required: false });
+    expect(tls.value).toMatch(new RegExp(`^v=TLSRPTv1; rua=mailto:tlsrpt\\+[0-9a-f]{42}@${inbound}$`));
+    rua = dmarc.value.split('mailto:')[1];
+    tlsRua = tls.value.split('mailto:')[1];
+  });
+
+  it("takes Google's zipped aggregate report, once, and shows what it says", async () => {
+    const google = fixture('google.com.eml');
+    const sent = await deliverToMx(server, { from: 'noreply-dmarc-support@google.com', to: [rua] }, google);
+    expect(sent.ok, sent.response).toBe(true);
+    const shown = await eventually(async () => {
+      const body = await dmarcOf();
+      expect(body.reports).toHaveLength(1);
+      return body;
+    });
+    expect(shown.reports[0]).toMatchObject({
+      kind: 'aggregate',
+      reporter: 'google.com',
+      reporter_email: 'noreply-dmarc-support@google.com',
+      report_id: '949348866075514174',
+      messages: 1,
+      reason: null,
+    });
+    expect(shown.summary).toMatchObject({ messages: 1, reports: 1 });
+    expect(shown.sources).toHaveLength(1);
+    // the same report again changes nothing
+    expect(
+      (await deliverToMx(server, { from: 'noreply-dmarc-support@google.com', to: [rua] }, google)).ok,
+    ).toBe(true);
+    expect((await dmarcOf()).reports).toHaveLength(1);
+  });
+
+  it("takes Google's gzipped TLS report at the TLS address", async () => {
+    const sent = await deliverToMx(
+      server,
+      { from: 'noreply-smtp-tls-reporting@google.com', to: [tlsRua] },
+      fixture('tls-google.com.eml'),
+    );
+    expect(sent.ok, sent.response).toBe(true);
+    const body = await dmarcOf();
+    expect(body.reports.find((r: { kind: string }) => r.kind === 'tls')).toMatchObject({
+      reporter: 'Google Inc.',
+      messages: 48,
+    });
+    expect(body.tls).toEqual([{ policy_domain: 'cardinalhealth.ca', successful: 48, failed: 0 }]);
+  });
+
+  it('keeps a report that cannot be read, with the reason', async () => {
+    const invalid = fixture('invalid.xml').toString('base64');
+    const raw = [
+      'From: reports@broken.example',
+      `To: ${rua}`,
+      'Subject: Report domain: borschow.com Submitter: broken.example',
+      'MIME-Version: 1.0',
+      'Content-Type: multipart/mixed; boundary="b"',
+      '',
+      '--b',
+      'Content-Type: application/xml; name="broken.example!borschow.com!1!2.xml"',
+      'Content-Transfer-Encoding: base64',
+      'Content-Disposition: attachment; filename="broken.example!borschow.com!1!2.xml"',
+      '',
+      invalid,
+      '--b--',
+      '',
+    ].join('\r\n');
+    expect((await deliverToMx(server, { from: 'reports@broken.example', to: [rua] }, raw)).ok).toBe(true);
+    const kept = (await dmarcOf()).reports.find((r: { kind: string }) => r.kind === 'unreadable');
+    expect(kept).toMatchObject({ file: 'broken.example!borschow.com!1!2.xml' });
+    expect(kept.reason).toMatch(/^not well-formed XML/);
+    const stored = await server.runtime.ctx.db
+      .selectFrom('dmarc_reports')
+      .select('raw')
+      .where('id', '=', kept.id)
+      .executeTakeFirstOrThrow();
+    expect(stored.raw?.toString('latin1')).toContain('Submitter: broken.example');
+  });
+
+  it("refuses a report address made up for a domain, and hides another project's domain", async () => {
+    const forged = rua.replace(/^dmarc\+([0-9a-f]{32})[0-9a-f]{10}/, 'dmarc+$10000000000');
+    const refused = await deliverToMx(
+      server,
+      { from: 'x@y.example', to: [forged] },
+      fixture('google.com.eml'),
+    );
+    expect(refused).toMatchObject({ ok: false, code: 550 });
+    const other = await server.signupConfirmed();
+    const res = await server.call('GET', `/v1/domains/${domainId}/dmarc`, { key: other.project_key.key });
+    expect(res.status).toBe(404);
+  });
+});
