@@ -139,3 +139,10 @@ export async function inboundAttachmentBlob(project: string, id: string, positio
   });
   return res.blob();
 }
+
+/** What a domain's DMARC aggregate and TLS reports say (GET /v1/domains/{id}/dmarc). */
+export const domainDmarcQuery = (project: string, id: string) =>
+  projectQuery(project, ['domain', id, 'dmarc'], () =>
+    api.get('/v1/domains/{id}/dmarc', { project, path: { id } }),
+  );
+export type DomainDmarc = Schemas['DomainDmarc'];

@@ -9,6 +9,7 @@ import {
 } from '../api/endpoints.ts';
 import {
   deliveriesQuery,
+  domainDmarcQuery,
   domainQuery,
   domainsQuery,
   inboundListQuery,
@@ -62,6 +63,12 @@ const domainRoute = screen(
   (p, params) => [domainQuery(p.id, params.domainId)],
 );
 
+const domainDmarcRoute = screen(
+  '/domains/$domainId/dmarc',
+  () => import('../features/domains/DomainDmarc.tsx'),
+  (p, params) => [domainQuery(p.id, params.domainId), domainDmarcQuery(p.id, params.domainId)],
+);
+
 const smtpRoute = screen(
   '/smtp',
   () => import('../features/smtp/Smtp.tsx'),
@@ -104,6 +111,7 @@ export const sendingRoutes = [
   keysRoute,
   domainsRoute,
   domainRoute,
+  domainDmarcRoute,
   smtpRoute,
   webhooksRoute,
   webhookRoute,

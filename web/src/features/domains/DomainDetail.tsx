@@ -136,6 +136,12 @@ export default function DomainDetail() {
           <>
             <StatusNote domain={d} />
             {manage && <CheckNow domain={d} />}
+            <p>
+              <Link to="/domains/$domainId/dmarc" params={{ domainId: d.id }}>
+                DMARC and TLS reports
+              </Link>{' '}
+              <span className="muted">what receivers report about mail sent as {d.name}</span>
+            </p>
             <h2>DNS records</h2>
             <ol className="records">
               {d.records.map((r) => (
