@@ -30,12 +30,14 @@ export async function checkSourceAddresses(
   interfaces = networkInterfaces(),
 ): Promise<string[]> {
   const problems: string[] = [];
-  for (const { address } of sources)
-    if (!isLocalAddress(address, interfaces))
+  for (const source of sources) {
+    if (!isLocalAddress(source.address, interfaces))
       problems.push(
-        `route ${route}, source address ${address}: not an address of this machine, so no connection can be made from it`,
+        `route ${route}, source address ${source.address}: not an address of this machine, so no connection can be made from it`,
       );
-  return [...problems, ...(await reverseDnsProblems(route, sources, dns))];
+    problems.push(...(await reverseDnsProblems(route, [source], dns)));
+  }
+  return problems;
 }
 
 /**

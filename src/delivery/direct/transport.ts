@@ -259,7 +259,6 @@ class DirectTransport implements Transport {
         `451 4.4.5 held by Posthorn: the warm-up of ${ready.map((l) => l.source?.address).join(', ')} allows no more marketing today`,
         { heldUntil: this.now() + (this.options.warmup?.untilNextDayMs() ?? 60_000) },
       );
-    lane.busy++;
     try {
       return withSiteRetry(
         await this.paceAndSend({ lane, site, hosts, to, message, policy: policy ?? null }),
@@ -272,18 +271,24 @@ class DirectTransport implements Transport {
   }
 
   /**
-   * The least busy ready lane whose source address's warm-up counts one more message today; none
+   * The least busy ready lane (counted busy by the caller's send from here) whose source
+   * address's warm-up counts one more message today; none
    * for marketing and automation when every plan is used up (transactional mail then leaves from
    * the least busy all the same, counted: never held).
    */
   private async warmedLane(ready: Lane[], transactional: boolean): Promise<Lane | null> {
     const byBusy = [...ready].sort((a, b) => a.busy - b.busy);
     const warmup = this.options.warmup;
-    if (!warmup) return byBusy[0];
-    for (const lane of byBusy) if (!lane.source || (await warmup.take(lane.source, false))) return lane;
+    // counted busy at once (before any wait), so concurrent sends spread over the addresses
+    for (const lane of byBusy) {
+      lane.busy++;
+      if (!warmup || !lane.source || (await warmup.take(lane.source, false))) return lane;
+      lane.busy--;
+    }
     if (!transactional) return null;
     const lane = byBusy[0];
-    if (lane.source) await warmup.take(lane.source, true);
+    lane.busy++;
+    if (lane.source) await warmup?.take(lane.source, true);
     return lane;
   }
 
