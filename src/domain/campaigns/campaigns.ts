@@ -96,8 +96,7 @@ async function warmupOf(ctx: DomainContext, row: CampaignRow) {
           ).n,
         )
       : await countAudience(ctx, row);
-  const plan = await campaignWarmup(ctx.db, row, 0);
-  return plan && campaignWarmup(ctx.db, row, await pending());
+  return campaignWarmup(ctx.db, row, pending);
 }
 
 /** What a campaign's page shows of its stats: the whole campaign's, and each A/B variant's. */

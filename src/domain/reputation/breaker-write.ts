@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Db, Tx } from '../../db/database.ts';
 import { enqueue } from '../../db/enqueue.ts';
+import { domainOf } from '../../mail/address.ts';
 import { holdCampaign } from '../campaigns/hold.ts';
 import { ConflictError, ForbiddenError, ValidationError } from '../core/errors.ts';
 import { type Scope, type Trip, type Unwritten, WINDOW_DAYS } from './breaker.ts';
@@ -161,7 +162,7 @@ async function pauseAll(tx: Tx, trip: Trip, sharedFrom: string): Promise<boolean
 
 /** The open stops of a sending domain (by its address) and of its project: what holds all their marketing. */
 export async function widerStops(db: Db | Tx, projectId: string, fromAddress: string | null) {
-  const domain = fromAddress ? fromAddress.slice(fromAddress.lastIndexOf('@') + 1).toLowerCase() : null;
+  const domain = fromAddress ? domainOf(fromAddress).toLowerCase() : null;
   return db
     .selectFrom('breaker_trips as t')
     .select(['t.id', 't.scope', 't.key', 't.reason'])

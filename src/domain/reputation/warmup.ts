@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db, Tx } from '../../db/database.ts';
+import { domainOf } from '../../mail/address.ts';
 import { addDays, dayOf, daysBetween, now } from '../core/clock.ts';
 import { ValidationError } from '../core/errors.ts';
 
@@ -182,12 +183,14 @@ export async function rankRecipients(tx: Tx, campaignId: string, projectId: stri
 export async function campaignWarmup(
   db: Db,
   campaign: { project_id: string; from_address: string | null },
-  pending: number,
+  /** The recipients still to send: counted only when the domain has a plan. */
+  pendingOf: () => Promise<number>,
 ) {
   if (!campaign.from_address) return null;
-  const domain = campaign.from_address.slice(campaign.from_address.lastIndexOf('@') + 1).toLowerCase();
+  const domain = domainOf(campaign.from_address).toLowerCase();
   const plan = await activePlan(db, campaign.project_id, domain);
   if (!plan) return null;
+  const pending = await pendingOf();
   const place = planDay(plan.row) as NonNullable<ReturnType<typeof planDay>>;
   const used = await db
     .selectFrom('warmup_usage')
