@@ -306,6 +306,26 @@ export interface TlsReportResultsTable {
   failures: ColumnType<unknown, string, string>;
 }
 
+/** A person's label for an address or network in a domain's DMARC reports (migration 0039). */
+export interface DmarcSourceLabelsTable {
+  id: Generated<string>;
+  domain_id: string;
+  /** An address or a network (PostgreSQL's cidr: `203.0.113.7/32`, `203.0.113.0/24`). */
+  source: string;
+  label: string;
+  created_at: Generated<Date>;
+}
+
+/** A DMARC webhook alert, once per domain, kind and key (migration 0039). */
+export interface DmarcAlertsTable {
+  id: Generated<string>;
+  domain_id: string;
+  kind: 'unknown_source' | 'alignment_dropped';
+  key: string;
+  detail: ColumnType<Record<string, unknown>, string, string>;
+  created_at: Generated<Date>;
+}
+
 /** What a direct route's source address sent on a day of its warm-up (migration 0037). */
 export interface WarmupSourceUsageTable {
   address: string;
@@ -906,6 +926,8 @@ export interface Database {
   dmarc_reports: DmarcReportsTable;
   dmarc_records: DmarcRecordsTable;
   tls_report_results: TlsReportResultsTable;
+  dmarc_source_labels: DmarcSourceLabelsTable;
+  dmarc_alerts: DmarcAlertsTable;
   domains: DomainsTable;
   contacts: ContactsTable;
   sending_usage: SendingUsageTable;

@@ -93,7 +93,54 @@ describe('reports received at the MX', () => {
       reporter: 'Google Inc.',
       messages: 48,
     });
-    expect(body.tls).toEqual([{ policy_domain: 'cardinalhealth.ca', successful: 48, failed: 0 }]);
+    expect(body.tls.policies).toEqual([
+      { policy_domain: 'cardinalhealth.ca', policy_type: 'no-policy-found', successful: 48, failed: 0 },
+    ]);
+    expect(body.tls.failures).toEqual([]);
+  });
+
+  it('shows TLS failures by receiving domain, MX and type (a JSON report, its two details summed)', async () => {
+    const json = fixture('tls-example.json').toString('base64');
+    const raw = [
+      'From: smtp-tls-reporting@example.com',
+      `To: ${tlsRua}`,
+      'Subject: Report Domain: borschow.com Submitter: example.com',
+      'MIME-Version: 1.0',
+      'Content-Type: multipart/mixed; boundary="b"',
+      '',
+      '--b',
+      'Content-Type: application/tlsrpt+json; name="example.com!borschow.com!1704758400!1704844799.json"',
+      'Content-Transfer-Encoding: base64',
+      'Content-Disposition: attachment; filename="example.com!borschow.com!1704758400!1704844799.json"',
+      '',
+      json,
+      '--b--',
+      '',
+    ].join('\r\n');
+    expect(
+      (await deliverToMx(server, { from: 'smtp-tls-reporting@example.com', to: [tlsRua] }, raw)).ok,
+    ).toBe(true);
+    // the newest 365 days of TLS reports: Google's of September 2024 and this one of January
+    const res = await server.call('GET', `/v1/domains/${domainId}/dmarc?days=365`, { key });
+    expect(res.body.tls.window).toEqual({ from: '2023-09-05', to: '2024-09-03' });
+    expect(res.body.tls.failures).toEqual([
+      {
+        policy_domain: 'example.com',
+        receiving_mx: 'example.com',
+        result_type: 'validation-failure',
+        sessions: 3,
+      },
+    ]);
+    expect(res.body.tls.policies).toContainEqual({
+      policy_domain: 'example.com',
+      policy_type: 'sts',
+      successful: 0,
+      failed: 3,
+    });
+    // the default 30 days up to the latest report leave January out
+    expect((await dmarcOf()).tls.failures).toEqual([]);
+    const refused = await server.call('GET', `/v1/domains/${domainId}/dmarc?days=0`, { key });
+    expect(refused.status).toBe(400);
   });
 
   it('keeps a report that cannot be read, with the reason', async () => {

@@ -8,7 +8,7 @@ import { unpack } from '../../src/domain/dmarc/unpack.ts';
 
 /**
  * DMARC aggregate and SMTP TLS reports as large reporters send them (issue 34, item 2): real
- * reports from the sample set of an open-source DMARC parser (test/fixtures/dmarc/README.md), as
+ * reports from the sample sets of open-source DMARC parsers (test/fixtures/dmarc/README.md), as
  * plain XML, gzip, zip and whole messages with their attachment. Each report's totals are checked
  * against the counts in its own XML, read here with a regular expression, not the parser.
  */
@@ -36,6 +36,11 @@ describe('aggregate reports, plain XML', () => {
     ['addisonfoods.com.xml', 'addisonfoods.com'],
     ['dmarcbis.xml', 'Sample Reporter'],
     ['empty-reason.xml', 'example.org'],
+    ['yahoo.com.xml', 'Yahoo'],
+    ['aol.com.xml', 'AOL'],
+    ['web.de.xml', 'WEB.DE'],
+    ['gmx.net.xml', 'GMX'],
+    ['mail.ru.xml', 'Mail.Ru'],
   ])('%s (%s): parsed, its totals those of its XML', (file, reporter) => {
     const xml = fixture(file).toString('utf8');
     const report = aggregateOf(readReportFile(fixture(file), file));
@@ -164,6 +169,7 @@ describe('SMTP TLS reports', () => {
     ['tls-rfc8460.json', 'Company-X', 'company-y.example', 5326, 303, 3],
     ['tls-mail.ru.json', 'Mail.ru', 'example.com', 0, 1, 2],
     ['tls-example.json', 'Example Inc.', 'example.com', 0, 3, 2],
+    ['tls-microsoft.com.json', 'Microsoft Corporation', 'random.net', 2, 0, 0],
   ])('%s (%s): each policy with its sessions and failures', (file, org, domain, ok, failed, details) => {
     const [found] = readReportFile(fixture(file), file);
     expect(found.kind).toBe('tls');
@@ -185,5 +191,25 @@ describe('SMTP TLS reports', () => {
       receiving_mx_hostname: 'mx-backup.mail.company-y.example',
       failure_reason_code: 'X509_V_ERR_PROXY_PATH_LENGTH_EXCEEDED',
     });
+  });
+});
+
+describe('what each reporter adds', () => {
+  it("reads Yahoo's report with its trailing tabs, and Microsoft's TLS report with an STS and a TLSA policy", () => {
+    const yahoo = parseAggregate(fixture('yahoo.com.xml').toString('utf8'));
+    expect(yahoo).toMatchObject({ report_id: '1709600619.487850', total: 1 });
+    expect(yahoo.policy).toMatchObject({ domain: 'random.org', p: 'reject' });
+    expect(yahoo.records[0]).toMatchObject({
+      source_ip: '1.2.3.4',
+      dkim: 'pass',
+      spf: 'pass',
+      aligned: true,
+    });
+    const [found] = readReportFile(fixture('tls-microsoft.com.json'), null);
+    const tls = (found as Extract<FoundReport, { kind: 'tls' }>).report;
+    expect(tls.policies.map((p) => [p.policy_type, p.successful])).toEqual([
+      ['sts', 2],
+      ['tlsa', 2],
+    ]);
   });
 });

@@ -1,4 +1,3 @@
-import { sql } from 'kysely';
 import type { DomainContext } from '../core/context.ts';
 import type { FoundReport } from './extract.ts';
 
@@ -60,7 +59,7 @@ export async function storeReports(
         outcomes.push('duplicate');
         return;
       }
-      const day = (aggregate?.begin ?? tls?.begin ?? new Date()).toISOString().slice(0, 10);
+      const day = dayOfReport(item);
       if (aggregate && aggregate.records.length > 0)
         await tx
           .insertInto('dmarc_records')
@@ -104,77 +103,16 @@ export async function storeReports(
   return outcomes;
 }
 
-/** GET /domains/{id}/dmarc: what the domain's reports say (see routes/domains.ts for the shape). */
-export async function dmarcOverview(ctx: Pick<DomainContext, 'db'>, domainId: string) {
-  const totals = await sql<{ messages: number; aligned: number; reports: number }>`
-    select coalesce(sum(count), 0)::bigint as messages,
-           coalesce(sum(count) filter (where aligned), 0)::bigint as aligned,
-           count(distinct report_id)::int as reports
-      from dmarc_records where domain_id = ${domainId}`.execute(ctx.db);
-  const sources = await sql<{ source_ip: string; messages: number; aligned: number; reporters: number }>`
-    select r.source_ip, sum(r.count)::bigint as messages,
-           coalesce(sum(r.count) filter (where r.aligned), 0)::bigint as aligned,
-           count(distinct d.reporter)::int as reporters
-      from dmarc_records r join dmarc_reports d on d.id = r.report_id
-     where r.domain_id = ${domainId}
-     group by r.source_ip order by messages desc limit 200`.execute(ctx.db);
-  const reports = await ctx.db
-    .selectFrom('dmarc_reports')
-    .select([
-      'id',
-      'kind',
-      'reporter',
-      'reporter_email',
-      'report_id',
-      'begin_at',
-      'end_at',
-      'total',
-      'file',
-      'reason',
-      'received_at',
-    ])
-    .where('domain_id', '=', domainId)
-    .orderBy('received_at', 'desc')
-    .limit(100)
-    .execute();
-  const tls = await sql<{ policy_domain: string; successful: number; failed: number }>`
-    select policy_domain, sum(successful)::bigint as successful, sum(failed)::bigint as failed
-      from tls_report_results where domain_id = ${domainId} group by policy_domain order by policy_domain`.execute(
-    ctx.db,
-  );
-  const t = totals.rows[0];
-  const messages = Number(t.messages);
-  return {
-    object: 'domain_dmarc' as const,
-    summary: {
-      messages,
-      aligned: Number(t.aligned),
-      aligned_rate: messages === 0 ? null : Number(t.aligned) / messages,
-      reports: t.reports,
-    },
-    sources: sources.rows.map((s) => ({
-      source_ip: s.source_ip,
-      messages: Number(s.messages),
-      aligned: Number(s.aligned),
-      reporters: s.reporters,
-    })),
-    tls: tls.rows.map((r) => ({
-      policy_domain: r.policy_domain,
-      successful: Number(r.successful),
-      failed: Number(r.failed),
-    })),
-    reports: reports.map((r) => ({
-      id: r.id,
-      kind: r.kind,
-      reporter: r.reporter,
-      reporter_email: r.reporter_email,
-      report_id: r.report_id,
-      begin: r.begin_at?.toISOString() ?? null,
-      end: r.end_at?.toISOString() ?? null,
-      messages: Number(r.total),
-      file: r.file,
-      reason: r.reason,
-      received_at: r.received_at.toISOString(),
-    })),
-  };
+/** The day a report's records are counted on: the start of the period it covers. */
+function dayOfReport(item: FoundReport): string {
+  const begin = item.kind === 'aggregate' || item.kind === 'tls' ? item.report.begin : null;
+  return (begin ?? new Date()).toISOString().slice(0, 10);
+}
+
+/** The days of the aggregate reports just stored (not those ignored as duplicates). */
+export function storedDays(
+  found: FoundReport[],
+  outcomes: ('stored' | 'duplicate' | 'unreadable')[],
+): string[] {
+  return found.filter((f, i) => f.kind === 'aggregate' && outcomes[i] === 'stored').map(dayOfReport);
 }

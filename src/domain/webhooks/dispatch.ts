@@ -127,6 +127,33 @@ export interface DispatchPayload {
   domain_event?: string;
   /** The circuit breaker's decisions (reputation/breaker.ts): `breaker.tripped`. */
   breaker_trip_ids?: string[];
+  /** What DMARC reports showed (dmarc/alerts.ts): `dmarc.unknown_source`, `dmarc.alignment_dropped`. */
+  dmarc_alert_ids?: string[];
+}
+
+/** A DMARC alert as webhooks show it: the domain, and what the reports showed. */
+async function dmarcAlertEvents(ctx: Pick<DomainContext, 'db'>, ids: string[]): Promise<WebhookEvent[]> {
+  const rows = await ctx.db
+    .selectFrom('dmarc_alerts as a')
+    .innerJoin('domains as d', 'd.id', 'a.domain_id')
+    .select(['a.id', 'a.kind', 'a.detail', 'a.created_at', 'd.id as domain_id', 'd.name', 'd.project_id'])
+    .where('a.id', 'in', ids)
+    .execute();
+  return rows.map((r) => ({
+    type: `dmarc.${r.kind}`,
+    key: r.id,
+    projectId: r.project_id,
+    createdAt: r.created_at,
+    data: {
+      id: r.id,
+      object: 'dmarc_alert',
+      kind: r.kind,
+      domain_id: r.domain_id,
+      domain: r.name,
+      ...r.detail,
+      created_at: r.created_at.toISOString(),
+    },
+  }));
 }
 
 /** A breaker decision as webhooks and the API show it. */
@@ -157,6 +184,8 @@ async function breakerEvents(ctx: Pick<DomainContext, 'db'>, ids: string[]): Pro
 export async function dispatchWebhooks(ctx: DomainContext, payload: DispatchPayload, occurrence: string) {
   if (payload.breaker_trip_ids?.length)
     await fanOut(ctx, await breakerEvents(ctx, payload.breaker_trip_ids), occurrence);
+  if (payload.dmarc_alert_ids?.length)
+    await fanOut(ctx, await dmarcAlertEvents(ctx, payload.dmarc_alert_ids), occurrence);
   if (payload.email_event_ids?.length)
     await fanOut(ctx, await emailEvents(ctx, payload.email_event_ids), occurrence);
   if (payload.suppressed_email_ids?.length) {

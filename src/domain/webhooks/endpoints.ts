@@ -34,6 +34,8 @@ export const WEBHOOK_EVENTS = [
   'domain.verified',
   'domain.failed',
   'breaker.tripped',
+  'dmarc.unknown_source',
+  'dmarc.alignment_dropped',
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENTS)[number];
 

@@ -52,6 +52,8 @@ export const WEBHOOK_EVENTS = [
   'domain.verified',
   'domain.failed',
   'breaker.tripped',
+  'dmarc.unknown_source',
+  'dmarc.alignment_dropped',
 ] as const satisfies readonly WebhookEvent[];
 // an event the API adds and the form does not list fails the typecheck here
 const everyEvent: Exclude<WebhookEvent, (typeof WEBHOOK_EVENTS)[number]>[] = [];
@@ -146,3 +148,11 @@ export const domainDmarcQuery = (project: string, id: string) =>
     api.get('/v1/domains/{id}/dmarc', { project, path: { id } }),
   );
 export type DomainDmarc = Schemas['DomainDmarc'];
+
+/** Naming the sources that send as a domain (PUT and DELETE /v1/domains/{id}/dmarc/labels). */
+export const dmarcLabels = {
+  put: (project: string, id: string, body: { source: string; label: string }) =>
+    api.put('/v1/domains/{id}/dmarc/labels', { project, path: { id }, body }),
+  remove: (project: string, id: string, labelId: string) =>
+    api.delete('/v1/domains/{id}/dmarc/labels/{label_id}', { project, path: { id, label_id: labelId } }),
+};
