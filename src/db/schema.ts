@@ -643,6 +643,8 @@ export interface WebhookEndpointsTable {
   previous_expires_at: Date | null;
   failing_since: Date | null;
   disabled_reason: string | null;
+  /** Posthorn's events, or Resend's names and data (migration 0040). */
+  dialect: Generated<'posthorn' | 'resend'>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }

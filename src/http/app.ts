@@ -15,6 +15,7 @@ import {
   answerFrameworkError,
   refuseUnstorableStrings,
 } from './request-checks.ts';
+import { resendRoutes } from './resend/plugin.ts';
 import { accountRoutes } from './routes/accounts.ts';
 import { adminRoutes } from './routes/admin.ts';
 import { breakerRoutes } from './routes/breaker.ts';
@@ -177,6 +178,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(publicRoutes, deps);
   await app.register(feedbackRoutes, deps);
   await app.register(dashboardRoutes, { ...deps, prefix: '/api' });
+  // the Resend-compatible door: Resend's API over the same domain code (src/http/resend)
+  await app.register(resendRoutes, { ...deps, prefix: '/resend' });
   await app.register(scalar, { routePrefix: '/v1/docs', configuration: DOCS_PAGE });
   // the dashboard (web/, built to dist/web) at {app_url}: every other path under it is the app's
   await app.register(webAppRoutes, { appUrl: deps.ctx.config.appUrl });

@@ -146,7 +146,7 @@ describe('refusals write nothing', () => {
       { from: FROM, to: 'a@example.org', subject: 'S', text: 'x', headers: { 'X-Posthorn-Project': 'p' } },
       /set by Posthorn/,
     ],
-    [{ from: FROM, to: 'a@example.org', subject: 'S', text: 'x', scheduled_at: 'tomorrow' }, /ISO 8601/],
+    [{ from: FROM, to: 'a@example.org', subject: 'S', text: 'x', scheduled_at: 'some day soon' }, /ISO 8601/],
     [
       {
         from: FROM,

@@ -2,6 +2,7 @@ import type { Mailbox } from '../../mail/address.ts';
 import { parseMailbox } from '../core/addresses.ts';
 import { parseIsoDate } from '../core/dates.ts';
 import { ValidationError } from '../core/errors.ts';
+import { parseNaturalTime } from '../core/natural-time.ts';
 
 export const MAX_RECIPIENTS = 50;
 export const MAX_MESSAGE_BYTES = 40 * 1024 * 1024;
@@ -84,7 +85,14 @@ export interface EmailInput {
   html?: string;
   text?: string;
   headers?: Record<string, string>;
-  attachments?: { filename?: string; content: string; content_type?: string; content_id?: string }[];
+  /** `content` (base64), or `path`: a URL fetched before the checks (attachment-url.ts). */
+  attachments?: {
+    filename?: string;
+    content?: string;
+    path?: string;
+    content_type?: string;
+    content_id?: string;
+  }[];
   tags?: { name: string; value: string }[];
   scheduled_at?: string;
   /** A published template in place of subject/html/text (rendered before these checks). */
@@ -217,6 +225,8 @@ function checkHeaders(given: Record<string, string> | undefined): Record<string,
 /** One attachment: base64 content, a filename or a content id, a MIME type when given. */
 function checkAttachment(a: NonNullable<EmailInput['attachments']>[number], i: number): ValidAttachment {
   const field = `attachments[${i}]`;
+  if (typeof a.content !== 'string')
+    throw new ValidationError(`\`${field}\` needs \`content\` (base64) or \`path\` (a URL to fetch it from)`);
   const content = a.content.replace(/\s+/g, '');
   if (!BASE64.test(content) || content.length % 4 !== 0) {
     throw new ValidationError(`\`${field}.content\` must be base64-encoded`);
@@ -241,12 +251,17 @@ function checkAttachment(a: NonNullable<EmailInput['attachments']>[number], i: n
   };
 }
 
-/** When to send: null for now (a time in the past or now means "send now"), at most 30 days ahead. */
-function checkScheduledAt(value: string | undefined, now: Date): Date | null {
+/**
+ * When to send: null for now (a time in the past or now means "send now"), at most 30 days ahead;
+ * ISO 8601, or as a person says it ("in 1 hour", "tomorrow at 9am": core/natural-time.ts).
+ */
+export function checkScheduledAt(value: string | undefined, now: Date): Date | null {
   if (value === undefined) return null;
-  const parsed = parseIsoDate(value, { timeRequired: true });
+  const parsed = parseIsoDate(value, { timeRequired: true }) ?? parseNaturalTime(String(value), now);
   if (!parsed) {
-    throw new ValidationError('`scheduled_at` must be an ISO 8601 date-time such as 2026-12-01T09:00:00Z');
+    throw new ValidationError(
+      '`scheduled_at` must be an ISO 8601 date-time such as 2026-12-01T09:00:00Z, or a time such as "in 1 hour", "in 30 minutes" or "tomorrow at 9am" (UTC)',
+    );
   }
   if (parsed.getTime() > now.getTime() + MAX_SCHEDULE_DAYS * 86_400_000) {
     throw new ValidationError(`\`scheduled_at\` may be at most ${MAX_SCHEDULE_DAYS} days ahead`);

@@ -170,6 +170,45 @@ async function keysOf(ctx: Pick<DomainContext, 'db'>, projectId: string): Promis
   return rows.map((r) => presentKey(r));
 }
 
+/**
+ * The keys a caller may manage that act in a project: the project's keys and the caller's own
+ * all-access keys (which act there too), live ones only, newest first.
+ */
+export async function keysActingIn(ctx: Pick<DomainContext, 'db'>, caller: Caller, projectId: string) {
+  await requireProjectAdmin(ctx.db, caller, projectId);
+  const rows = await ctx.db
+    .selectFrom('api_keys')
+    .selectAll()
+    .where((eb) =>
+      eb.or([
+        eb('project_id', '=', projectId),
+        eb.and([eb('scope', '=', 'all_access'), eb('account_id', '=', caller.accountId)]),
+      ]),
+    )
+    .where('revoked_at', 'is', null)
+    .orderBy('created_at', 'desc')
+    .execute();
+  return rows.map((r) => presentKey(r));
+}
+
+/** Renames a key the caller may manage. */
+export async function renameKey(
+  ctx: Pick<DomainContext, 'db'>,
+  caller: Caller,
+  keyId: string,
+  name: unknown,
+) {
+  const row = await findManagedKey(ctx, caller, keyId);
+  const checked = checkKeyName(name);
+  const renamed = await ctx.db
+    .updateTable('api_keys')
+    .set({ name: checked })
+    .where('id', '=', row.id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return presentKey(renamed);
+}
+
 /** Issues a new secret for the same key (id, name and history kept); the old secret fails at once. */
 export async function rotateKey(
   ctx: Pick<DomainContext, 'db' | 'secrets'>,

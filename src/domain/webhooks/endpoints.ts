@@ -44,6 +44,8 @@ export interface CreateWebhookInput {
   url: string;
   events: WebhookEventType[];
   description?: string | null;
+  /** How deliveries are written: Posthorn's (the default) or Resend's (resend-dialect.ts). */
+  dialect?: 'posthorn' | 'resend';
 }
 
 /** PATCH /webhooks/{id}: only the fields present change; `enabled: true` clears the disabled reason. */
@@ -122,6 +124,7 @@ export async function createEndpoint(ctx: DomainContext, facts: ProjectFacts, bo
       events,
       description,
       secret_enc: ctx.secrets.encrypt(secret),
+      ...(body.dialect ? { dialect: body.dialect } : {}),
     })
     .returningAll()
     .executeTakeFirstOrThrow();
@@ -201,6 +204,16 @@ export async function rotateSecret(
     .returningAll()
     .executeTakeFirstOrThrow();
   return present(row, secret);
+}
+
+/** An endpoint with its current signing secret (Resend's API shows it on every read). */
+export async function getEndpointWithSecret(
+  ctx: Pick<DomainContext, 'db' | 'secrets'>,
+  projectId: string,
+  id: string,
+) {
+  const row = await findEndpoint(ctx, projectId, id);
+  return present(row, ctx.secrets.decrypt(row.secret_enc).toString('utf8'));
 }
 
 /** The secrets that sign now: the current one, and the previous one during its overlap. */

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { enqueue, type JobSpec } from '../../db/enqueue.ts';
 import type { DomainContext } from '../core/context.ts';
+import { inResendDialect } from './resend-dialect.ts';
 
 /**
  * A webhook event before fan-out: its type, project, time, the `data` object, and `key`, which
@@ -28,7 +29,7 @@ export async function fanOut(
   if (events.length === 0) return 0;
   const endpoints = await ctx.db
     .selectFrom('webhook_endpoints')
-    .select(['id', 'project_id', 'events'])
+    .select(['id', 'project_id', 'events', 'dialect'])
     .where('project_id', 'in', [...new Set(events.map((e) => e.projectId))])
     .where('enabled', '=', true)
     .execute();
@@ -45,7 +46,10 @@ export async function fanOut(
           message_id: `msg_${fanoutKey.slice(0, 32)}`,
           fanout_key: fanoutKey,
           event_type: e.type,
-          payload: JSON.stringify({ type: e.type, created_at: e.createdAt.toISOString(), data: e.data }),
+          payload: JSON.stringify({
+            created_at: e.createdAt.toISOString(),
+            ...(ep.dialect === 'resend' ? inResendDialect(e.type, e.data) : { type: e.type, data: e.data }),
+          }),
         };
       }),
   );

@@ -37,22 +37,33 @@ function hostOf(url: URL): string {
   return url.hostname.replace(/^\[|\]$/g, '');
 }
 
-function refuse(host: string, address: string): never {
+/** How a refusal names what was given: the field, and the rule it broke. */
+export interface TargetNaming {
+  field: string;
+  rule: string;
+}
+const WEBHOOK_URL: TargetNaming = { field: '`url`', rule: 'webhooks go to public addresses only' };
+
+function refuse(host: string, address: string, naming: TargetNaming): never {
   throw new ValidationError(
-    `\`url\` points to ${address === host ? host : `${host} (${address})`}, a ${classifyAddress(address).replace('_', '-')} address: webhooks go to public addresses only`,
+    `${naming.field} points to ${address === host ? host : `${host} (${address})`}, a ${classifyAddress(address).replace('_', '-')} address: ${naming.rule}`,
   );
 }
 
 /** Every address the host resolves to must be public (unless allowed); an IP literal is judged as it is. */
-export async function resolveTarget(url: URL, policy: TargetPolicy): Promise<LookupAddress[]> {
+export async function resolveTarget(
+  url: URL,
+  policy: TargetPolicy,
+  naming: TargetNaming = WEBHOOK_URL,
+): Promise<LookupAddress[]> {
   const host = hostOf(url);
   const family = isIP(host);
   if (family) {
-    if (!policy.allowPrivate && classifyAddress(host) !== 'public') refuse(host, host);
+    if (!policy.allowPrivate && classifyAddress(host) !== 'public') refuse(host, host, naming);
     return [{ address: host, family }];
   }
   if (!policy.allowPrivate && (host === 'localhost' || host.endsWith('.localhost')))
-    refuse(host, '127.0.0.1');
+    refuse(host, '127.0.0.1', naming);
   const resolver = new Resolver({ timeout: 3000, tries: 2 });
   if (policy.dnsServers.length > 0) resolver.setServers(policy.dnsServers);
   const [v4, v6] = await Promise.all([
@@ -65,10 +76,10 @@ export async function resolveTarget(url: URL, policy: TargetPolicy): Promise<Loo
   ];
   if (addresses.length === 0) {
     if (policy.allowPrivate && host === 'localhost') return [{ address: '127.0.0.1', family: 4 }];
-    throw new ValidationError(`\`url\`: the host ${host} does not resolve`);
+    throw new ValidationError(`${naming.field}: the host ${host} does not resolve`);
   }
   if (!policy.allowPrivate) {
-    for (const a of addresses) if (classifyAddress(a.address) !== 'public') refuse(host, a.address);
+    for (const a of addresses) if (classifyAddress(a.address) !== 'public') refuse(host, a.address, naming);
   }
   return addresses;
 }

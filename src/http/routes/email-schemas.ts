@@ -35,7 +35,13 @@ export const EmailInputSchema = Type.Object(
       Type.Array(
         Type.Object({
           filename: Type.Optional(Type.String()),
-          content: Type.String({ description: 'base64' }),
+          content: Type.Optional(Type.String({ description: 'base64; or give `path`' })),
+          path: Type.Optional(
+            Type.String({
+              description:
+                'a URL the file is fetched from as the message is accepted (public addresses only, no redirects, 10 s), in place of `content`',
+            }),
+          ),
           content_type: Type.Optional(Type.String()),
           content_id: Type.Optional(
             Type.String({ description: 'for inline images: reference as cid:<content_id>' }),
@@ -47,7 +53,12 @@ export const EmailInputSchema = Type.Object(
     tags: Type.Optional(
       Type.Array(Type.Object({ name: Type.String(), value: Type.String() }), { maxItems: 50 }),
     ),
-    scheduled_at: Type.Optional(Type.String({ description: 'ISO 8601, up to 30 days ahead' })),
+    scheduled_at: Type.Optional(
+      Type.String({
+        description:
+          'ISO 8601, or "in 1 hour", "in 30 minutes", "tomorrow at 9am" (UTC); up to 30 days ahead',
+      }),
+    ),
     template: Type.Optional(
       Type.Object(
         {

@@ -9,6 +9,7 @@ import {
   requestHash,
   type Sender,
 } from '../../domain/emails/accept.ts';
+import { fetchAttachmentPaths } from '../../domain/emails/attachment-url.ts';
 import { rawEmailSource } from '../../domain/emails/raw.ts';
 import {
   cancelEmail,
@@ -23,6 +24,7 @@ import {
   MIN_MESSAGES_TO_JUDGE,
   RATE_THRESHOLDS,
 } from '../../domain/emails/stats.ts';
+import { targetPolicy } from '../../domain/webhooks/endpoints.ts';
 import { SIMULATOR_DOMAIN } from '../../mail/simulator.ts';
 import { authOf, projectFactsOf, projectOf } from '../auth.ts';
 import { errors, IdParams, Nullable, PageQuery, page, pageOf, typed } from '../schemas.ts';
@@ -41,7 +43,7 @@ const { bounce_rate: bounce, complaint_rate: complaint } = RATE_THRESHOLDS;
 
 const MAX_BODY = 45 * 1024 * 1024;
 
-function idempotencyOf(request: FastifyRequest): Idempotency | undefined {
+export function idempotencyOf(request: FastifyRequest): Idempotency | undefined {
   const header = request.headers['idempotency-key'];
   if (header === undefined) return undefined;
   const key = Array.isArray(header) ? header[0] : header;
@@ -50,7 +52,7 @@ function idempotencyOf(request: FastifyRequest): Idempotency | undefined {
   return { key, requestHash: requestHash(`${request.method} ${request.routeOptions.url}`, request.body) };
 }
 
-async function senderOf(request: FastifyRequest, ctx: DomainContext): Promise<Sender> {
+export async function senderOf(request: FastifyRequest, ctx: DomainContext): Promise<Sender> {
   return {
     facts: await projectFactsOf(request, ctx),
     apiKeyId: authOf(request).key?.id ?? null,
@@ -78,7 +80,8 @@ export async function emailRoutes(instance: FastifyInstance, { ctx }: { ctx: Dom
       },
     },
     async (request) => {
-      const result = await acceptEmails(ctx, await senderOf(request, ctx), [request.body], {
+      const [email] = await fetchAttachmentPaths(targetPolicy(ctx), [request.body]);
+      const result = await acceptEmails(ctx, await senderOf(request, ctx), [email], {
         batch: false,
         idempotency: idempotencyOf(request),
       });
@@ -105,7 +108,8 @@ export async function emailRoutes(instance: FastifyInstance, { ctx }: { ctx: Dom
       },
     },
     async (request) => {
-      const result = await acceptEmails(ctx, await senderOf(request, ctx), request.body, {
+      const emails = await fetchAttachmentPaths(targetPolicy(ctx), request.body);
+      const result = await acceptEmails(ctx, await senderOf(request, ctx), emails, {
         batch: true,
         idempotency: idempotencyOf(request),
       });

@@ -1,0 +1,227 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import type { DomainContext } from '../../domain/core/context.ts';
+import { ForbiddenError, ValidationError } from '../../domain/core/errors.ts';
+import { createKeyInProject, keysActingIn, renameKey, revokeKey } from '../../domain/keys/service.ts';
+import { createDnsLookup } from '../../domain/sending-domains/dns-lookup.ts';
+import { updateDomain } from '../../domain/sending-domains/domain-settings.ts';
+import {
+  addDomain,
+  deleteDomain,
+  getDomain,
+  listDomains,
+  verifyDomain,
+} from '../../domain/sending-domains/domains.ts';
+import { authOf, projectFactsOf, projectOf } from '../auth.ts';
+import { typed } from '../schemas.ts';
+import { resendDomain } from './present.ts';
+import { CursorQuery, IdParams, listOf } from './schemas.ts';
+
+const project = { auth: 'project' as const };
+const manage = { auth: 'project' as const, role: 'admin' as const };
+
+const DomainOptions = {
+  open_tracking: Type.Optional(Type.Boolean()),
+  click_tracking: Type.Optional(Type.Boolean()),
+  tls: Type.Optional(Type.String()),
+  capabilities: Type.Optional(
+    Type.Object({
+      sending: Type.Optional(Type.String()),
+      receiving: Type.Optional(Type.String()),
+    }),
+  ),
+  tracking_subdomain: Type.Optional(Type.String()),
+};
+
+/** Resend's domain options Posthorn has no place for: refused when they ask for something. */
+function checkDomainOptions(body: {
+  open_tracking?: boolean;
+  click_tracking?: boolean;
+  tls?: string;
+  tracking_subdomain?: string;
+  capabilities?: { sending?: string };
+}) {
+  if (body.open_tracking || body.click_tracking)
+    throw new ValidationError(
+      'Posthorn tracks opens and clicks per campaign (`tracking` on POST /v1/campaigns), not per domain: `open_tracking` and `click_tracking` may only be false',
+    );
+  if (body.tls !== undefined && body.tls !== 'opportunistic')
+    throw new ValidationError(
+      "`tls` may only be opportunistic: Posthorn's direct route requires TLS where the receiver publishes MTA-STS or DANE",
+    );
+  if (body.tracking_subdomain !== undefined)
+    throw new ValidationError(
+      '`tracking_subdomain` is not available: tracking links use POSTHORN_PUBLIC_URL',
+    );
+  if (body.capabilities?.sending === 'disabled')
+    throw new ValidationError('`capabilities.sending` cannot be disabled: remove the domain instead');
+}
+
+/** Managing keys is for an all-access key (Resend's full access); a project key only uses its project. */
+function requireFullAccess(request: FastifyRequest) {
+  const auth = authOf(request);
+  if (auth.key && auth.key.scope !== 'all_access')
+    throw new ForbiddenError(
+      "Managing API keys needs an all-access key (Resend's full_access); this project key acts only in its project (Resend's sending_access)",
+    );
+  return { accountId: auth.accountId };
+}
+
+/** Domains and API keys, as Resend's API has them. */
+export async function resendDomainRoutes(instance: FastifyInstance, { ctx }: { ctx: DomainContext }) {
+  const app = typed(instance);
+  const dns = createDnsLookup(ctx.config.dnsServers);
+  app.post(
+    '/domains',
+    {
+      config: manage,
+      schema: {
+        hide: true,
+        body: Type.Object(
+          {
+            name: Type.String(),
+            region: Type.Optional(Type.String()),
+            custom_return_path: Type.Optional(Type.String()),
+            ...DomainOptions,
+          },
+          { additionalProperties: true },
+        ),
+      },
+    },
+    async (request, reply) => {
+      checkDomainOptions(request.body);
+      if (request.body.custom_return_path !== undefined)
+        throw new ValidationError(
+          '`custom_return_path` is not available: Posthorn names the return path itself (see the records)',
+        );
+      const added = await addDomain(ctx, await projectFactsOf(request, ctx), { domain: request.body.name });
+      const { object: _, ...domain } = resendDomain(added);
+      return reply.code(201).send(domain);
+    },
+  );
+  app.get(
+    '/domains',
+    { config: project, schema: { hide: true, querystring: CursorQuery } },
+    async (request) => {
+      const domains = await listDomains(ctx, projectOf(request));
+      return listOf(
+        domains.map((d) => {
+          const { records: _, object: __, ...item } = resendDomain(d);
+          return item;
+        }),
+      );
+    },
+  );
+  app.get('/domains/:id', { config: project, schema: { hide: true, params: IdParams } }, async (request) =>
+    resendDomain(await getDomain(ctx, projectOf(request), request.params.id)),
+  );
+  app.patch(
+    '/domains/:id',
+    {
+      config: manage,
+      schema: {
+        hide: true,
+        params: IdParams,
+        body: Type.Object(DomainOptions, { additionalProperties: true }),
+      },
+    },
+    async (request) => {
+      checkDomainOptions(request.body);
+      const receiving = request.body.capabilities?.receiving;
+      if (receiving !== undefined && receiving !== 'enabled' && receiving !== 'disabled')
+        throw new ValidationError('`capabilities.receiving` must be enabled or disabled');
+      const facts = await projectFactsOf(request, ctx);
+      const updated =
+        receiving === undefined
+          ? await getDomain(ctx, facts.id, request.params.id)
+          : await updateDomain(ctx, facts, request.params.id, { inbound_enabled: receiving === 'enabled' });
+      return { object: 'domain', id: updated.id };
+    },
+  );
+  app.delete(
+    '/domains/:id',
+    { config: manage, schema: { hide: true, params: IdParams } },
+    async (request) => {
+      await deleteDomain(ctx, projectOf(request), request.params.id);
+      return { object: 'domain', id: request.params.id, deleted: true };
+    },
+  );
+  app.post(
+    '/domains/:id/verify',
+    { config: manage, schema: { hide: true, params: IdParams } },
+    async (request) => {
+      const checked = await verifyDomain(ctx, dns, projectOf(request), request.params.id);
+      return { object: 'domain', id: checked.id };
+    },
+  );
+
+  resendKeyRoutes(app, ctx);
+}
+
+function resendKeyRoutes(app: ReturnType<typeof typed>, ctx: DomainContext) {
+  app.post(
+    '/api-keys',
+    {
+      config: project,
+      schema: {
+        hide: true,
+        body: Type.Object(
+          {
+            name: Type.String(),
+            permission: Type.Optional(Type.String()),
+            domain_id: Type.Optional(Type.String()),
+          },
+          { additionalProperties: true },
+        ),
+      },
+    },
+    async (request, reply) => {
+      const caller = requireFullAccess(request);
+      const { name, permission = 'full_access', domain_id } = request.body;
+      if (permission !== 'full_access' && permission !== 'sending_access')
+        throw new ValidationError('`permission` must be full_access or sending_access');
+      if (domain_id !== undefined)
+        throw new ValidationError(
+          '`domain_id` is not available: a Posthorn key acts in its whole project; give a domain its own project to keep its keys apart',
+        );
+      const key = await createKeyInProject(ctx, caller, projectOf(request), {
+        name,
+        scope: permission === 'full_access' ? 'all_access' : 'project',
+      });
+      return reply.code(201).send({ id: key.id, token: key.key });
+    },
+  );
+  app.get(
+    '/api-keys',
+    { config: project, schema: { hide: true, querystring: CursorQuery } },
+    async (request) => {
+      const keys = await keysActingIn(ctx, requireFullAccess(request), projectOf(request));
+      return listOf(
+        keys.map((k) => ({ id: k.id, name: k.name, created_at: k.created_at, last_used_at: k.last_used_at })),
+      );
+    },
+  );
+  app.patch(
+    '/api-keys/:id',
+    {
+      config: project,
+      schema: {
+        hide: true,
+        params: IdParams,
+        body: Type.Object({ name: Type.String() }, { additionalProperties: true }),
+      },
+    },
+    async (request) => {
+      const renamed = await renameKey(ctx, requireFullAccess(request), request.params.id, request.body.name);
+      return { object: 'api_key', id: renamed.id };
+    },
+  );
+  app.delete(
+    '/api-keys/:id',
+    { config: project, schema: { hide: true, params: IdParams } },
+    async (request) => {
+      await revokeKey(ctx, requireFullAccess(request), request.params.id);
+      return { object: 'api_key', id: request.params.id, deleted: true };
+    },
+  );
+}
