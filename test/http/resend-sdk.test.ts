@@ -100,7 +100,11 @@ async function call<T extends { error: unknown; data: unknown }>(
 beforeAll(async () => {
   await Promise.all([listen(files), listen(receiver)]);
   dns = await startDnsServer();
-  server = await startTestServer({ POSTHORN_DNS_SERVERS: dns.address, POSTHORN_WEBHOOK_ALLOW_PRIVATE: '1' });
+  server = await startTestServer({
+    POSTHORN_DNS_SERVERS: dns.address,
+    POSTHORN_WEBHOOK_ALLOW_PRIVATE: '1',
+    POSTHORN_RATE_LIMIT: '1000',
+  });
   account = await server.signupConfirmed();
   await setWorkspacePlan(server.runtime.ctx, account.workspace.id, 'unlimited');
   await server.call('PATCH', '/v1/me/footer', {
@@ -170,6 +174,13 @@ describe('emails and batch', () => {
         expect(d.last_event).toMatch(/^(queued|sent|delivered)$/);
       },
     );
+    // Resend's rate-limit headers come with every answer
+    const read = await resend.emails.get(sent.id);
+    expect(read.headers).toMatchObject({
+      'ratelimit-limit': expect.stringMatching(/^\d+$/),
+      'ratelimit-remaining': expect.stringMatching(/^\d+$/),
+      'ratelimit-reset': expect.stringMatching(/^\d+$/),
+    });
     // the attachment given by its URL was fetched and stored with the message
     const stored = await server.call('GET', `/v1/emails/${sent.id}`, { key: account.project_key.key });
     expect(stored.body.attachments).toMatchObject([
