@@ -1,11 +1,10 @@
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setWorkspacePlan } from '../../src/domain/accounts/workspaces.ts';
 import { insertVerifiedDomain, waitForCampaignStatus } from '../helpers/emails.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { type ReceivedHook, startWebhookReceiver } from '../helpers/webhook-receiver.ts';
 
 /**
  * The circuit breaker on a campaign (issue 33): an audience of 1,000 of whom one in twenty
@@ -20,18 +19,12 @@ const AUDIENCE = 1_000;
 let server: TestServer;
 let key: string;
 let list: string;
-const hooks: { type: string; data: Record<string, unknown> }[] = [];
-const receiver = createServer((req, res) => {
-  let body = '';
-  req.on('data', (c) => (body += c));
-  req.on('end', () => {
-    hooks.push(JSON.parse(body));
-    res.writeHead(200).end();
-  });
-});
+let receiver: Awaited<ReturnType<typeof startWebhookReceiver>>;
+let hooks: ReceivedHook[];
 
 beforeAll(async () => {
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  receiver = await startWebhookReceiver();
+  hooks = receiver.hooks;
   server = await startTestServer({ POSTHORN_WEBHOOK_ALLOW_PRIVATE: '1' });
   const account = await server.signupConfirmed();
   key = account.project_key.key;
@@ -47,7 +40,7 @@ beforeAll(async () => {
   const hook = await server.call('POST', '/v1/webhooks', {
     key,
     body: {
-      url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`,
+      url: receiver.url,
       events: ['breaker.tripped'],
     },
   });
@@ -55,7 +48,7 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => {
   await server?.close();
-  receiver.close();
+  await receiver?.close();
 });
 
 async function statuses(campaignId: string): Promise<Record<string, number>> {

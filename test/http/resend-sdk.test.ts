@@ -1,4 +1,4 @@
-import { createServer, type IncomingHttpHeaders } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Resend } from 'resend';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,6 +10,7 @@ import { insertVerifiedDomain } from '../helpers/emails.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { validateResponse } from '../helpers/resend-openapi.ts';
 import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
+import { startWebhookReceiver } from '../helpers/webhook-receiver.ts';
 
 /**
  * The Resend-compatible door driven by the official `resend` SDK (6.23.0, pinned) with only its
@@ -49,15 +50,7 @@ const files = createServer((req, res) => {
     res.writeHead(200, { 'content-type': 'application/pdf' }).end('%PDF-1.4 a small invoice');
   else res.writeHead(404).end();
 });
-const hooks: { headers: IncomingHttpHeaders; body: string }[] = [];
-const receiver = createServer((req, res) => {
-  let body = '';
-  req.on('data', (c) => (body += c));
-  req.on('end', () => {
-    hooks.push({ headers: req.headers, body });
-    res.writeHead(200).end();
-  });
-});
+let receiver: Awaited<ReturnType<typeof startWebhookReceiver>>;
 const listen = (s: typeof files) => new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
 const portOf = (s: typeof files) => (s.address() as AddressInfo).port;
 
@@ -98,7 +91,8 @@ async function call<T extends { error: unknown; data: unknown }>(
 }
 
 beforeAll(async () => {
-  await Promise.all([listen(files), listen(receiver)]);
+  await listen(files);
+  receiver = await startWebhookReceiver();
   dns = await startDnsServer();
   server = await startTestServer({
     POSTHORN_DNS_SERVERS: dns.address,
@@ -129,7 +123,7 @@ afterAll(async () => {
   await server?.close();
   await dns?.close();
   files.close();
-  receiver.close();
+  await receiver?.close();
 });
 
 const from = 'Door <hello@door.example>';
@@ -457,7 +451,7 @@ describe('contacts, segments and broadcasts', () => {
 
 describe('webhooks', () => {
   it("subscribes with Resend's event names and verifies a delivery with the SDK", async () => {
-    const endpoint = `http://127.0.0.1:${portOf(receiver)}/hooks`;
+    const endpoint = receiver.url;
     const created = await call(
       'webhooks.create',
       () => resend.webhooks.create({ endpoint, events: ['email.sent', 'email.delivery_delayed'] }),
@@ -487,8 +481,8 @@ describe('webhooks', () => {
     await resend.emails.send({ from, to: 'ivy@recipient.example', subject: 'Hooked', text: 'Hi.' });
     const hook = await eventually(
       () => {
-        expect(hooks.length).toBeGreaterThan(0);
-        return hooks[0];
+        expect(receiver.hooks.length).toBeGreaterThan(0);
+        return receiver.hooks[0];
       },
       { timeoutMs: 20_000 },
     );

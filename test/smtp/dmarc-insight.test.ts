@@ -1,5 +1,3 @@
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addDays, dayOf } from '../../src/domain/core/clock.ts';
 import { aggregateXml, type MadeRecord, reportMessage } from '../helpers/dmarc.ts';
@@ -7,6 +5,7 @@ import { insertVerifiedDomain } from '../helpers/emails.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { deliverToMx } from '../helpers/smtp-clients.ts';
+import { type ReceivedHook, startWebhookReceiver } from '../helpers/webhook-receiver.ts';
 
 /**
  * What a domain's DMARC reports tell a person (issue 34, item 3), from 35 days of reports received
@@ -27,18 +26,12 @@ let key: string;
 let domainId: string;
 let rua: string;
 const today = dayOf(new Date());
-const hooks: { type: string; data: Record<string, unknown> }[] = [];
-const receiver = createServer((req, res) => {
-  let body = '';
-  req.on('data', (c) => (body += c));
-  req.on('end', () => {
-    hooks.push(JSON.parse(body));
-    res.writeHead(200).end();
-  });
-});
+let receiver: Awaited<ReturnType<typeof startWebhookReceiver>>;
+let hooks: ReceivedHook[];
 
 beforeAll(async () => {
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  receiver = await startWebhookReceiver();
+  hooks = receiver.hooks;
   server = await startTestServer(
     { POSTHORN_SMTP_PORT: '0', POSTHORN_MX_PORT: '0', POSTHORN_WEBHOOK_ALLOW_PRIVATE: '1' },
     ['api', 'worker', 'smtp'],
@@ -56,7 +49,7 @@ beforeAll(async () => {
   const hook = await server.call('POST', '/v1/webhooks', {
     key,
     body: {
-      url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`,
+      url: receiver.url,
       events: ['dmarc.unknown_source', 'dmarc.alignment_dropped'],
     },
   });
@@ -64,7 +57,7 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => {
   await server?.close();
-  receiver.close();
+  await receiver?.close();
 });
 
 async function receive(day: string, records: MadeRecord[]) {

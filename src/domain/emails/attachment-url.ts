@@ -2,7 +2,7 @@ import type { LookupAddress } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import { ValidationError } from '../core/errors.ts';
-import { resolveTarget, type TargetPolicy } from '../webhooks/target.ts';
+import { pinnedLookup, resolveTarget, type TargetPolicy } from '../webhooks/target.ts';
 import { MAX_MESSAGE_BYTES } from './validate.ts';
 
 /**
@@ -35,11 +35,7 @@ function fetchOnce(
       {
         headers: { 'user-agent': 'Posthorn-Attachments/1' },
         timeout: FETCH_TIMEOUT_MS,
-        lookup: (_host, options, callback) => {
-          if ((options as { all?: boolean }).all)
-            (callback as (e: null, a: LookupAddress[]) => void)(null, addresses);
-          else callback(null, addresses[0].address, addresses[0].family);
-        },
+        lookup: pinnedLookup(addresses),
       },
       (response) => {
         if (response.statusCode !== 200) {

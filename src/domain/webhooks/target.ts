@@ -2,7 +2,7 @@ import type { LookupAddress } from 'node:dns';
 import { Resolver } from 'node:dns/promises';
 import http from 'node:http';
 import https from 'node:https';
-import { isIP } from 'node:net';
+import { isIP, type LookupFunction } from 'node:net';
 import { ValidationError } from '../core/errors.ts';
 import { classifyAddress } from './address-class.ts';
 
@@ -84,6 +84,18 @@ export async function resolveTarget(
   return addresses;
 }
 
+/**
+ * A socket lookup answered with the addresses already judged: a DNS answer that changes between
+ * the check and the connection cannot send it elsewhere.
+ */
+export function pinnedLookup(addresses: LookupAddress[]): LookupFunction {
+  return (_host, options, callback) => {
+    if ((options as { all?: boolean }).all)
+      (callback as (e: null, a: LookupAddress[]) => void)(null, addresses);
+    else callback(null, addresses[0].address, addresses[0].family);
+  };
+}
+
 export interface PostResult {
   statusCode: number | null;
   latencyMs: number;
@@ -128,11 +140,7 @@ export async function postWebhook(
         method: 'POST',
         headers: { 'content-type': 'application/json', 'user-agent': 'Posthorn-Webhooks/1', ...headers },
         timeout: WEBHOOK_TIMEOUT_MS,
-        lookup: (_host, options, callback) => {
-          if ((options as { all?: boolean }).all)
-            (callback as (e: null, a: LookupAddress[]) => void)(null, addresses);
-          else callback(null, addresses[0].address, addresses[0].family);
-        },
+        lookup: pinnedLookup(addresses),
       },
       (response) => {
         const chunks: Buffer[] = [];

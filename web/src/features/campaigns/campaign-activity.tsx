@@ -2,6 +2,7 @@ import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useRef } from 'react';
 import { activityQuery, type Campaign, type CampaignActivity } from '../../api/campaigns.ts';
 import { ErrorMessage } from '../../components/Alert.tsx';
+import { Bars } from '../../components/Bars.tsx';
 import { DataTable } from '../../components/DataTable.tsx';
 import { formatNumber } from '../../components/format.ts';
 import { useProject } from '../../project.tsx';
@@ -11,37 +12,28 @@ import { useProject } from '../../project.tsx';
  * clicked most. The chart is a drawing for the eye; the same figures are in a table under it.
  */
 
-const HEIGHT = 120;
 const time = (iso: string) =>
   new Date(iso).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' });
 
 function Chart({ activity }: { activity: CampaignActivity }) {
   const { buckets, bucket_seconds } = activity;
   const max = Math.max(1, ...buckets.map((b) => Math.max(b.sent, b.delivered, b.bounced)));
-  const width = Math.max(buckets.length * 12, 120);
   const per = bucket_seconds === 60 ? 'minute' : `${bucket_seconds / 60} minutes`;
   const total = buckets.reduce((n, b) => n + b.sent, 0);
   const peak = Math.max(...buckets.map((b) => b.sent));
   return (
     <figure className="activity">
-      <svg
-        viewBox={`0 0 ${width} ${HEIGHT}`}
-        preserveAspectRatio="none"
-        role="img"
-        aria-label={`Sent per ${per}: ${formatNumber(total)} in all, at most ${formatNumber(peak)} in one ${per}`}
-      >
-        {buckets.map((b, i) => {
-          const x = (i * width) / buckets.length;
-          const w = Math.max(width / buckets.length - 2, 1);
-          const h = (n: number) => (n / max) * (HEIGHT - 4);
-          return (
-            <g key={b.start}>
-              <rect className="bar-sent" x={x} y={HEIGHT - h(b.sent)} width={w} height={h(b.sent)} />
-              <rect className="bar-bounced" x={x} y={HEIGHT - h(b.bounced)} width={w} height={h(b.bounced)} />
-            </g>
-          );
-        })}
-      </svg>
+      <Bars
+        label={`Sent per ${per}: ${formatNumber(total)} in all, at most ${formatNumber(peak)} in one ${per}`}
+        bars={buckets.map((b) => ({
+          key: b.start,
+          // the bounced drawn over the sent, from the foot of the bar
+          parts: [
+            { className: 'bar-sent', bottom: 0, height: b.sent },
+            { className: 'bar-bounced', bottom: 0, height: b.bounced },
+          ],
+        }))}
+      />
       <figcaption className="muted small">
         <span>{time(buckets[0].start)}</span>
         <span>
