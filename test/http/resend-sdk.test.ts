@@ -249,6 +249,11 @@ describe('domains and API keys', () => {
       () => resend.domains.list(),
       (d) => expect(d.data.map((x) => x.name)).toContain('news.door.example'),
     );
+    // newest first, a page at a time
+    const first = await resend.domains.list({ limit: 1 });
+    expect(first.data).toMatchObject({ has_more: true, data: [{ id: created.id }] });
+    const next = await resend.domains.list({ limit: 1, after: created.id });
+    expect(next.data).toMatchObject({ has_more: false, data: [{ name: 'door.example' }] });
     const records = (await server.call('GET', `/v1/domains/${created.id}`, { key: account.project_key.key }))
       .body.records;
     publishRecords(dns, records);

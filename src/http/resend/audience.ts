@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { type Selectable, sql } from 'kysely';
 import { type Static, Type } from 'typebox';
-import type { ContactsTable } from '../../db/schema.ts';
+import type { ContactsTable, ListsTable } from '../../db/schema.ts';
 import {
   createContact,
   deleteContact,
@@ -264,8 +264,16 @@ function resendSegmentRoutes(app: ReturnType<typeof typed>, ctx: DomainContext) 
       },
     );
     app.get(base, { config: project, schema: { hide: true, querystring: CursorQuery } }, async (request) => {
-      const { data } = await listLists(ctx, projectOf(request));
-      return listOf(data.map(({ id, name, created_at }) => ({ id, name, created_at })));
+      const page = await keysetPage<Selectable<ListsTable>>(
+        ctx.db,
+        'lists',
+        sql<boolean>`project_id = ${projectOf(request)}`,
+        request.query,
+      );
+      return listOf(
+        page.rows.map((l) => ({ id: l.id, name: l.name, created_at: l.created_at.toISOString() })),
+        page.has_more,
+      );
     });
     app.get(`${base}/:id`, { config: project, schema: { hide: true, params: IdParams } }, async (request) =>
       resendSegment(await getList(ctx, projectOf(request), request.params.id)),

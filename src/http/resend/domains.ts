@@ -1,17 +1,14 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { type Selectable, sql } from 'kysely';
 import { Type } from 'typebox';
+import type { DomainsTable } from '../../db/schema.ts';
 import type { DomainContext } from '../../domain/core/context.ts';
 import { ForbiddenError, ValidationError } from '../../domain/core/errors.ts';
+import { keysetPage } from '../../domain/core/keyset.ts';
 import { createKeyInProject, keysActingIn, renameKey, revokeKey } from '../../domain/keys/service.ts';
 import { createDnsLookup } from '../../domain/sending-domains/dns-lookup.ts';
 import { updateDomain } from '../../domain/sending-domains/domain-settings.ts';
-import {
-  addDomain,
-  deleteDomain,
-  getDomain,
-  listDomains,
-  verifyDomain,
-} from '../../domain/sending-domains/domains.ts';
+import { addDomain, deleteDomain, getDomain, verifyDomain } from '../../domain/sending-domains/domains.ts';
 import { authOf, projectFactsOf, projectOf } from '../auth.ts';
 import { typed } from '../schemas.ts';
 import { resendDomain } from './present.ts';
@@ -103,12 +100,21 @@ export async function resendDomainRoutes(instance: FastifyInstance, { ctx }: { c
     '/domains',
     { config: project, schema: { hide: true, querystring: CursorQuery } },
     async (request) => {
-      const domains = await listDomains(ctx, projectOf(request));
+      const page = await keysetPage<Selectable<DomainsTable>>(
+        ctx.db,
+        'domains',
+        sql<boolean>`project_id = ${projectOf(request)}`,
+        request.query,
+      );
       return listOf(
-        domains.map((d) => {
-          const { records: _, object: __, ...item } = resendDomain(d);
-          return item;
-        }),
+        page.rows.map((d) => ({
+          id: d.id,
+          name: d.name,
+          status: d.status,
+          created_at: d.created_at.toISOString(),
+          capabilities: { sending: 'enabled', receiving: d.inbound_enabled ? 'enabled' : 'disabled' },
+        })),
+        page.has_more,
       );
     },
   );
