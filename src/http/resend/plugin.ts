@@ -49,11 +49,13 @@ function resendErrors(request: FastifyRequest, reply: FastifyReply, payload: unk
 
 export async function resendRoutes(app: FastifyInstance, deps: { ctx: DomainContext }) {
   app.addHook('onSend', async (request, reply, payload) => resendErrors(request, reply, payload));
-  app.setNotFoundHandler((request, reply) =>
+  // every other path here is Resend's "not found" (not the dashboard's page, which answers the rest)
+  const notFound = (request: FastifyRequest, reply: FastifyReply) =>
     reply.code(404).send({
       error: `The requested endpoint does not exist: ${request.method} ${request.url.split('?')[0]}`,
-    }),
-  );
+    });
+  app.setNotFoundHandler(notFound);
+  app.all('/*', { config: { auth: 'none' }, schema: { hide: true } }, notFound);
   for (const routes of [
     resendEmailRoutes,
     resendDomainRoutes,

@@ -1,0 +1,127 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { setWorkspacePlan } from '../../src/domain/accounts/workspaces.ts';
+import { createKeyInProject } from '../../src/domain/keys/service.ts';
+import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
+
+/**
+ * Bad input at the Resend-compatible door (issue 35): every refusal is a 4xx in Resend's error
+ * shape, `{statusCode, name, message}`, with a message that says what was wrong, and writes
+ * nothing; an unknown path is Resend's `not_found`, a missing key `missing_api_key`.
+ */
+
+let server: TestServer;
+let account: SignupResult;
+let key: string;
+let allAccess: string;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  account = await server.signupConfirmed();
+  key = account.project_key.key;
+  await setWorkspacePlan(server.runtime.ctx, account.workspace.id, 'unlimited');
+  // Resend's full-access key, which may manage API keys too
+  allAccess = (
+    await createKeyInProject(server.runtime.ctx, { accountId: account.account.id }, account.project.id, {
+      name: 'door',
+      scope: 'all_access',
+    })
+  ).key as string;
+}, 60_000);
+afterAll(() => server?.close());
+
+const UUID = '00000000-0000-4000-8000-000000000000';
+const EMAIL = { from: 'Tests <onboarding@posthorn.localhost>', to: 'a@b.example', subject: 'S', text: 'x' };
+
+const CASES: [string, string, unknown, number, RegExp][] = [
+  ['POST', '/emails', { from: 'a@b.example' }, 400, /to/],
+  ['POST', '/emails', { ...EMAIL, scheduled_at: 'some day' }, 400, /scheduled_at/],
+  ['POST', '/emails', { ...EMAIL, attachments: [{ filename: 'a' }] }, 400, /content.*path/],
+  [
+    'POST',
+    '/emails',
+    {
+      from: 'x',
+      to: 'a@b.example',
+      subject: 'S',
+      text: 'x',
+      attachments: [{ path: 'ftp://files.example/a' }],
+    },
+    400,
+    /https/,
+  ],
+  ['POST', '/emails/batch', [], 400, /fewer than 1|at least 1|must NOT have fewer/],
+  ['GET', '/emails?after=not-an-id', undefined, 400, /`after` must be the id/],
+  ['GET', '/emails?limit=500', undefined, 400, /limit/],
+  ['GET', `/emails/${UUID}`, undefined, 404, /not found/],
+  ['PATCH', `/emails/${UUID}`, { scheduled_at: 'in 1 hour' }, 404, /not found/],
+  ['POST', '/domains', { name: 'not a domain' }, 400, /domain/i],
+  ['POST', '/domains', { name: 'x.example', open_tracking: true }, 400, /per campaign/],
+  ['PATCH', `/domains/${UUID}`, { capabilities: { receiving: 'maybe' } }, 400, /receiving/],
+  ['POST', '/api-keys', { name: 'k', domain_id: UUID }, 400, /domain_id/],
+  ['POST', '/api-keys', { name: 'k', permission: 'root' }, 400, /permission/],
+  ['POST', '/contacts', { email: 'not an address' }, 400, /email/],
+  ['GET', `/contacts/${UUID}`, undefined, 404, /not found/],
+  ['POST', '/segments', { name: '' }, 400, /name/],
+  [
+    'POST',
+    '/broadcasts',
+    { segment_id: UUID, from: 'a@b.example', subject: 'S', html: '<p>x</p>', topic_id: 't' },
+    400,
+    /topic_id/,
+  ],
+  ['GET', `/broadcasts/${UUID}/recipients?type=nothing`, undefined, 404, /not found/],
+  [
+    'POST',
+    '/webhooks',
+    { endpoint: 'https://hooks.example/x', events: ['email.scheduled'] },
+    400,
+    /email\.scheduled is not available/,
+  ],
+  ['POST', '/webhooks', { endpoint: 'not a url', events: ['email.sent'] }, 400, /URL/],
+  ['PATCH', `/webhooks/${UUID}`, { status: 'paused' }, 400, /status/],
+  ['POST', `/emails/${UUID}/share`, undefined, 405, /Posthorn has no public share links/],
+  ['GET', '/templates', undefined, 404, /does not exist/],
+];
+
+describe('refusals at /resend', () => {
+  it.each(CASES)('%s %s %j → %i', async (method, path, body, status, message) => {
+    const before = await server.runtime.ctx.db
+      .selectFrom('emails')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
+    const res = await server.call(method, `/resend${path}`, { key: allAccess, body });
+    expect(res.status, JSON.stringify(res.body)).toBe(status);
+    expect(res.body).toEqual({
+      statusCode: status,
+      name: expect.any(String),
+      message: expect.stringMatching(message),
+    });
+    expect(res.body.message).not.toMatch(/\n\s+at /);
+    const after = await server.runtime.ctx.db
+      .selectFrom('emails')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
+    expect(Number(after.n)).toBe(Number(before.n));
+  });
+
+  it('names errors as Resend does: missing or invalid key, not found, validation', async () => {
+    expect((await server.call('GET', '/resend/emails')).body).toMatchObject({
+      statusCode: 401,
+      name: 'missing_api_key',
+    });
+    expect((await server.call('GET', '/resend/emails', { key: 'ph_nope' })).body).toMatchObject({
+      statusCode: 401,
+      name: 'invalid_api_key',
+    });
+    expect((await server.call('GET', `/resend/domains/${UUID}`, { key })).body).toMatchObject({
+      name: 'not_found',
+    });
+    expect((await server.call('POST', '/resend/segments', { key, body: {} })).body).toMatchObject({
+      name: 'validation_error',
+    });
+    expect((await server.call('GET', '/resend/api-keys', { key })).body).toMatchObject({
+      statusCode: 403,
+      name: 'restricted_api_key',
+    });
+  });
+});
