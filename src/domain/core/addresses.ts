@@ -6,10 +6,17 @@ import { ValidationError } from './errors.ts';
 // local part: the dot-atom most providers accept (no quoted strings, no comments)
 const LOCAL_PART = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*$/;
 const DOMAIN_LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
+const PLAIN_HOSTNAME = /^[a-z0-9.-]+$/;
+// what most senders write: `address` or `Name <address>` with a plain name (letters, digits, single
+// spaces, _ and -) and a dot-atom address, which addressparser would read as the same two parts
+const SIMPLE_MAILBOX =
+  /^(?:([\p{L}\p{N}_-]+(?: [\p{L}\p{N}_-]+)*) ?<([A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+@[A-Za-z0-9.-]+)>|([A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+@[A-Za-z0-9.-]+))$/u;
 
 /** Validates a hostname (IDN accepted, converted to punycode); returns it lower-cased or null. */
 export function normalizeHostname(input: string): string | null {
-  const ascii = domainToASCII(input.trim().toLowerCase());
+  const lower = input.trim().toLowerCase();
+  // plain ASCII names (no punycode to check) are already what domainToASCII would answer
+  const ascii = PLAIN_HOSTNAME.test(lower) && !lower.includes('xn--') ? lower : domainToASCII(lower);
   if (!ascii || ascii.length > 253) return null;
   const labels = ascii.split('.');
   if (labels.length < 2) return null;
@@ -36,6 +43,14 @@ export function normalizeEmail(input: unknown, field = 'email'): string {
 
 /** Parses one `address` or `Name <address>`; refuses CR/LF, groups and lists. */
 export function parseMailbox(input: string, field: string): Mailbox {
+  if (/[\r\n]/.test(input)) throw new ValidationError(`\`${field}\` must not contain line breaks`);
+  const simple = SIMPLE_MAILBOX.exec(input);
+  if (simple) return { name: simple[1] ?? '', address: normalizeEmail(simple[2] ?? simple[3], field) };
+  return parseAnyMailbox(input, field);
+}
+
+/** parseMailbox through addressparser, for every form (quoted names, comments, encoded words). */
+export function parseAnyMailbox(input: string, field: string): Mailbox {
   if (/[\r\n]/.test(input)) throw new ValidationError(`\`${field}\` must not contain line breaks`);
   const parsed = addressparser(input, { flatten: true }) as { name: string; address: string }[];
   if (parsed.length !== 1 || !parsed[0].address) {
