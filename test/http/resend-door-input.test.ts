@@ -104,6 +104,17 @@ describe('refusals at /resend', () => {
     expect(Number(after.n)).toBe(Number(before.n));
   });
 
+  it('keeps no broadcast whose sending is refused', async () => {
+    const list = await server.call('POST', '/resend/segments', { key, body: { name: 'Empty' } });
+    const res = await server.call('POST', '/resend/broadcasts', {
+      key,
+      body: { segment_id: list.body.id, from: EMAIL.from, subject: 'S', html: '<p>x</p>', send: true },
+    });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ name: 'validation_error' });
+    expect((await server.call('GET', '/resend/broadcasts', { key })).body.data).toEqual([]);
+  });
+
   it('names errors as Resend does: missing or invalid key, not found, validation', async () => {
     expect((await server.call('GET', '/resend/emails')).body).toMatchObject({
       statusCode: 401,

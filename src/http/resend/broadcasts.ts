@@ -175,7 +175,12 @@ export async function resendBroadcastRoutes(instance: FastifyInstance, { ctx }: 
         name: request.body.name ?? request.body.subject ?? 'Broadcast',
         ...input,
       });
-      if (request.body.send) await sendOrSchedule(ctx, facts, created.id, request.body.scheduled_at);
+      if (request.body.send)
+        // a broadcast that cannot be sent is not kept: the refusal writes nothing
+        await sendOrSchedule(ctx, facts, created.id, request.body.scheduled_at).catch(async (err) => {
+          await deleteCampaign(ctx, facts.id, created.id);
+          throw err;
+        });
       return reply.code(201).send({ id: created.id, object: 'broadcast' });
     },
   );
