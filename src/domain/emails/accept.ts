@@ -4,13 +4,13 @@ import type { Db, Tx } from '../../db/database.ts';
 import { deliveryJobKey, deliveryTask } from '../../db/enqueue.ts';
 import type { EmailStatus } from '../../db/schema.ts';
 import type { DomainContext } from '../core/context.ts';
-import { ConflictError, ValidationError } from '../core/errors.ts';
+import { ConflictError, NotFoundError, SendRefusedError, ValidationError } from '../core/errors.ts';
 import { type ProjectFacts, type Stream, sharedDefaultFrom } from '../plans/project-facts.ts';
 import { expandTemplates, type TemplateUse } from '../templates/send.ts';
 import { projectsWithWebhooks } from '../webhooks/dispatch.ts';
 import { emailRow } from './email-row.ts';
 import { write as writeNow } from './email-writer.ts';
-import { checkSend } from './send-checks.ts';
+import { checkFromAddress, checkSend, checkStream } from './send-checks.ts';
 import { suppressedAmong } from './suppressions.ts';
 import { type EmailInput, type ValidEmail, validateEmail } from './validate.ts';
 import { applyWrite, type EmailWrite } from './write.ts';
@@ -29,6 +29,72 @@ export interface AcceptedEmail {
   object: 'email';
   status: string;
   warnings?: string[];
+}
+
+/** A message of a permissive batch that was not accepted, and why. */
+export interface Refusal {
+  index: number;
+  message: string;
+}
+
+interface Checked {
+  /** The valid messages, in order, and the index each had in the request. */
+  messages: ValidEmail[];
+  indexes: number[];
+  used: (TemplateUse | null)[];
+}
+
+/** Every message checked, the first invalid one refusing them all (named by index in a batch). */
+async function checkAll(
+  ctx: DomainContext,
+  sender: Sender,
+  inputs: EmailInput[],
+  batch: boolean,
+): Promise<Checked> {
+  const label = (i: number) => (batch ? `Message ${i}: ` : '');
+  const now = new Date();
+  const expanded = await expandTemplates(ctx, sender.facts.id, inputs, label);
+  const messages = expanded.inputs.map((input, i) => {
+    try {
+      return validateEmail(input, now);
+    } catch (err) {
+      if (err instanceof ValidationError && batch) throw new ValidationError(`${label(i)}${err.message}`);
+      throw err;
+    }
+  });
+  return { messages, indexes: messages.map((_, i) => i), used: expanded.used };
+}
+
+/** The refusals that concern one message (its fields, its template, its `from`), not the request. */
+const ofOneMessage = (err: unknown) =>
+  err instanceof ValidationError ||
+  err instanceof NotFoundError ||
+  (err instanceof SendRefusedError && err.reason === 'unverified_domain');
+
+/** Each message checked on its own: the invalid ones go to `refused`, the rest are kept. */
+async function checkEach(
+  ctx: DomainContext,
+  sender: Sender,
+  inputs: EmailInput[],
+  refused: Refusal[],
+): Promise<Checked> {
+  checkStream(sender.facts, sender.stream);
+  const now = new Date();
+  const checked: Checked = { messages: [], indexes: [], used: [] };
+  for (const [index, input] of inputs.entries()) {
+    try {
+      const expanded = await expandTemplates(ctx, sender.facts.id, [input], () => '');
+      const message = validateEmail(expanded.inputs[0], now);
+      checkFromAddress(ctx, sender.facts, message.from.address);
+      checked.messages.push(message);
+      checked.indexes.push(index);
+      checked.used.push(expanded.used[0]);
+    } catch (err) {
+      if (!ofOneMessage(err)) throw err;
+      refused.push({ index, message: (err as Error).message });
+    }
+  }
+  return checked;
 }
 
 export interface Idempotency {
@@ -52,30 +118,32 @@ export async function acceptEmails(
   ctx: DomainContext,
   sender: Sender,
   inputs: EmailInput[],
-  opts: { batch: boolean; idempotency?: Idempotency },
+  opts: {
+    batch: boolean;
+    idempotency?: Idempotency;
+    /**
+     * A permissive batch (Resend's `x-batch-validation: permissive`): each message is checked on its
+     * own, the invalid ones are named here by their index and the valid ones are accepted together,
+     * in one write. Without it a batch is refused whole at its first invalid message.
+     */
+    refused?: Refusal[];
+  },
 ): Promise<AcceptedEmail[] | { replay: unknown }> {
   const projectId = sender.facts.id;
   if (opts.idempotency) {
     const stored = await storedResponse(ctx.db, projectId, opts.idempotency);
     if (stored) return stored;
   }
-  const label = (i: number) => (opts.batch ? `Message ${i}: ` : '');
-  const now = new Date();
-  const expanded = await expandTemplates(ctx, projectId, inputs, label);
-  const messages = expanded.inputs.map((input, i) => {
-    try {
-      return validateEmail(input, now);
-    } catch (err) {
-      if (err instanceof ValidationError && opts.batch)
-        throw new ValidationError(`${label(i)}${err.message}`);
-      throw err;
-    }
-  });
+  const checked = opts.refused
+    ? await checkEach(ctx, sender, inputs, opts.refused)
+    : await checkAll(ctx, sender, inputs, opts.batch);
+  const { messages } = checked;
+  if (messages.length === 0) return [];
   try {
     await checkSend(ctx, sender.facts, {
       stream: sender.stream,
       from: messages.map((m) => m.from.address),
-      label,
+      label: (i) => (opts.batch ? `Message ${checked.indexes[i]}: ` : ''),
     });
   } catch (err) {
     // the identical request may have committed since the lookup above, using the last of the limit
@@ -98,7 +166,7 @@ export async function acceptEmails(
       .execute();
   }
 
-  const { results, write } = prepareWrite(ctx, sender, messages, suppressed, expanded.used);
+  const { results, write } = prepareWrite(ctx, sender, messages, suppressed, checked.used);
   // messages stored as suppressed never reach the worker: announce them in the same write
   const suppressedIds = results.filter((r) => r.status === 'suppressed').map((r) => r.id);
   if (suppressedIds.length > 0 && (await projectsWithWebhooks(ctx.db, [projectId])).size > 0)
@@ -114,7 +182,12 @@ export async function acceptEmails(
     await applyWrite(tx, write);
     await tx
       .updateTable('idempotency_keys')
-      .set({ status_code: 200, response: JSON.stringify(opts.batch ? { data: results } : results[0]) })
+      .set({
+        status_code: 200,
+        response: JSON.stringify(
+          opts.batch ? { data: results, ...(opts.refused ? { errors: opts.refused } : {}) } : results[0],
+        ),
+      })
       .where('project_id', '=', projectId)
       .where('key', '=', idempotency.key)
       .execute();

@@ -1,12 +1,12 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Selectable } from 'kysely';
 import { sql } from 'kysely';
 import { type Static, Type } from 'typebox';
 import type { EmailsTable } from '../../db/schema.ts';
 import type { DomainContext } from '../../domain/core/context.ts';
-import { DomainError, ValidationError } from '../../domain/core/errors.ts';
+import { ValidationError } from '../../domain/core/errors.ts';
 import { keysetPage } from '../../domain/core/keyset.ts';
-import { type AcceptedEmail, acceptEmails } from '../../domain/emails/accept.ts';
+import { type AcceptedEmail, acceptEmails, type Refusal } from '../../domain/emails/accept.ts';
 import { fetchAttachmentPaths } from '../../domain/emails/attachment-url.ts';
 import { cancelEmail, getEmail, presentEmail } from '../../domain/emails/read.ts';
 import { rescheduleEmail } from '../../domain/emails/reschedule.ts';
@@ -27,22 +27,31 @@ type EmailInput = Static<typeof EmailInputSchema>;
 /** Resend's "permissive" batch: each valid message is sent, each invalid one named by its index. */
 async function permissiveBatch(
   ctx: DomainContext,
+  request: FastifyRequest,
   sender: Awaited<ReturnType<typeof senderOf>>,
   emails: EmailInput[],
 ) {
-  const data: { id: string }[] = [];
-  const errors: { index: number; message: string }[] = [];
+  const errors: Refusal[] = [];
+  // attachments fetched first: a file that cannot be fetched refuses its own message only
+  const fetched: { index: number; email: EmailInput }[] = [];
   for (const [index, email] of emails.entries()) {
     try {
-      const [fetched] = await fetchAttachmentPaths(targetPolicy(ctx), [email]);
-      const [accepted] = (await acceptEmails(ctx, sender, [fetched], { batch: false })) as AcceptedEmail[];
-      data.push({ id: accepted.id });
+      fetched.push({ index, email: (await fetchAttachmentPaths(targetPolicy(ctx), [email]))[0] });
     } catch (err) {
-      if (!(err instanceof DomainError) || err.code !== 'validation_error') throw err;
+      if (!(err instanceof ValidationError)) throw err;
       errors.push({ index, message: err.message });
     }
   }
-  return { data, errors };
+  const refused: Refusal[] = [];
+  const result = await acceptEmails(
+    ctx,
+    sender,
+    fetched.map((f) => f.email),
+    { batch: true, idempotency: idempotencyOf(request), refused },
+  );
+  if ('replay' in result) return result.replay;
+  errors.push(...refused.map((r) => ({ index: fetched[r.index].index, message: r.message })));
+  return { data: result.map((a) => ({ id: a.id })), errors: errors.sort((a, b) => a.index - b.index) };
 }
 
 /** Emails and batch, as Resend's API has them. */
@@ -73,7 +82,7 @@ export async function resendEmailRoutes(instance: FastifyInstance, { ctx }: { ct
       if (mode !== 'strict' && mode !== 'permissive')
         throw new ValidationError('Header `x-batch-validation` must be strict or permissive');
       const sender = await senderOf(request, ctx);
-      if (mode === 'permissive') return permissiveBatch(ctx, sender, request.body);
+      if (mode === 'permissive') return permissiveBatch(ctx, request, sender, request.body);
       const emails = await fetchAttachmentPaths(targetPolicy(ctx), request.body);
       const result = await acceptEmails(ctx, sender, emails, {
         batch: true,
