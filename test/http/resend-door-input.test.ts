@@ -104,6 +104,24 @@ describe('refusals at /resend', () => {
     expect(Number(after.n)).toBe(Number(before.n));
   });
 
+  it('refuses in a permissive batch only the message whose attachment cannot be fetched', async () => {
+    const res = await server.call('POST', '/resend/emails/batch', {
+      key,
+      headers: { 'x-batch-validation': 'permissive' },
+      body: [
+        { ...EMAIL, attachments: [{ path: 'ftp://files.example/a.pdf' }] },
+        { ...EMAIL, subject: 'Kept' },
+        { ...EMAIL, to: 'nobody' },
+      ],
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.data).toHaveLength(1);
+    expect(res.body.errors).toEqual([
+      { index: 0, message: expect.stringMatching(/^`attachments\[0\]\.path` must use https/) },
+      { index: 2, message: expect.stringMatching(/to/) },
+    ]);
+  });
+
   it('keeps no broadcast whose sending is refused', async () => {
     const list = await server.call('POST', '/resend/segments', { key, body: { name: 'Empty' } });
     const res = await server.call('POST', '/resend/broadcasts', {

@@ -69,6 +69,7 @@ describe("a source's group", () => {
   v6.addSubnet('2001:db8::', 32, 'ipv6');
   const known: Known = {
     direct: new Map([['192.0.2.1', 'own-ips']]),
+    selectors: ['ph1'],
     labels: [
       { id: '1', source: '203.0.113.0/24', label: 'our CRM', created_at: '', block: crm },
       { id: '2', source: '2001:db8::/32', label: 'helpdesk', created_at: '', block: v6 },

@@ -32,7 +32,7 @@ async function alertsOn(ctx: Ctx, domainId: string, day: string): Promise<Alert[
     .selectAll()
     .where('id', '=', domainId)
     .executeTakeFirstOrThrow();
-  const known = await knownSources(ctx, domainId);
+  const known = await knownSources(ctx, domain);
   const alerts: Alert[] = [];
   const month = await sourcesOver(ctx, domain, known, addDays(day, -29), day);
   for (const s of month)

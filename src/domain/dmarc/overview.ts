@@ -31,7 +31,7 @@ export async function sourcesOver(
     select r.source_ip, sum(r.count)::bigint as messages,
            coalesce(sum(r.count) filter (where r.aligned), 0)::bigint as aligned,
            count(distinct d.reporter)::int as reporters,
-           bool_or(${signedByPosthorn(domain)}) as signed,
+           bool_or(${signedByPosthorn(domain.name, known)}) as signed,
            min(r.day)::text as first_day, max(r.day)::text as last_day
       from dmarc_records r join dmarc_reports d on d.id = r.report_id
      where r.domain_id = ${domain.id} and r.day between ${from}::date and ${to}::date
@@ -172,7 +172,7 @@ const group = (sources: { kind: SourceKind; messages: number; aligned: number }[
  * labelled and unknown, TLS sessions and failures, the policy coach, and the reports received.
  */
 export async function dmarcOverview(ctx: Ctx, domain: Domain, days = COACH_DAYS) {
-  const known = await knownSources(ctx, domain.id);
+  const known = await knownSources(ctx, domain);
   const latest = await sql<{ day: string | null }>`
     select max(day)::text as day from dmarc_records where domain_id = ${domain.id}`.execute(ctx.db);
   const to = latest.rows[0].day ?? dayOf(now());

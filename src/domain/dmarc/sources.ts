@@ -26,6 +26,8 @@ export interface Known {
   /** Direct routes' source addresses: address → route name. */
   direct: Map<string, string>;
   labels: (SourceLabel & { block: BlockList })[];
+  /** The DKIM selectors Posthorn signs the domain's mail with. */
+  selectors: string[];
 }
 
 /** An address or network as the label shows it: a single address without its /32 or /128. */
@@ -39,16 +41,37 @@ function blockOf(source: string): BlockList {
   return block;
 }
 
-/** What is known of a domain's sources: its direct routes' addresses and its labels. */
+type DomainFacts = Pick<
+  Selectable<DomainsTable>,
+  'id' | 'name' | 'project_id' | 'dkim_selector' | 'next_dkim_selector'
+>;
+
+/**
+ * What is known of a domain's sources: its direct routes' addresses, its labels, and the DKIM
+ * selectors Posthorn holds for it (the current and next ones, and every key it keeps for the name).
+ */
 export async function knownSources(
   ctx: Pick<DomainContext, 'db' | 'config'>,
-  domainId: string,
+  domain: DomainFacts,
 ): Promise<Known> {
   const direct = new Map<string, string>();
   for (const [name, route] of ctx.config.routes.routes)
     if (route.type === 'direct') for (const s of route.sourceAddresses) direct.set(s.address, name);
-  const labels = await listLabels(ctx, domainId);
-  return { direct, labels: labels.map((l) => ({ ...l, block: blockOf(l.source) })) };
+  const [labels, keys] = await Promise.all([
+    listLabels(ctx, domain.id),
+    ctx.db
+      .selectFrom('dkim_keys')
+      .select('selector')
+      .where('domain', '=', domain.name)
+      .where('project_id', '=', domain.project_id)
+      .execute(),
+  ]);
+  const selectors = [domain.dkim_selector, domain.next_dkim_selector, ...keys.map((k) => k.selector)];
+  return {
+    direct,
+    labels: labels.map((l) => ({ ...l, block: blockOf(l.source) })),
+    selectors: [...new Set(selectors.filter((x): x is string => !!x))],
+  };
 }
 
 /** Which group a source belongs to, and the name it is shown with. */
@@ -68,19 +91,14 @@ export function classify(
 
 /**
  * The SQL condition "this record's mail carried a passing DKIM signature of the domain with one of
- * the selectors Posthorn holds for it" (for `dmarc_records as r`).
+ * the selectors Posthorn holds for it" (for `dmarc_records as r`; `known.selectors` read once).
  */
-export function signedByPosthorn(
-  domain: Pick<Selectable<DomainsTable>, 'name' | 'project_id' | 'dkim_selector' | 'next_dkim_selector'>,
-) {
-  const named = [domain.dkim_selector, domain.next_dkim_selector].filter((s): s is string => !!s);
+export function signedByPosthorn(domainName: string, known: Pick<Known, 'selectors'>) {
   return sql<boolean>`exists (
     select 1 from jsonb_array_elements(r.auth -> 'dkim') as d
-     where lower(d ->> 'domain') = ${domain.name.toLowerCase()}
+     where lower(d ->> 'domain') = ${domainName.toLowerCase()}
        and lower(d ->> 'result') = 'pass'
-       and (d ->> 'selector' = any(${named}::text[])
-            or d ->> 'selector' in (select k.selector from dkim_keys k
-                                     where k.domain = ${domain.name} and k.project_id = ${domain.project_id})))`;
+       and d ->> 'selector' = any(${known.selectors}::text[]))`;
 }
 
 export async function listLabels(ctx: Pick<DomainContext, 'db'>, domainId: string): Promise<SourceLabel[]> {
