@@ -38,6 +38,8 @@ declare global {
       audience_outbox: CronPayload;
       flow_advance: CronPayload;
       webhook_dispatch: DispatchPayload;
+      /** A domain's DMARC alerts judged again for the day of an aggregate report just stored (dmarc/alerts.ts). */
+      dmarc_alerts: { domain_id: string; day: string };
       webhook_deliver: { delivery_id: string };
       maintenance: CronPayload;
       recheck_domains: CronPayload;

@@ -16,6 +16,7 @@ import { campaignFinishTask, campaignSendTask } from './campaign-send.ts';
 import { campaignStartTask } from './campaign-start.ts';
 import { campaignStatsRefreshTask } from './campaign-stats.ts';
 import { deliverEmailTask } from './deliver-email.ts';
+import { dmarcAlertsTask } from './dmarc-alerts.ts';
 import { flowAdvanceTask } from './flows.ts';
 import { importContactsTask } from './import-contacts.ts';
 import { watchWorkerLiveness } from './liveness.ts';
@@ -61,6 +62,7 @@ export function taskList(deps: WorkerDeps): TaskHandlers {
     flow_advance: flowAdvanceTask(deps.ctx, deps.log),
     audience_outbox: audienceOutboxTask(deps.ctx),
     webhook_dispatch: webhookDispatchTask(deps.ctx),
+    dmarc_alerts: dmarcAlertsTask(deps.ctx),
     webhook_deliver: webhookDeliverTask(deps.ctx),
     maintenance: maintenanceTask({ ctx: deps.ctx, log: deps.log }),
     recheck_domains: recheckDomainsTask(deps.ctx, deps.log),

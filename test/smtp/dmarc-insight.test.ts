@@ -187,6 +187,13 @@ describe('35 days of reports', () => {
     expect(body.coach.message).toMatch(/^Your known sources are 97\.2 % aligned over 30 days/);
     // and no source or day is announced twice: a report received later (of an earlier day) adds none
     await receive(addDays(today, -35), [relay('pass'), crm, spoofer]);
+    // its alerts are judged by a job: wait until every dmarc_alerts job has run
+    await eventually(async () => {
+      const { rows } = await server.runtime.ctx.pool.query(
+        `select count(*)::int as n from graphile_worker.jobs where task_identifier = 'dmarc_alerts'`,
+      );
+      expect(rows[0].n).toBe(0);
+    });
     const alerts = await server.runtime.ctx.db
       .selectFrom('dmarc_alerts')
       .select(['kind', 'key'])

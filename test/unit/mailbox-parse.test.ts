@@ -43,7 +43,7 @@ const INPUTS = [
   'Group: a@example.org;',
   '<bare@example.org>',
   'J. Smith <j@example.org>',
-  'x'.repeat(65) + '@example.org',
+  `${'x'.repeat(65)}@example.org`,
   'no-at-sign',
   '',
 ];

@@ -27,11 +27,8 @@ interface Alert {
 }
 
 async function alertsOn(ctx: Ctx, domainId: string, day: string): Promise<Alert[]> {
-  const domain = await ctx.db
-    .selectFrom('domains')
-    .selectAll()
-    .where('id', '=', domainId)
-    .executeTakeFirstOrThrow();
+  const domain = await ctx.db.selectFrom('domains').selectAll().where('id', '=', domainId).executeTakeFirst();
+  if (!domain) return []; // removed since the report came
   const known = await knownSources(ctx, domain);
   const alerts: Alert[] = [];
   const month = await sourcesOver(ctx, domain, known, addDays(day, -29), day);
@@ -65,9 +62,9 @@ async function alertsOn(ctx: Ctx, domainId: string, day: string): Promise<Alert[
   return alerts;
 }
 
-/** After aggregate reports for `days` are stored: record the new alerts and announce them. */
-export async function alertAfterReports(ctx: Ctx, domainId: string, days: string[]): Promise<number> {
-  const alerts = (await Promise.all([...new Set(days)].map((d) => alertsOn(ctx, domainId, d)))).flat();
+/** The dmarc_alerts job, for a report of `day` just stored: record the new alerts and announce them. */
+export async function alertOnDay(ctx: Ctx, domainId: string, day: string): Promise<number> {
+  const alerts = await alertsOn(ctx, domainId, day);
   if (alerts.length === 0) return 0;
   return ctx.db.transaction().execute(async (tx) => {
     const inserted = await tx

@@ -1,3 +1,5 @@
+import type { Tx } from '../../db/database.ts';
+import { enqueue } from '../../db/enqueue.ts';
 import type { DomainContext } from '../core/context.ts';
 import type { FoundReport } from './extract.ts';
 
@@ -59,60 +61,67 @@ export async function storeReports(
         outcomes.push('duplicate');
         return;
       }
-      const day = dayOfReport(item);
-      if (aggregate && aggregate.records.length > 0)
-        await tx
-          .insertInto('dmarc_records')
-          .values(
-            aggregate.records.map((r) => ({
-              report_id: inserted.id,
-              domain_id: domainId,
-              day,
-              source_ip: r.source_ip,
-              count: r.count,
-              disposition: r.disposition,
-              dkim: r.dkim,
-              spf: r.spf,
-              aligned: r.aligned,
-              header_from: r.header_from,
-              envelope_from: r.envelope_from,
-              auth: JSON.stringify(r.auth),
-            })),
-          )
-          .execute();
-      if (tls && tls.policies.length > 0)
-        await tx
-          .insertInto('tls_report_results')
-          .values(
-            tls.policies.map((p) => ({
-              report_id: inserted.id,
-              domain_id: domainId,
-              day,
-              policy_type: p.policy_type,
-              policy_domain: p.policy_domain,
-              mx_host: p.mx_host,
-              successful: p.successful,
-              failed: p.failed,
-              failures: JSON.stringify(p.failures),
-            })),
-          )
-          .execute();
+      await storeFindings(tx, domainId, inserted.id, item);
       outcomes.push('stored');
     });
   }
   return outcomes;
 }
 
+/**
+ * What a stored report says, beside it: an aggregate report's records (and the job that judges
+ * the domain's alerts for its day, committed with them), a TLS report's policies.
+ */
+async function storeFindings(
+  tx: Tx,
+  domainId: string,
+  reportId: string,
+  item: Exclude<FoundReport, { kind: 'unreadable' }>,
+) {
+  const day = dayOfReport(item);
+  if (item.kind === 'aggregate') {
+    await enqueue(tx, [{ task: 'dmarc_alerts', payload: { domain_id: domainId, day } }]);
+    if (item.report.records.length > 0)
+      await tx
+        .insertInto('dmarc_records')
+        .values(
+          item.report.records.map((r) => ({
+            report_id: reportId,
+            domain_id: domainId,
+            day,
+            source_ip: r.source_ip,
+            count: r.count,
+            disposition: r.disposition,
+            dkim: r.dkim,
+            spf: r.spf,
+            aligned: r.aligned,
+            header_from: r.header_from,
+            envelope_from: r.envelope_from,
+            auth: JSON.stringify(r.auth),
+          })),
+        )
+        .execute();
+  } else if (item.report.policies.length > 0)
+    await tx
+      .insertInto('tls_report_results')
+      .values(
+        item.report.policies.map((p) => ({
+          report_id: reportId,
+          domain_id: domainId,
+          day,
+          policy_type: p.policy_type,
+          policy_domain: p.policy_domain,
+          mx_host: p.mx_host,
+          successful: p.successful,
+          failed: p.failed,
+          failures: JSON.stringify(p.failures),
+        })),
+      )
+      .execute();
+}
+
 /** The day a report's records are counted on: the start of the period it covers. */
 function dayOfReport(item: FoundReport): string {
   const begin = item.kind === 'aggregate' || item.kind === 'tls' ? item.report.begin : null;
   return (begin ?? new Date()).toISOString().slice(0, 10);
-}
-
-/** The days of the aggregate reports just stored (not those ignored as duplicates). */
-export function storedDays(
-  found: FoundReport[],
-  outcomes: ('stored' | 'duplicate' | 'unreadable')[],
-): string[] {
-  return found.filter((f, i) => f.kind === 'aggregate' && outcomes[i] === 'stored').map(dayOfReport);
 }

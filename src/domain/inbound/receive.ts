@@ -2,9 +2,8 @@ import { type AuthenticateResult, authenticate } from 'mailauth';
 import { simpleParser } from 'mailparser';
 import { type MailReport, parseMailReport } from '../../mail/reports.ts';
 import type { DomainContext } from '../core/context.ts';
-import { alertAfterReports } from '../dmarc/alerts.ts';
 import { reportsInMessage } from '../dmarc/extract.ts';
-import { storedDays, storeReports } from '../dmarc/store.ts';
+import { storeReports } from '../dmarc/store.ts';
 import { createDnsResolve } from '../sending-domains/dns-lookup.ts';
 import { type InboundAuth, storeInbound } from './messages.ts';
 import type { InboundTarget } from './recipients.ts';
@@ -68,11 +67,8 @@ export async function receiveMessage(
   if (dmarcDomains.size > 0) {
     // DMARC aggregate and TLS reports: read once, kept for each domain addressed
     const found = await reportsInMessage(raw);
-    for (const domainId of dmarcDomains) {
-      const outcomes = await storeReports(ctx, domainId, found, raw);
-      receipt.dmarc.push(...outcomes);
-      await alertAfterReports(ctx, domainId, storedDays(found, outcomes));
-    }
+    for (const domainId of dmarcDomains)
+      receipt.dmarc.push(...(await storeReports(ctx, domainId, found, raw)));
   }
   if (reportedIds.size > 0) {
     const report = await parseMailReport(raw);
