@@ -13,6 +13,12 @@ const server = createServer((req, res) => {
   if (req.url === '/report.csv')
     res.writeHead(200, { 'content-type': 'text/csv; charset=utf-8' }).end('a,b\n1,2\n');
   else if (req.url === '/moved') res.writeHead(302, { location: '/report.csv' }).end();
+  else if (req.url === '/slow.pdf') {
+    // a byte every 50 ms, for ever: the socket never idles, so only a deadline ends it
+    res.writeHead(200, { 'content-type': 'application/pdf' });
+    const drip = setInterval(() => res.write('x'), 50);
+    res.on('close', () => clearInterval(drip));
+  } else if (req.url?.startsWith('/broken')) res.writeHead(200).end('ok');
   else res.writeHead(404).end();
 });
 let base: string;
@@ -48,6 +54,16 @@ describe('attachments by URL', () => {
     ]);
     expect(message.attachments?.[0]).toMatchObject({ filename: 'q3.csv', content_type: 'text/plain' });
     expect(message.attachments?.[1]).toEqual({ content: 'eA==', filename: 'x' });
+  });
+
+  it('gives up on a file that never finishes, and keeps a name with a broken %-escape as written', async () => {
+    await expect(
+      fetchAttachmentPaths(open, [{ attachments: [{ path: `${base}/slow.pdf` }] }], { timeoutMs: 400 }),
+    ).rejects.toThrow(/slow\.pdf took longer than 0\.4 s$/);
+    const [message] = await fetchAttachmentPaths(open, [
+      { attachments: [{ path: `${base}/broken%E0%A4%A.txt` }] },
+    ]);
+    expect(message.attachments?.[0]).toMatchObject({ filename: 'broken%E0%A4%A.txt' });
   });
 
   it('refuses a redirect, a missing file, a private address and plain http, naming the attachment', async () => {

@@ -26,6 +26,7 @@ function fetchOnce(
   url: URL,
   addresses: LookupAddress[],
   field: string,
+  timeoutMs: number,
 ): Promise<{ body: Buffer; type: string | null }> {
   const client = url.protocol === 'https:' ? https : http;
   return new Promise((resolve, reject) => {
@@ -34,7 +35,7 @@ function fetchOnce(
       url,
       {
         headers: { 'user-agent': 'Posthorn-Attachments/1' },
-        timeout: FETCH_TIMEOUT_MS,
+        timeout: timeoutMs,
         lookup: pinnedLookup(addresses),
       },
       (response) => {
@@ -57,6 +58,9 @@ function fetchOnce(
           }
           chunks.push(c);
         });
+        // cut off (the deadline, the size): the request's error says why, this only ends the wait
+        response.on('error', () => {});
+        response.on('aborted', () => fail('stopped answering before the whole file came'));
         response.on('end', () =>
           resolve({
             body: Buffer.concat(chunks),
@@ -65,12 +69,24 @@ function fetchOnce(
         );
       },
     );
-    request.on('timeout', () => request.destroy(new Error(`timed out after ${FETCH_TIMEOUT_MS / 1000} s`)));
+    // a deadline for the whole file: the socket's timeout alone restarts with every byte of a slow answer
+    const timedOut = () => {
+      fail(`took longer than ${timeoutMs / 1000} s`);
+      request.destroy();
+    };
+    const deadline = setTimeout(timedOut, timeoutMs);
+    request.on('timeout', timedOut);
     request.on('error', (err) => fail(`could not be fetched: ${err.message}`));
+    request.on('close', () => clearTimeout(deadline));
   });
 }
 
-async function fetchAttachment(a: WithPath, field: string, policy: TargetPolicy): Promise<WithPath> {
+async function fetchAttachment(
+  a: WithPath,
+  field: string,
+  policy: TargetPolicy,
+  timeoutMs: number,
+): Promise<WithPath> {
   let url: URL;
   try {
     url = new URL(String(a.path));
@@ -85,9 +101,15 @@ async function fetchAttachment(a: WithPath, field: string, policy: TargetPolicy)
     field,
     rule: 'attachments are fetched from public addresses only',
   });
-  const { body, type } = await fetchOnce(url, addresses, field);
+  const { body, type } = await fetchOnce(url, addresses, field, timeoutMs);
   const { path: _path, ...rest } = a;
-  const named = decodeURIComponent(url.pathname.split('/').pop() ?? '') || 'attachment';
+  const last = url.pathname.split('/').pop() ?? '';
+  let named: string;
+  try {
+    named = decodeURIComponent(last) || 'attachment';
+  } catch {
+    named = last; // a broken %-escape: the name as written
+  }
   return {
     ...rest,
     content: body.toString('base64'),
@@ -102,6 +124,7 @@ async function fetchAttachment(a: WithPath, field: string, policy: TargetPolicy)
 export async function fetchAttachmentPaths<T extends { attachments?: WithPath[] }>(
   policy: TargetPolicy,
   messages: T[],
+  { timeoutMs = FETCH_TIMEOUT_MS }: { timeoutMs?: number } = {},
 ): Promise<T[]> {
   if (!messages.some((m) => m.attachments?.some((a) => a.path !== undefined && a.content === undefined)))
     return messages;
@@ -112,7 +135,7 @@ export async function fetchAttachmentPaths<T extends { attachments?: WithPath[] 
         m.attachments.map((a, j) => {
           if (a.path === undefined || a.content !== undefined) return a;
           const at = messages.length > 1 ? `\`[${i}].attachments[${j}].path\`` : `\`attachments[${j}].path\``;
-          return fetchAttachment(a, at, policy);
+          return fetchAttachment(a, at, policy, timeoutMs);
         }),
       );
       return { ...m, attachments };
