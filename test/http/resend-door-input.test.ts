@@ -61,6 +61,7 @@ const CASES: [string, string, unknown, number, RegExp][] = [
   ['POST', '/api-keys', { name: 'k', permission: 'root' }, 400, /permission/],
   ['POST', '/contacts', { email: 'not an address' }, 400, /email/],
   ['GET', `/contacts/${UUID}`, undefined, 404, /not found/],
+  ['POST', '/contacts', { email: 'kept-out@example.org', segments: [UUID] }, 404, /not found/],
   ['POST', '/segments', { name: '' }, 400, /name/],
   [
     'POST',
@@ -102,6 +103,8 @@ describe('refusals at /resend', () => {
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .executeTakeFirstOrThrow();
     expect(Number(after.n)).toBe(Number(before.n));
+    const contacts = await server.call('GET', '/resend/contacts', { key: allAccess });
+    expect(contacts.body.data).toEqual([]);
   });
 
   it('refuses in a permissive batch only the message whose attachment cannot be fetched', async () => {

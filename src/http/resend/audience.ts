@@ -97,6 +97,8 @@ export async function resendAudienceRoutes(instance: FastifyInstance, { ctx }: {
     b: ContactInput,
     segments: string[],
   ) => {
+    // every segment is looked up first: one that does not exist refuses the contact, which is not made
+    for (const list of segments) await getList(ctx, facts.id, list);
     const { properties, ...rest } = changesOf(b);
     const kept = properties && Object.fromEntries(Object.entries(properties).filter(([, v]) => v !== null));
     const contact = await createContact(ctx, facts, {
