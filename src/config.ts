@@ -57,7 +57,7 @@ export interface Config {
   secret: string;
   rateLimitPerSecond: number;
   workerConcurrency: number;
-  /** Workers of each worker process that deliver transactional mail only (beside workerConcurrency). */
+  /** Of workerConcurrency, the workers that deliver transactional mail only (at most all but one). */
   transactionalWorkers: number;
   poolSize: number;
   logLevel: string;

@@ -149,7 +149,7 @@ async function startWorkerRole(
   routes: Routes,
   log: Logger,
 ): Promise<WorkerRole> {
-  const { startWorker } = await import('./jobs/worker.ts');
+  const { startWorker, workerShares } = await import('./jobs/worker.ts');
   const worker = await startWorker({
     ctx,
     routes,
@@ -157,8 +157,9 @@ async function startWorkerRole(
     transactionalWorkers: config.transactionalWorkers,
     log: log.child({ role: 'worker' }),
   });
+  const shares = workerShares(config.workerConcurrency, config.transactionalWorkers);
   log.info(
-    `worker running (${config.workerConcurrency} concurrent jobs, ${config.transactionalWorkers} more for transactional mail; routes: ${routes.describe()})`,
+    `worker running (${config.workerConcurrency} concurrent jobs, ${shares.transactional} of them kept for transactional mail; routes: ${routes.describe()})`,
   );
   // said, never fatal: the DNS may be fixed while the worker runs
   routes

@@ -32,8 +32,9 @@ import { webhookDispatchTask } from './webhook-dispatch.ts';
 export interface WorkerDeps {
   ctx: DomainContext;
   routes: Routes;
+  /** Jobs the process runs at once, in all. */
   concurrency: number;
-  /** Workers that run transactional mail's deliveries only (0: none). */
+  /** Of those, workers that run transactional mail's deliveries only (0: none; see workerShares). */
   transactionalWorkers: number;
   log: PinoLogger;
 }
@@ -69,6 +70,16 @@ export function taskList(deps: WorkerDeps): TaskHandlers {
   };
 }
 
+/**
+ * How a worker process's jobs at once are shared: the transactional workers are taken out of the
+ * total, never added to it, so `POSTHORN_WORKER_CONCURRENCY` bounds what the process runs (and the
+ * database connections it holds); at least one worker is left for every other job.
+ */
+export function workerShares(concurrency: number, transactional: number) {
+  const kept = Math.max(0, Math.min(transactional, concurrency - 1));
+  return { every: concurrency - kept, transactional: kept };
+}
+
 /** The worker role as the runtime holds it: its events, and a stop that finishes in-flight jobs. */
 export interface WorkerRole {
   events: WorkerEvents;
@@ -101,12 +112,13 @@ export async function startWorker(deps: WorkerDeps): Promise<WorkerRole> {
     events,
     logger,
   };
+  const shares = workerShares(deps.concurrency, deps.transactionalWorkers);
   const runners = [
     await supervised('the worker pool', deps.log, () =>
       run({
         ...common,
         taskList: taskList(deps),
-        concurrency: deps.concurrency,
+        concurrency: shares.every,
         // the outbox drain also runs every minute, for announcements whose nudge was lost in a
         // crash; so does the flow engine, a safety net under its own scheduling
         crontab:
@@ -116,13 +128,13 @@ export async function startWorker(deps: WorkerDeps): Promise<WorkerRole> {
   ];
   // a share of workers kept for transactional mail: a campaign's or a flow's jobs, however many and
   // however slow their route, never hold them (the runner above runs every job, these first)
-  if (deps.transactionalWorkers > 0) {
+  if (shares.transactional > 0) {
     runners.push(
       await supervised('the transactional worker pool', deps.log, () =>
         run({
           ...common,
           taskList: { deliver_transactional: deliverEmailTask(deps) },
-          concurrency: deps.transactionalWorkers,
+          concurrency: shares.transactional,
         }),
       ),
     );

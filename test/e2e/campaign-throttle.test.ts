@@ -15,7 +15,7 @@ let server: TestServer;
 /** Arrival times are noted by a sink in its own process, where nothing else competes for the clock. */
 let sink: TimingSink;
 const workers = workerProcesses(() => ({ databaseUrl: server.databaseUrl, secret: SECRET }));
-const startWorker = (relay: string) => workers.start(relay, { POSTHORN_WORKER_CONCURRENCY: '4' });
+const startWorker = (relay: string) => workers.start(relay, { POSTHORN_WORKER_CONCURRENCY: '6' });
 
 /** The most messages whose arrival falls in any window [t, t + 1 s), over every start t. */
 function busiestSecond(times: number[]): number {

@@ -37,7 +37,7 @@ const RETRY_SCHEDULE = '1,1,2,2,3';
 const startWorker = () =>
   workers.start(server.sink.url, {
     POSTHORN_STALE_WORKER_SECONDS: '2',
-    POSTHORN_WORKER_CONCURRENCY: '4',
+    POSTHORN_WORKER_CONCURRENCY: '6',
     POSTHORN_RETRY_SCHEDULE: RETRY_SCHEDULE,
   });
 const running: ChildProcess[] = [];

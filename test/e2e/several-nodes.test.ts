@@ -40,7 +40,7 @@ function start(role: string, env: Record<string, string>): ChildProcess {
       POSTHORN_DATA_DIR: dataDir,
       POSTHORN_SMTP_RELAY: sink.url,
       POSTHORN_RATE_LIMIT: String(RATE_LIMIT),
-      POSTHORN_WORKER_CONCURRENCY: '4',
+      POSTHORN_WORKER_CONCURRENCY: '6',
       // domains verified in the database have no DNS for the bulk-sender gate to judge
       POSTHORN_BULK_GATE: 'off',
       LOG_LEVEL: 'warn',

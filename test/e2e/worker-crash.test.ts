@@ -9,7 +9,7 @@ const SECRET = 'worker-crash-test-secret-0123456789abcdef';
 let server: TestServer;
 const workers = workerProcesses(() => ({ databaseUrl: server.databaseUrl, secret: SECRET }));
 const startWorker = () =>
-  workers.start(server.sink.url, { POSTHORN_STALE_WORKER_SECONDS: '2', POSTHORN_WORKER_CONCURRENCY: '4' });
+  workers.start(server.sink.url, { POSTHORN_STALE_WORKER_SECONDS: '2', POSTHORN_WORKER_CONCURRENCY: '6' });
 
 beforeAll(async () => {
   // the API in this process; the worker in a separate process we can kill

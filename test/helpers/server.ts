@@ -54,7 +54,8 @@ export async function startTestServer(
     POSTHORN_SMTP_RELAY: sink.url,
     POSTHORN_RATE_LIMIT: '0',
     POSTHORN_PG_POOL_SIZE: '5',
-    POSTHORN_WORKER_CONCURRENCY: '4',
+    // in all: 2 of them kept for transactional deliveries, 4 for every job
+    POSTHORN_WORKER_CONCURRENCY: '6',
     // the spec's Free plan and its 402s, as on a server that sells plans (the default is unlimited)
     POSTHORN_DEFAULT_PLAN: 'free',
     // the bulk-sender gate judges live DNS: tests of campaigns and flows on domains verified in the
