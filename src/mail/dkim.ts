@@ -33,9 +33,16 @@ const SIGNED_HEADERS = [
 
 /** Relaxed body canonicalisation (RFC 6376 3.4.4). */
 export function relaxedBody(body: string): string {
-  const lines = body.split('\r\n').map((line) => line.replace(/[ \t]+/g, ' ').replace(/ $/, ''));
-  while (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
-  return lines.length === 0 ? '' : `${lines.join('\r\n')}\r\n`;
+  // whitespace ending a line goes; any other run of it (or a tab) becomes one space. A single
+  // space inside a line is not matched, so the common text is not rewritten space by space, and
+  // no pattern here backtracks (a long run of spaces stays linear)
+  const text = body.replace(/[ \t]{2,}|\t| (?=\r\n|$)/g, (run, at: number, all: string) => {
+    const end = at + run.length;
+    return end === all.length || (all[end] === '\r' && all[end + 1] === '\n') ? '' : ' ';
+  });
+  let end = text.length;
+  while (end >= 2 && text[end - 2] === '\r' && text[end - 1] === '\n') end -= 2;
+  return end === 0 ? '' : `${text.slice(0, end)}\r\n`;
 }
 
 /** Relaxed header canonicalisation (RFC 6376 3.4.2) of one `Name: value` field (may be folded). */

@@ -10,8 +10,22 @@ import { htmlToText } from './html-to-text.ts';
  * the DKIM signature. Header values are either validated free of line breaks or encoded here, so
  * nothing a sender supplies can start a new header line.
  */
+// the two forms a stored recipient takes (mail/address.ts formatMailbox): a bare address, or a
+// quoted name without escapes before one; addressparser reads both as these same parts
+const BARE_ADDRESS = /^[^\s<>"(),;:\\[\]@]+@[^\s<>"(),;:\\[\]@]+$/;
+const QUOTED_NAME = /^"([^"\\]*)" <([^\s<>"(),;:\\[\]@]+@[^\s<>"(),;:\\[\]@]+)>$/;
+
+/** A recipient as the row keeps it, read into its name and address (addressparser for any other form). */
+export function mailboxParts(value: string): { name: string; address: string } | undefined {
+  if (BARE_ADDRESS.test(value)) return { name: '', address: value };
+  const quoted = QUOTED_NAME.exec(value);
+  if (quoted && quoted[1].trim() === quoted[1] && !/\s{2}/.test(quoted[1]))
+    return { name: quoted[1], address: quoted[2] };
+  return (addressparser(value, { flatten: true }) as { name: string; address: string }[])[0];
+}
+
 function mailbox(value: string): string {
-  const [parsed] = addressparser(value, { flatten: true }) as { name: string; address: string }[];
+  const parsed = mailboxParts(value);
   if (!parsed) return value;
   if (!parsed.name) return parsed.address;
   const name = isPlainText(parsed.name)
@@ -30,8 +44,12 @@ function textValue(value: string): string {
   return isPlainText(value) ? value : encodeWords(value, 'Q', 52);
 }
 
-function qp(body: string): string {
-  return qpWrap(qpEncode(body), 76);
+// a character quoted-printable must encode, or whitespace ending a line (nodemailer's qp encode)
+const QP_ENCODED = /[^\t\r\n\x20-\x3c\x3e-\x7e]|[ \t](?=[\r\n]|$)/;
+
+/** Quoted-printable with soft breaks; text that needs no encoding is wrapped as it is. */
+export function qp(body: string): string {
+  return qpWrap(QP_ENCODED.test(body) ? qpEncode(body) : body, 76);
 }
 
 export function canComposeFast(input: ComposeInput): boolean {
