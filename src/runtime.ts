@@ -149,7 +149,7 @@ async function startWorkerRole(
   routes: Routes,
   log: Logger,
 ): Promise<WorkerRole> {
-  const { startWorker, workerShares } = await import('./jobs/worker.ts');
+  const { startWorker } = await import('./jobs/worker.ts');
   const worker = await startWorker({
     ctx,
     routes,
@@ -157,7 +157,8 @@ async function startWorkerRole(
     transactionalWorkers: config.transactionalWorkers,
     log: log.child({ role: 'worker' }),
   });
-  const shares = workerShares(config.workerConcurrency, config.transactionalWorkers);
+  const { shares } = worker;
+  if (shares.warning) log.warn(shares.warning);
   log.info(
     `worker running (${config.workerConcurrency} concurrent jobs, ${shares.transactional} of them kept for transactional mail; routes: ${routes.describe()})`,
   );

@@ -75,14 +75,28 @@ export function taskList(deps: WorkerDeps): TaskHandlers {
  * total, never added to it, so `POSTHORN_WORKER_CONCURRENCY` bounds what the process runs (and the
  * database connections it holds); at least one worker is left for every other job.
  */
-export function workerShares(concurrency: number, transactional: number) {
+export function workerShares(concurrency: number, transactional: number): WorkerShares {
   const kept = Math.max(0, Math.min(transactional, concurrency - 1));
-  return { every: concurrency - kept, transactional: kept };
+  // a share asked for that the total cannot hold is said, not silently made smaller
+  const warning =
+    kept < transactional
+      ? `POSTHORN_TRANSACTIONAL_WORKERS=${transactional} is more than POSTHORN_WORKER_CONCURRENCY=${concurrency} leaves (one worker always runs every other job): ${kept} kept for transactional mail`
+      : null;
+  return { every: concurrency - kept, transactional: kept, warning };
+}
+
+export interface WorkerShares {
+  every: number;
+  transactional: number;
+  /** Why the transactional share is smaller than asked, or null. */
+  warning: string | null;
 }
 
 /** The worker role as the runtime holds it: its events, and a stop that finishes in-flight jobs. */
 export interface WorkerRole {
   events: WorkerEvents;
+  /** How its jobs at once are shared (workerShares). */
+  shares: WorkerShares;
   stop(): Promise<void>;
 }
 
@@ -150,6 +164,7 @@ export async function startWorker(deps: WorkerDeps): Promise<WorkerRole> {
   const stopWatching = watchWorkerLiveness(workerIds, deps.ctx.pool, deps.ctx.config.staleWorkerSeconds);
   return {
     events,
+    shares,
     async stop() {
       await Promise.all(runners.map((r) => r.stop()));
       stopWatching();

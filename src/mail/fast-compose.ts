@@ -4,12 +4,6 @@ import { encode as qpEncode, wrap as qpWrap } from 'nodemailer/lib/qp';
 import type { ComposeInput } from './compose.ts';
 import { htmlToText } from './html-to-text.ts';
 
-/**
- * A direct MIME writer for the common message (text and/or HTML, no attachments): the same
- * structure nodemailer's composer produces, without its stream machinery, which costs more than
- * the DKIM signature. Header values are either validated free of line breaks or encoded here, so
- * nothing a sender supplies can start a new header line.
- */
 // the two forms a stored recipient takes (mail/address.ts formatMailbox): a bare address, or a
 // quoted name without escapes before one; addressparser reads both as these same parts
 const BARE_ADDRESS = /^[^\s<>"(),;:\\[\]@]+@[^\s<>"(),;:\\[\]@]+$/;
@@ -24,6 +18,12 @@ export function mailboxParts(value: string): { name: string; address: string } |
   return (addressparser(value, { flatten: true }) as { name: string; address: string }[])[0];
 }
 
+/**
+ * A direct MIME writer for the common message (text and/or HTML, no attachments): the same
+ * structure nodemailer's composer produces, without its stream machinery, which costs more than
+ * the DKIM signature. Header values are either validated free of line breaks or encoded here, so
+ * nothing a sender supplies can start a new header line.
+ */
 function mailbox(value: string): string {
   const parsed = mailboxParts(value);
   if (!parsed) return value;
