@@ -88,4 +88,43 @@ describe('FairWorkerPool', () => {
       'after',
     ]);
   });
+
+  it("puts an owner's foreground jobs ahead of its queued background jobs, behind the job running", async () => {
+    const pool = newPool(1);
+    const finished: string[] = [];
+    const run = (label: string, lane: 'foreground' | 'background') =>
+      pool.run('p', { spinMs: 20, label }, budget(5_000), lane).then((l) => finished.push(l));
+    // the thread is not ready yet: every job below waits in the queue
+    await Promise.all([
+      run('b0', 'background'),
+      run('b1', 'background'),
+      run('f0', 'foreground'),
+      run('b2', 'background'),
+      run('f1', 'foreground'),
+    ]);
+    expect(finished).toEqual(['f0', 'f1', 'b0', 'b1', 'b2']);
+    // with the thread ready, the background job running finishes first
+    finished.length = 0;
+    const running = run('b3', 'background');
+    await Promise.all([running, run('b4', 'background'), run('f2', 'foreground')]);
+    expect(finished).toEqual(['b3', 'f2', 'b4']);
+  });
+
+  it('never merges a foreground job with background ones', async () => {
+    const combined: string[][] = [];
+    const pool = newPool(1, {
+      ...mergeThree,
+      combine: (requests) => {
+        combined.push(requests.map((r) => ('label' in r ? r.label : '?')));
+        return { merged: requests };
+      },
+    });
+    const runs = [
+      pool.run('p', { spinMs: 1, label: 'f0' }, budget(5_000), 'foreground'),
+      pool.run('p', { spinMs: 1, label: 'b0' }, budget(5_000), 'background'),
+      pool.run('p', { spinMs: 1, label: 'b1' }, budget(5_000), 'background'),
+    ];
+    expect(await Promise.all(runs)).toEqual(['f0', 'b0', 'b1']);
+    expect(combined).toEqual([['b0', 'b1']]);
+  });
 });

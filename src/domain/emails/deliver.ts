@@ -70,7 +70,7 @@ export async function deliverEmails(deps: DeliveryDeps, ids: string[]): Promise<
   await breaker.seed(deps.ctx.db, [...watched.values()].flat());
   const trips: Trip[] = [];
   // what goes on the wire: rendered again, the marketing layer, the composer's input (rows untouched)
-  const outgoing = await outgoingMessages(deps.ctx, rows, attachments);
+  const outgoing = await outgoingMessages(deps.ctx, rows, attachments, 'background');
   const index = new Map(rows.map((row, i) => [row.id, i]));
   const results = await Promise.all(
     rows.map(async (row) => {

@@ -1,5 +1,6 @@
 import type { ComposeInput } from '../../mail/compose.ts';
 import type { DomainContext } from '../core/context.ts';
+import type { JobLane } from '../templates/fair-pool.ts';
 import { renderStored } from '../templates/send.ts';
 import type { EmailRow } from './delivery-outcomes.ts';
 import { type MessageBody, withMarketingLayer } from './marketing-layer.ts';
@@ -18,16 +19,18 @@ export type Outgoing = { input: ComposeInput } | { refused: 'render' | 'layer'; 
  * The outgoing messages of stored rows, the one way delivery and GET /emails/{id}/raw make them: a
  * template email rendered again from its version and data (in the template pool), the marketing
  * layer on marketing and automation mail, then the composer's input with the attachments' bytes.
- * One answer per row, in order; the rows are left as they were.
+ * One answer per row, in order; the rows are left as they were. Delivery renders in the pool's
+ * `background` lane, behind the project's other template work.
  */
 export async function outgoingMessages(
   ctx: DomainContext,
   rows: EmailRow[],
   attachments: StoredAttachment[],
+  lane: JobLane = 'foreground',
 ): Promise<Outgoing[]> {
   const out: Outgoing[] = [];
   // template emails keep their version and data, not 20 KB of HTML each: rendered again here
-  const rendered = await renderStored(ctx, rows);
+  const rendered = await renderStored(ctx, rows, lane);
   const bodies: { at: number; row: EmailRow; body: MessageBody }[] = [];
   for (const [at, row] of rows.entries()) {
     const r = rendered.get(row.id);

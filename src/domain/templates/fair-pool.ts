@@ -41,10 +41,18 @@ export interface JobMerge<Req, Res> {
   split(result: Res, requests: Req[]): (Res | Error)[];
 }
 
+/**
+ * Where a job waits in its owner's queue: `background` work (delivery rendering stored messages
+ * again) waits behind the owner's other queued jobs, so a project's delivery backlog never delays its
+ * own requests, flow rounds or campaign batches by more than the jobs already running.
+ */
+export type JobLane = 'foreground' | 'background';
+
 interface Job<Req, Res> {
   owner: string;
   request: Req;
   budget: JobBudget;
+  lane: JobLane;
   resolve: (value: Res) => void;
   reject: (err: Error) => void;
   /** Runs alone: it was in a merged job that failed. */
@@ -89,13 +97,20 @@ export class FairWorkerPool<Req, Res> {
     this.options = options;
   }
 
-  /** Runs `request` in a thread when `owner`'s turn comes; rejects with a ValidationError past `budget`. */
-  run(owner: string, request: Req, budget: JobBudget): Promise<Res> {
+  /**
+   * Runs `request` in a thread when `owner`'s turn comes, behind the owner's jobs queued before it
+   * (a foreground job only behind its foreground ones); rejects with a ValidationError past `budget`.
+   */
+  run(owner: string, request: Req, budget: JobBudget, lane: JobLane = 'foreground'): Promise<Res> {
     return new Promise<Res>((resolve, reject) => {
-      const job = { owner, request, budget, resolve, reject };
+      const job = { owner, request, budget, lane, resolve, reject };
       const queue = this.queues.get(owner);
-      if (queue) queue.push(job);
-      else this.queues.set(owner, [job]);
+      if (!queue) this.queues.set(owner, [job]);
+      else if (lane === 'background') queue.push(job);
+      else {
+        const behind = queue.findIndex((queued) => queued.lane === 'background');
+        queue.splice(behind < 0 ? queue.length : behind, 0, job);
+      }
       this.dispatch();
     });
   }
@@ -127,7 +142,13 @@ export class FairWorkerPool<Req, Res> {
     if (!merge || first.solo) return first;
     const taken = [first];
     const requests = [first.request];
-    while (queue.length > 0 && !queue[0].solo && merge.fits(requests, queue[0].request)) {
+    // jobs of one lane only: a foreground job never waits for background renders merged into it
+    while (
+      queue.length > 0 &&
+      !queue[0].solo &&
+      queue[0].lane === first.lane &&
+      merge.fits(requests, queue[0].request)
+    ) {
       const next = queue.shift() as Job<Req, Res>;
       taken.push(next);
       requests.push(next.request);
@@ -137,6 +158,7 @@ export class FairWorkerPool<Req, Res> {
       owner: first.owner,
       request: merge.combine(requests),
       budget: first.budget,
+      lane: first.lane,
       resolve: (value) => {
         const results = merge.split(value, requests);
         for (const [i, job] of taken.entries()) {

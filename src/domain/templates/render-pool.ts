@@ -1,5 +1,5 @@
 import { ValidationError } from '../core/errors.ts';
-import { FairWorkerPool, TEMPLATE_THREADS } from './fair-pool.ts';
+import { FairWorkerPool, type JobLane, TEMPLATE_THREADS } from './fair-pool.ts';
 import { LIQUID_LIMITS } from './liquid.ts';
 import { type Rendered, type RenderSource, SOURCES_KEPT, type TemplateContact } from './render.ts';
 
@@ -104,14 +104,19 @@ export async function namesReadInPool(owner: string, fields: LiquidField[]): Pro
 /**
  * Renders messages in pool threads queued behind `owner`'s (the project's) other template work,
  * within the CPU-time and output-size budget of a job: each message's outcome, a failure as
- * `{error}`. A job that runs out of budget fails every message in it with the reason.
+ * `{error}`. A job that runs out of budget fails every message in it with the reason. Delivery's
+ * renders go in the `background` lane, behind the project's requests, flow rounds and batches.
  */
-export async function renderEach(owner: string, items: RenderItem[]): Promise<RenderOutcome[]> {
+export async function renderEach(
+  owner: string,
+  items: RenderItem[],
+  lane: JobLane = 'foreground',
+): Promise<RenderOutcome[]> {
   const jobs: Promise<RenderOutcome[]>[] = [];
   for (let at = 0; at < items.length; at += ITEMS_PER_JOB) {
     const chunk = items.slice(at, at + ITEMS_PER_JOB);
     jobs.push(
-      renderPool.run(owner, { kind: 'render', items: chunk, each: true }, RENDER_BUDGET).then(
+      renderPool.run(owner, { kind: 'render', items: chunk, each: true }, RENDER_BUDGET, lane).then(
         (result) => (result as { rendered: RenderOutcome[] }).rendered,
         (err) => {
           if (!(err instanceof ValidationError)) throw err;

@@ -3,6 +3,7 @@ import type { TemplateData, TemplateVersionsTable } from '../../db/schema.ts';
 import type { DomainContext } from '../core/context.ts';
 import { NotFoundError, ValidationError } from '../core/errors.ts';
 import { isUuid } from '../core/ids.ts';
+import type { JobLane } from './fair-pool.ts';
 import { lookupForSends } from './lookups.ts';
 import { storedSource } from './message-checks.ts';
 import type { Rendered, RenderSource } from './render.ts';
@@ -214,6 +215,7 @@ export async function renderStored(
     template_version: number | null;
     template_data: TemplateData | null;
   }[],
+  lane: JobLane = 'foreground',
 ): Promise<Map<string, Rendered | { error: string }>> {
   const out = new Map<string, Rendered | { error: string }>();
   const byProject = new Map<string, typeof rows>();
@@ -236,6 +238,7 @@ export async function renderStored(
         const data = row.template_data as TemplateData;
         return { source: storedSource(versions[i], data), given: data.variables, contact: data.contact };
       }),
+      lane,
     );
     for (const [i, row] of mine.entries()) out.set(row.id, outcomes[i]);
   }
