@@ -120,6 +120,8 @@ export interface RetentionPeriods {
   messageBodiesDays: number;
   /** Received mail's raw source, in days; the parsed message stays. */
   inboundRawDays: number;
+  /** Providers' feedback notifications (Amazon SES's events by SNS), in days; what they did to an email stays. */
+  providerFeedbackDays: number;
 }
 
 export const DEV_MAILBOX_ACCESS = ['local', 'open', 'off'] as const;
@@ -198,6 +200,7 @@ function retention(env: Env): RetentionPeriods {
     idempotencyHours: integer(env, 'POSTHORN_RETENTION_IDEMPOTENCY_HOURS', 24, 24, 24 * 36_500),
     messageBodiesDays: days('POSTHORN_RETENTION_MESSAGE_BODIES_DAYS'),
     inboundRawDays: days('POSTHORN_RETENTION_INBOUND_RAW_DAYS'),
+    providerFeedbackDays: days('POSTHORN_RETENTION_PROVIDER_FEEDBACK_DAYS'),
   };
 }
 

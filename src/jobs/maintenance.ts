@@ -5,8 +5,8 @@ import { pruneExpiredData } from '../domain/maintenance/retention.ts';
 
 /**
  * Hourly housekeeping (graphile-worker cron, so one node runs it per hour): retention prunes
- * request logs, webhook attempts, expired idempotency keys, old message bodies and raw inbound
- * sources, each after its POSTHORN_RETENTION_* period.
+ * request logs, webhook attempts, expired idempotency keys, old message bodies, raw inbound
+ * sources and providers' feedback notifications, each after its POSTHORN_RETENTION_* period.
  */
 export function maintenanceTask(deps: { ctx: DomainContext; log: Logger }): Task<'maintenance'> {
   return async () => {

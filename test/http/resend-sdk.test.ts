@@ -83,9 +83,10 @@ async function call<T extends { error: unknown; data: unknown }>(
   try {
     expect(result.error, `${name}: ${JSON.stringify(result.error)}`).toBeNull();
     check(result.data as NonNullable<T['data']>);
-    outcomes.set(name, null);
+    // a method called more than once keeps the first failure: a later success does not hide it
+    if (!outcomes.get(name)) outcomes.set(name, null);
   } catch (err) {
-    outcomes.set(name, (err as Error).message);
+    if (!outcomes.get(name)) outcomes.set(name, (err as Error).message);
   }
   return result.data as NonNullable<T['data']>;
 }
@@ -312,6 +313,20 @@ describe('domains and API keys', () => {
       'apiKeys.list',
       () => resend.apiKeys.list(),
       (d) => expect(d.data.map((k) => k.name)).toContain('CI'),
+    );
+    // paged as every other list: newest first, `limit` and `after` an item
+    const first = await call(
+      'apiKeys.list',
+      () => resend.apiKeys.list({ limit: 1 }),
+      (d) => expect(d).toMatchObject({ has_more: true, data: [{ id: created.id, name: 'CI' }] }),
+    );
+    await call(
+      'apiKeys.list',
+      () => resend.apiKeys.list({ limit: 1, after: first.data[0].id }),
+      (d) => {
+        expect(d.data).toHaveLength(1);
+        expect(d.data[0].id).not.toBe(created.id);
+      },
     );
     await call(
       'apiKeys.update',

@@ -103,6 +103,14 @@ async function insertInbound(daysAgo: number, subjects: string[]) {
                       ${raw(subject)}, now() - make_interval(days => ${daysAgo}))`.execute(db());
 }
 
+/** Providers' feedback notifications as the SNS route records them, `daysAgo` old. */
+async function insertFeedback(daysAgo: number, ids: string[]) {
+  for (const id of ids)
+    await sql`insert into provider_feedback (provider, notification_id, type, kind, outcome, project_id, detail, created_at)
+              values ('ses', ${id}, 'Notification', 'Delivery', 'unmatched', ${projectId}, '{}',
+                      now() - make_interval(days => ${daysAgo}))`.execute(db());
+}
+
 const byKind = (results: PruneResult[]) => Object.fromEntries(results.map((r) => [r.kind, r]));
 
 describe('retention', () => {
@@ -147,6 +155,8 @@ describe('retention', () => {
     await insertAttempts(10, ['succeeded']);
     await insertInbound(40, ['old-a', 'old-b', 'old-c']);
     await insertInbound(10, ['recent-inbound']);
+    await insertFeedback(40, ['sns-old-1', 'sns-old-2', 'sns-old-3']);
+    await insertFeedback(10, ['sns-recent']);
     // and what is recent: an email, request logs
     recentId = await sendWithBodies('recent');
     await waitForStatus(server, key, recentId, 'sent');
@@ -162,6 +172,7 @@ describe('retention', () => {
     expect(results.idempotency_keys.pruned).toBe(3);
     expect(results.message_bodies.pruned).toBe(4);
     expect(results.inbound_raw.pruned).toBe(3);
+    expect(results.provider_feedback.pruned).toBe(3);
     // two rows a statement: a statement per full batch, and the one that found fewer than two
     for (const r of Object.values(results)) {
       expect(r.statements, r.kind).toBe(Math.floor(r.pruned / 2) + 1);
@@ -181,6 +192,9 @@ describe('retention', () => {
     }>`select status from webhook_deliveries order by created_at`.execute(db());
     expect(attempts.rows.map((r) => r.status)).toEqual(['pending', 'succeeded']);
     expect(await count(sql`select count(*)::int as n from idempotency_keys`)).toBe(2); // recent + scheduled
+    const feedback = await sql<{ notification_id: string }>`
+      select notification_id from provider_feedback order by notification_id`.execute(db());
+    expect(feedback.rows.map((r) => r.notification_id)).toEqual(['sns-recent']);
     const inbound = await sql<{ subject: string; size: number; pruned: boolean; text_body: string }>`
       select subject, length(raw) as size, raw_pruned_at is not null as pruned, text_body
         from inbound_messages order by subject`.execute(db());
@@ -267,13 +281,14 @@ describe('retention', () => {
 
   it('takes nothing more on a second run, and the recent rows once the clock has moved past their period', async () => {
     const again = await pruneExpiredData(db(), periods(), { batchSize: 2 });
-    expect(again.map((r) => r.pruned)).toEqual([0, 0, 0, 0, 0, 0]);
+    expect(again.map((r) => r.pruned)).toEqual([0, 0, 0, 0, 0, 0, 0]);
 
     const later = new Date(Date.now() + 31 * DAY);
     const results = byKind(await pruneExpiredData(db(), periods(), { now: later }));
     expect(results.message_bodies.pruned).toBe(1); // the recent email; the scheduled one is not sent yet
     expect(results.webhook_attempts.pruned).toBe(1); // the pending one stays
     expect(results.inbound_raw.pruned).toBe(1);
+    expect(results.provider_feedback.pruned).toBe(1);
     expect(results.idempotency_keys.pruned).toBe(2);
     expect(results.request_logs.pruned).toBeGreaterThan(0);
     const recent = await server.call('GET', `/v1/emails/${recentId}`, { key });
@@ -291,6 +306,7 @@ describe('retention', () => {
       webhookAttemptsDays: 0,
       messageBodiesDays: 0,
       inboundRawDays: 0,
+      providerFeedbackDays: 0,
     };
     const results = await pruneExpiredData(db(), forever, { now: new Date(Date.now() + 1000 * DAY) });
     for (const r of results.filter((x) => x.kind !== 'idempotency_keys')) {
@@ -330,14 +346,16 @@ describe('retention', () => {
       idempotencyHours: 24,
       messageBodiesDays: 30,
       inboundRawDays: 30,
+      providerFeedbackDays: 30,
     });
     expect(
       loadConfig({
         ...base,
         POSTHORN_RETENTION_MESSAGE_BODIES_DAYS: '0',
         POSTHORN_RETENTION_REQUEST_LOGS_DAYS: '7',
+        POSTHORN_RETENTION_PROVIDER_FEEDBACK_DAYS: '90',
       }).retention,
-    ).toMatchObject({ messageBodiesDays: 0, requestLogsDays: 7 });
+    ).toMatchObject({ messageBodiesDays: 0, requestLogsDays: 7, providerFeedbackDays: 90 });
     // an idempotency key is honoured for 24 hours: a shorter period would break that promise
     expect(() => loadConfig({ ...base, POSTHORN_RETENTION_IDEMPOTENCY_HOURS: '12' })).toThrow(ConfigError);
     expect(() => loadConfig({ ...base, POSTHORN_RETENTION_INBOUND_RAW_DAYS: 'a week' })).toThrow(

@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import { type Selectable, sql } from 'kysely';
 import type pg from 'pg';
 import type { Tx } from '../../db/database.ts';
 import type { ApiKeysTable, KeyScope } from '../../db/schema.ts';
@@ -7,6 +7,7 @@ import type { DomainContext } from '../core/context.ts';
 import { AuthenticationError, ConflictError, NotFoundError, ValidationError } from '../core/errors.ts';
 import { GroupCommit } from '../core/group-commit.ts';
 import { isUuid } from '../core/ids.ts';
+import { type Cursor, keysetPage } from '../core/keyset.ts';
 import { FACTS_COLUMNS, FACTS_JOINS, factsFromRow, type ProjectFacts } from '../plans/project-facts.ts';
 import { listRequests } from './request-log.ts';
 import { formatKey, KEY_PREFIX, newKeyId, newSecret, parseKey } from './token.ts';
@@ -171,24 +172,24 @@ async function keysOf(ctx: Pick<DomainContext, 'db'>, projectId: string): Promis
 }
 
 /**
- * The keys a caller may manage that act in a project: the project's keys and the caller's own
- * all-access keys (which act there too), live ones only, newest first.
+ * A page of the keys acting in a project, newest first, by the cursor of keyset.ts: its own keys and
+ * the caller's all-access keys, none revoked (Resend's `GET /api-keys` pages them).
  */
-export async function keysActingIn(ctx: Pick<DomainContext, 'db'>, caller: Caller, projectId: string) {
+export async function keysActingInPage(
+  ctx: Pick<DomainContext, 'db'>,
+  caller: Caller,
+  projectId: string,
+  cursor: Cursor,
+) {
   await requireProjectAdmin(ctx.db, caller, projectId);
-  const rows = await ctx.db
-    .selectFrom('api_keys')
-    .selectAll()
-    .where((eb) =>
-      eb.or([
-        eb('project_id', '=', projectId),
-        eb.and([eb('scope', '=', 'all_access'), eb('account_id', '=', caller.accountId)]),
-      ]),
-    )
-    .where('revoked_at', 'is', null)
-    .orderBy('created_at', 'desc')
-    .execute();
-  return rows.map((r) => presentKey(r));
+  const page = await keysetPage<KeyRow>(
+    ctx.db,
+    'api_keys',
+    sql<boolean>`(project_id = ${projectId} or (scope = 'all_access' and account_id = ${caller.accountId}))
+                 and revoked_at is null`,
+    cursor,
+  );
+  return { rows: page.rows.map((r) => presentKey(r)), has_more: page.has_more };
 }
 
 /** Renames a key the caller may manage. */

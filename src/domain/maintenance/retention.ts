@@ -10,7 +10,8 @@ export type RetentionKind =
   | 'webhook_attempts'
   | 'idempotency_keys'
   | 'message_bodies'
-  | 'inbound_raw';
+  | 'inbound_raw'
+  | 'provider_feedback';
 
 export interface RetentionOptions {
   /** The clock (tests move it forward). */
@@ -37,9 +38,9 @@ type Batch = (cutoff: Date, limit: number, now: Date) => RawBuilder<{ n: number 
 // age index, the outer statement reaches each row by its key (or ctid). A join on a CTE instead lets
 // the planner pick a hash join over a scan of the whole table, for every batch.
 
-/** Deletes the oldest rows of an append-only log (request_logs, account_request_logs). */
+/** Deletes the oldest rows of an append-only log (request_logs, account_request_logs, provider_feedback). */
 const deleteLogs =
-  (table: 'request_logs' | 'account_request_logs'): Batch =>
+  (table: 'request_logs' | 'account_request_logs' | 'provider_feedback'): Batch =>
   (cutoff, limit) =>
     sql`
     with gone as (delete from ${sql.table(table)}
@@ -87,6 +88,9 @@ const BATCHES: Record<RetentionKind, Batch> = {
                                            order by created_at limit ${limit}))
                     returning 1)
     select count(*)::int as n from pruned`,
+  // a notification's row only records what it did (the email's status and events hold the outcome)
+  // and keeps SNS from applying one twice, which it redelivers within hours, not weeks
+  provider_feedback: deleteLogs('provider_feedback'),
 };
 
 const DAY_MS = 86_400_000;
@@ -101,6 +105,7 @@ export function retentionCutoffs(periods: RetentionPeriods, now: Date): Record<R
     idempotency_keys: before(periods.idempotencyHours * 3_600_000),
     message_bodies: before(periods.messageBodiesDays * DAY_MS),
     inbound_raw: before(periods.inboundRawDays * DAY_MS),
+    provider_feedback: before(periods.providerFeedbackDays * DAY_MS),
   };
 }
 

@@ -5,7 +5,7 @@ import type { DomainsTable } from '../../db/schema.ts';
 import type { DomainContext } from '../../domain/core/context.ts';
 import { ForbiddenError, ValidationError } from '../../domain/core/errors.ts';
 import { keysetPage } from '../../domain/core/keyset.ts';
-import { createKeyInProject, keysActingIn, renameKey, revokeKey } from '../../domain/keys/service.ts';
+import { createKeyInProject, keysActingInPage, renameKey, revokeKey } from '../../domain/keys/service.ts';
 import { createDnsLookup } from '../../domain/sending-domains/dns-lookup.ts';
 import { updateDomain } from '../../domain/sending-domains/domain-settings.ts';
 import { addDomain, deleteDomain, getDomain, verifyDomain } from '../../domain/sending-domains/domains.ts';
@@ -201,9 +201,15 @@ function resendKeyRoutes(app: ReturnType<typeof typed>, ctx: DomainContext) {
     '/api-keys',
     { config: project, schema: { hide: true, querystring: CursorQuery } },
     async (request) => {
-      const keys = await keysActingIn(ctx, requireFullAccess(request), projectOf(request));
+      const page = await keysActingInPage(ctx, requireFullAccess(request), projectOf(request), request.query);
       return listOf(
-        keys.map((k) => ({ id: k.id, name: k.name, created_at: k.created_at, last_used_at: k.last_used_at })),
+        page.rows.map((k) => ({
+          id: k.id,
+          name: k.name,
+          created_at: k.created_at,
+          last_used_at: k.last_used_at,
+        })),
+        page.has_more,
       );
     },
   );
