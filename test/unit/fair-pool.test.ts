@@ -127,4 +127,27 @@ describe('FairWorkerPool', () => {
     expect(await Promise.all(runs)).toEqual(['f0', 'b0', 'b1']);
     expect(combined).toEqual([['b0', 'b1']]);
   });
+
+  it("runs a failed background merge's jobs again behind the foreground jobs queued meanwhile", async () => {
+    const pool = newPool(1, mergeThree);
+    const finished: string[] = [];
+    const settle = (p: Promise<string>, label: string) =>
+      p.then(
+        () => finished.push(label),
+        () => finished.push(`${label} failed`),
+      );
+    await pool.run('p', { spinMs: 1, label: 'warm' }, budget(5_000));
+    // the thread is idle: b0 starts alone; the next two wait and then go to the thread merged
+    const b0 = pool.run('p', { spinMs: 20, label: 'b0' }, budget(5_000), 'background');
+    const failing = pool.run('p', { fail: 'validation' }, budget(5_000), 'background');
+    const b1 = pool.run('p', { spinMs: 1, label: 'b1' }, budget(5_000), 'background');
+    // f0 comes once b0 is done, while the merged job runs (and fails)
+    let f0: Promise<number> = Promise.resolve(0);
+    const b0done = settle(b0, 'b0').then(() => {
+      f0 = settle(pool.run('p', { spinMs: 1, label: 'f0' }, budget(5_000), 'foreground'), 'f0');
+    });
+    await Promise.all([b0done, settle(failing, 'x'), settle(b1, 'b1')]);
+    await f0;
+    expect(finished).toEqual(['b0', 'f0', 'x failed', 'b1']);
+  });
 });

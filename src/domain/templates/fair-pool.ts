@@ -167,12 +167,15 @@ export class FairWorkerPool<Req, Res> {
           else job.resolve(result);
         }
       },
-      // each again on its own, first in the owner's queue
+      // each again on its own, first in its lane of the owner's queue
       reject: () => {
         const queue = this.queues.get(first.owner);
         const alone = taken.map((job) => ({ ...job, solo: true }));
-        if (queue) queue.unshift(...alone);
-        else this.queues.set(first.owner, alone);
+        if (!queue) this.queues.set(first.owner, alone);
+        else {
+          const at = first.lane === 'background' ? queue.findIndex((q) => q.lane === 'background') : 0;
+          queue.splice(at < 0 ? queue.length : at, 0, ...alone);
+        }
       },
     };
   }
