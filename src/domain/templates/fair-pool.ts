@@ -104,15 +104,26 @@ export class FairWorkerPool<Req, Res> {
   run(owner: string, request: Req, budget: JobBudget, lane: JobLane = 'foreground'): Promise<Res> {
     return new Promise<Res>((resolve, reject) => {
       const job = { owner, request, budget, lane, resolve, reject };
-      const queue = this.queues.get(owner);
-      if (!queue) this.queues.set(owner, [job]);
-      else if (lane === 'background') queue.push(job);
-      else {
-        const behind = queue.findIndex((queued) => queued.lane === 'background');
-        queue.splice(behind < 0 ? queue.length : behind, 0, job);
-      }
+      this.enqueue(owner, [job], 'last');
       this.dispatch();
     });
+  }
+
+  /**
+   * Puts jobs of one lane in their owner's queue, `first` or `last` in that lane: foreground jobs
+   * ahead of every background one, background ones at the end of the queue.
+   */
+  private enqueue(owner: string, jobs: Job<Req, Res>[], where: 'first' | 'last') {
+    const queue = this.queues.get(owner);
+    if (!queue) {
+      this.queues.set(owner, jobs);
+      return;
+    }
+    const background = queue.findIndex((queued) => queued.lane === 'background');
+    const laneStart = jobs[0].lane === 'background' ? background : 0;
+    const laneEnd = jobs[0].lane === 'background' ? -1 : background;
+    const at = where === 'first' ? laneStart : laneEnd;
+    queue.splice(at < 0 ? queue.length : at, 0, ...jobs);
   }
 
   /** Jobs waiting for a thread (all owners). */
@@ -168,15 +179,12 @@ export class FairWorkerPool<Req, Res> {
         }
       },
       // each again on its own, first in its lane of the owner's queue
-      reject: () => {
-        const queue = this.queues.get(first.owner);
-        const alone = taken.map((job) => ({ ...job, solo: true }));
-        if (!queue) this.queues.set(first.owner, alone);
-        else {
-          const at = first.lane === 'background' ? queue.findIndex((q) => q.lane === 'background') : 0;
-          queue.splice(at < 0 ? queue.length : at, 0, ...alone);
-        }
-      },
+      reject: () =>
+        this.enqueue(
+          first.owner,
+          taken.map((job) => ({ ...job, solo: true })),
+          'first',
+        ),
     };
   }
 
