@@ -95,10 +95,10 @@ async function startTimingSink() {
 
 /** The worker role as its own process (as a deployment scales it), so its RSS is its own. */
 function startWorker(databaseUrl: string, apiPort: string, relay: string, dataDir: string): ChildProcess {
-  // with the Node flags `npm start` (and bin/posthorn.js) run Posthorn with
+  // as `npm start` runs Posthorn: bin/posthorn.js (Node's compile cache on) with the same Node flags
   const start: string = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).scripts.start;
   const nodeFlags = start.split(' ').filter((a) => a.startsWith('--'));
-  const child = spawn(process.execPath, [...nodeFlags, 'src/main.ts', 'worker'], {
+  const child = spawn(process.execPath, [...nodeFlags, 'bin/posthorn.js', 'worker'], {
     cwd: root,
     env: {
       ...process.env,

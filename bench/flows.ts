@@ -57,12 +57,12 @@ const dist = (xs: number[]) => {
   return `p50 ${f(percentile(sorted, 50))} p99 ${f(percentile(sorted, 99))} max ${f(sorted.at(-1) ?? Number.NaN)}`;
 };
 
-/** The worker role as its own process, with the Node flags of `npm start` (and a CPU profile when asked). */
+/** The worker role as its own process, as `npm start` runs it (bin/posthorn.js, its Node flags), and a CPU profile when asked. */
 function startWorker(databaseUrl: string, apiPort: string, relay: string, dataDir: string): ChildProcess {
   const start: string = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).scripts.start;
   const nodeFlags = start.split(' ').filter((a) => a.startsWith('--'));
   if (cpuProfDir) nodeFlags.push('--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`);
-  return spawn(process.execPath, [...nodeFlags, 'src/main.ts', 'worker'], {
+  return spawn(process.execPath, [...nodeFlags, 'bin/posthorn.js', 'worker'], {
     cwd: root,
     env: {
       ...process.env,

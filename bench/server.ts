@@ -37,7 +37,7 @@ export async function startBenchServer(
     const profile = process.env.BENCH_CPU_PROF
       ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`, `--cpu-prof-name=${role}.cpuprofile`]
       : [];
-    const child = spawn(process.execPath, [...profile, 'src/main.ts', role], {
+    const child = spawn(process.execPath, [...profile, 'bin/posthorn.js', role], {
       cwd: root,
       env: {
         ...process.env,

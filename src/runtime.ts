@@ -1,3 +1,4 @@
+import { flushCompileCache } from 'node:module';
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
 import type { Config } from './config.ts';
@@ -116,6 +117,9 @@ export async function startRuntime(
       })
     : { app: undefined, url: undefined };
   const worker = roles.includes('worker') ? await startWorkerRole(config, ctx, routes, log) : undefined;
+  // the roles' modules are loaded: write them to Node's compile cache now (bin/posthorn.js enables
+  // it), so a process that is killed rather than stopped still leaves the next start its cache
+  flushCompileCache();
 
   let stopping: Promise<void> | undefined;
   return {

@@ -65,7 +65,7 @@ beforeAll(async () => {
   expect(footer.status).toBe(200);
   const port = await freePort();
   secondApiUrl = `http://127.0.0.1:${port}`;
-  secondApi = spawn(process.execPath, ['src/main.ts', 'api'], {
+  secondApi = spawn(process.execPath, ['bin/posthorn.js', 'api'], {
     cwd: root,
     env: {
       ...process.env,

@@ -20,7 +20,7 @@ afterAll(async () => {
 
 /** An operator command: the same database and server secret as the running server, as in production. */
 function posthorn(...args: string[]) {
-  const result = spawnSync(process.execPath, ['src/main.ts', ...args], {
+  const result = spawnSync(process.execPath, ['bin/posthorn.js', ...args], {
     cwd: root,
     env: {
       ...process.env,
@@ -43,7 +43,7 @@ function posthornClient(
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['src/main.ts', ...args],
+      ['bin/posthorn.js', ...args],
       {
         cwd: root,
         env: {

@@ -185,7 +185,7 @@ describe('a rule with two routes', () => {
     });
     expect(proxied.statusCode).toBe(403);
 
-    const cli = spawnSync(process.execPath, ['src/main.ts', 'admin', 'routes'], {
+    const cli = spawnSync(process.execPath, ['bin/posthorn.js', 'admin', 'routes'], {
       cwd: root,
       env: {
         ...process.env,

@@ -31,7 +31,7 @@ let smtpPort: number;
 let output = '';
 
 function start(role: string, env: Record<string, string>): ChildProcess {
-  const child = spawn(process.execPath, ['src/main.ts', role], {
+  const child = spawn(process.execPath, ['bin/posthorn.js', role], {
     cwd: root,
     env: {
       ...process.env,

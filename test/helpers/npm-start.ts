@@ -1,7 +1,7 @@
 import { type ChildProcess, execFileSync } from 'node:child_process';
 import { eventually } from './eventually.ts';
 
-/** The pid of `node … src/main.ts start` under npm (npm may run it through a shell). */
+/** The pid of `node … bin/posthorn.js start` under npm (npm may run it through a shell). */
 export function programPid(npmPid: number): number {
   const rows = execFileSync('ps', ['-e', '-o', 'pid=,ppid=,args='], { encoding: 'utf8' })
     .trim()
@@ -18,8 +18,10 @@ export function programPid(npmPid: number): number {
         grown = true;
       }
   }
-  const program = rows.find((row) => under.has(row.pid) && /^\S*node .*src\/main\.ts start/.test(row.args));
-  if (!program) throw new Error(`no "src/main.ts start" under npm (pid ${npmPid})`);
+  const program = rows.find(
+    (row) => under.has(row.pid) && /^\S*node .*bin\/posthorn\.js start/.test(row.args),
+  );
+  if (!program) throw new Error(`no "bin/posthorn.js start" under npm (pid ${npmPid})`);
   return program.pid;
 }
 

@@ -16,7 +16,7 @@ export function workerProcesses(base: () => { databaseUrl: string; secret: strin
     /** Starts one worker relaying to `relay`, with `env` over the defaults. */
     start(relay: string, env: Record<string, string> = {}): ChildProcess {
       const { databaseUrl, secret } = base();
-      const child = spawn(process.execPath, ['src/main.ts', 'worker'], {
+      const child = spawn(process.execPath, ['bin/posthorn.js', 'worker'], {
         cwd: root,
         env: {
           ...process.env,

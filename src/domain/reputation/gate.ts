@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { authenticate, spf } from 'mailauth';
+import type { authenticate } from 'mailauth';
 import { MxResolver } from '../../delivery/direct/mx.ts';
 import { reverseDnsProblems } from '../../delivery/direct/source-check.ts';
 import { possibleRoutes } from '../../delivery/routes/choose.ts';
@@ -91,6 +91,9 @@ const aligned = (domain: string, fromDomain: string) =>
 
 type Resolve = ReturnType<typeof createDnsResolve>;
 
+/** mailauth, loaded when the gate first runs: a worker with the gate off never carries it (~40 MB). */
+const mailauth = () => import('mailauth');
+
 async function spfCheck(
   ctx: DomainContext,
   resolver: Resolve,
@@ -103,6 +106,7 @@ async function spfCheck(
   if (!aligned(domain, fromDomain))
     return { id: 'spf', ok: false, message: `The return path ${domain} does not align with ${fromDomain}` };
   const problems: string[] = [];
+  const { spf } = await mailauth();
   for (const source of sources) {
     const result = await spf({ ip: source.address, sender, helo: source.ehlo, mta: 'gate', resolver });
     if (result.status.result !== 'pass')
@@ -198,6 +202,7 @@ export async function runGate(ctx: DomainContext, sender: GateSender): Promise<G
     randomUUID(),
     returnPathDomain(key.domain, ctx.config.sharedDomain),
   );
+  const { authenticate } = await mailauth();
   const judged = await authenticate(signDkim(sampleMessage(sender.from, fromDomain), key), {
     ip: sources[0]?.address ?? NO_ADDRESS,
     helo: sources[0]?.ehlo ?? 'gate.invalid',

@@ -1,3 +1,4 @@
+import { flushCompileCache } from 'node:module';
 import { parentPort } from 'node:worker_threads';
 import { ValidationError } from '../core/errors.ts';
 
@@ -35,5 +36,7 @@ export function answerJobs<Req, Res>(handle: (request: Req) => Res | Promise<Res
     reply.cpu = cpuNow();
     port.postMessage(reply);
   });
+  // the thread's modules are loaded: into Node's compile cache with them (see bin/posthorn.js)
+  flushCompileCache();
   port.postMessage({ kind: 'ready', cpu: cpuNow() } satisfies PoolReply<Res>);
 }
