@@ -31,15 +31,16 @@ const ownDatabase = [
 /**
  * Files whose subject does not depend on which PostgreSQL serves them: the browser tests drive the
  * dashboard through the same API the integration tests run on both databases, the template
- * pools' fairness is a matter of threads, and Node's compile cache one of files. The second pass
- * leaves them to the first, so CI stays under its 30 minutes; anyone else's `npm test` runs them.
+ * pools' fairness is a matter of threads, and what an API process loads (test/e2e/api-process) one
+ * of files. The second pass leaves them to the first, so CI stays under its 30 minutes; anyone
+ * else's `npm test` runs them.
  */
 const sameOnEitherDatabase = [
   'test/e2e/dashboard-*.test.ts',
   'test/e2e/*-browser.test.ts',
   'test/e2e/first-hour-journey.test.ts',
   'test/http/template-fairness.test.ts',
-  'test/e2e/compile-cache.test.ts',
+  'test/e2e/api-process.test.ts',
 ];
 const secondPass = process.env.POSTHORN_TEST_SECOND_PASS === '1';
 

@@ -1,4 +1,3 @@
-import scalar from '@scalar/fastify-api-reference';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { TrustProxy } from '../config.ts';
 import type { DomainContext } from '../domain/core/context.ts';
@@ -6,6 +5,7 @@ import type { RateLimiter } from '../domain/keys/rate-limit.ts';
 import type { RequestLogWriter } from '../domain/keys/request-log.ts';
 import type { SmtpPorts } from '../domain/plans/project-facts.ts';
 import { authPlugin } from './auth.ts';
+import { docsPageRoutes } from './docs-page.ts';
 import { installErrorHandling } from './errors.ts';
 import { createApiMetrics, observeRequests } from './metrics.ts';
 import { documentRoute, registerOpenApi } from './openapi.ts';
@@ -96,21 +96,6 @@ const V1_ROUTES = [
   adminRoutes,
 ];
 
-/**
- * The docs page works offline, for a self-hoster: no Scalar service buttons (the agent's "Ask AI",
- * "Generate MCP", the developer tools' "Deploy" and "Share"), no fonts from Scalar's CDN (the
- * system's), no telemetry. Its script is served by the plugin from this server.
- */
-const DOCS_PAGE = {
-  url: '/v1/openapi.json',
-  title: 'Posthorn API',
-  agent: { disabled: true },
-  mcp: { disabled: true },
-  showDeveloperTools: 'never',
-  withDefaultFonts: false,
-  telemetry: false,
-} as const;
-
 /** Builds the HTTP door: every route, the auth hook, error mapping, OpenAPI and the docs page. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
@@ -180,7 +165,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(dashboardRoutes, { ...deps, prefix: '/api' });
   // the Resend-compatible door: Resend's API over the same domain code (src/http/resend)
   await app.register(resendRoutes, { ...deps, prefix: '/resend' });
-  await app.register(scalar, { routePrefix: '/v1/docs', configuration: DOCS_PAGE });
+  // the API's docs page (Scalar) at /v1/docs, loaded on its first request
+  await app.register(docsPageRoutes);
   // the dashboard (web/, built to dist/web) at {app_url}: every other path under it is the app's
   await app.register(webAppRoutes, { appUrl: deps.ctx.config.appUrl });
   return app;
