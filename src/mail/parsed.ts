@@ -1,4 +1,13 @@
-import type { AddressObject, ParsedMail } from 'mailparser';
+import type { AddressObject, ParsedMail, SimpleParserOptions, Source } from 'mailparser';
+
+/**
+ * mailparser's `simpleParser`, loaded on first use: a process that parses no mail (a worker, an API
+ * whose mailbox no one reads) does not carry the parser and its charset tables.
+ */
+export async function parseMail(source: Source, options?: SimpleParserOptions): Promise<ParsedMail> {
+  const { simpleParser } = await import('mailparser');
+  return simpleParser(source, options);
+}
 
 /** What a received or captured message shows of mailparser's result, read one way everywhere. */
 

@@ -1,5 +1,5 @@
 import type { Attachment, ParsedMail, SimpleParserOptions } from 'mailparser';
-import { simpleParser } from 'mailparser';
+import { parseMail } from './parsed.ts';
 
 export interface BounceRecipient {
   /** Final-Recipient (or Original-Recipient), lower-cased, without the `rfc822;` type. */
@@ -181,7 +181,7 @@ function rootContentType(mail: ParsedMail): string {
  */
 export async function parseMailReport(raw: Buffer | string): Promise<MailReport | null> {
   try {
-    return readReport(await simpleParser(raw, PARSER_OPTIONS));
+    return readReport(await parseMail(raw, PARSER_OPTIONS));
   } catch {
     return null;
   }

@@ -1,4 +1,4 @@
-import { simpleParser } from 'mailparser';
+import { parseMail } from '../../mail/parsed.ts';
 import { type AggregateReport, parseAggregate, ReportError } from './aggregate.ts';
 import { parseTlsReport, type TlsReport } from './tls.ts';
 import { UnpackError, unpack } from './unpack.ts';
@@ -48,7 +48,7 @@ const REPORT_TYPES = /(xml|gzip|zip|json|tlsrpt|octet-stream)/i;
 
 /** Every report in a received message (see the file's comment). */
 export async function reportsInMessage(raw: Buffer): Promise<FoundReport[]> {
-  const mail = await simpleParser(raw, { skipHtmlToText: true, skipTextToHtml: true, skipTextLinks: true });
+  const mail = await parseMail(raw, { skipHtmlToText: true, skipTextToHtml: true, skipTextLinks: true });
   const attached = mail.attachments.filter(
     (a) => REPORT_TYPES.test(a.contentType) || /\.(xml|gz|zip|json)$/i.test(a.filename ?? ''),
   );

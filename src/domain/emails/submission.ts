@@ -1,4 +1,4 @@
-import { simpleParser } from 'mailparser';
+import { parseMail } from '../../mail/parsed.ts';
 import { selectProject } from '../accounts/project-selection.ts';
 import type { DomainContext } from '../core/context.ts';
 import { AuthenticationError, NotFoundError, ValidationError } from '../core/errors.ts';
@@ -63,7 +63,7 @@ export async function acceptSubmittedMessage(
   message: { raw: Buffer; recipients: string[]; overTls: boolean },
 ): Promise<AcceptedEmail | undefined> {
   // the send path derives the text part itself: skip mailparser's conversions
-  const parsed = await simpleParser(message.raw, {
+  const parsed = await parseMail(message.raw, {
     skipHtmlToText: true,
     skipTextToHtml: true,
     skipTextLinks: true,

@@ -1,5 +1,5 @@
 import { type AuthenticateResult, authenticate } from 'mailauth';
-import { simpleParser } from 'mailparser';
+import { parseMail } from '../../mail/parsed.ts';
 import { type MailReport, parseMailReport } from '../../mail/reports.ts';
 import type { DomainContext } from '../core/context.ts';
 import { reportsInMessage } from '../dmarc/extract.ts';
@@ -79,7 +79,7 @@ export async function receiveMessage(
     }
   }
   if (projects.size > 0) {
-    const parsed = await simpleParser(raw, {
+    const parsed = await parseMail(raw, {
       skipTextToHtml: true,
       skipTextLinks: true,
       skipImageLinks: true,

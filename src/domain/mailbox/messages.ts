@@ -1,9 +1,8 @@
 import type { Selectable } from 'kysely';
 import { sql } from 'kysely';
-import { simpleParser } from 'mailparser';
 import type { Db } from '../../db/database.ts';
 import type { MailboxMessagesTable } from '../../db/schema.ts';
-import { addressList, decodeEncodedWords, headerPairs } from '../../mail/parsed.ts';
+import { addressList, decodeEncodedWords, headerPairs, parseMail } from '../../mail/parsed.ts';
 import { NotFoundError } from '../core/errors.ts';
 import { isUuid } from '../core/ids.ts';
 import { type Page, readPage } from '../core/pages.ts';
@@ -79,7 +78,7 @@ async function findMessage(db: Db, id: string) {
 /** One captured message, decoded: addresses, subject, date, every header, text and HTML parts, attachments. */
 export async function readMailboxMessage(db: Db, id: string) {
   const row = await findMessage(db, id);
-  const parsed = await simpleParser(row.raw, {
+  const parsed = await parseMail(row.raw, {
     skipTextToHtml: true,
     skipTextLinks: true,
     skipImageLinks: true,
