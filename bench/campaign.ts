@@ -20,7 +20,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { SMTPServer } from 'smtp-server';
-import { json, machine, readyBenchAccount, startBenchServer } from './server.ts';
+import { guardBench, json, machine, readyBenchAccount, startBenchServer } from './server.ts';
 
 const recipients = Number(process.env.BENCH_RECIPIENTS ?? 100_000);
 const audience = Number(process.env.BENCH_AUDIENCE ?? 1_000_000);
@@ -211,23 +211,14 @@ const server = await startBenchServer({ POSTHORN_SMTP_RELAY: sink.url, POSTHORN_
 const workerDir = mkdtempSync(path.join(tmpdir(), 'posthorn-bench-worker-'));
 let worker: ChildProcess | null = null;
 const timers: NodeJS.Timeout[] = [];
-let cleaned = false;
-async function cleanup() {
-  if (cleaned) return;
-  cleaned = true;
+// on the way out, and after BENCH_MAX_SECONDS or a signal: the processes stopped, the files gone
+const guard = guardBench('bench:campaign', maxSeconds, async () => {
   for (const t of timers) clearInterval(t);
   await stopChild(worker);
   await server.stop();
   await sink.close();
   rmSync(workerDir, { recursive: true, force: true });
-}
-const watchdog = setTimeout(async () => {
-  console.error(`bench:campaign stopped after ${maxSeconds} s (BENCH_MAX_SECONDS)`);
-  await cleanup();
-  process.exit(1);
-}, maxSeconds * 1000);
-for (const signal of ['SIGINT', 'SIGTERM'] as const)
-  process.on(signal, () => cleanup().then(() => process.exit(130)));
+});
 
 let failed = false;
 try {
@@ -469,7 +460,6 @@ ${links.map((l, i) => `<p><a href="${l}">Read part ${i + 1}</a></p>`).join('\n')
   failed = true;
   console.error(err);
 } finally {
-  clearTimeout(watchdog);
-  await cleanup();
+  await guard.done();
 }
 process.exit(failed ? 1 : 0);

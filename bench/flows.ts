@@ -25,7 +25,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { json, machine, readyBenchAccount, startBenchServer } from './server.ts';
+import { guardBench, json, machine, readyBenchAccount, startBenchServer } from './server.ts';
 import { startBenchSink } from './sink.ts';
 
 const enrollments = Number(process.env.BENCH_ENROLLMENTS ?? 1_000_000);
@@ -581,22 +581,13 @@ const sink = await startBenchSink();
 const server = await startBenchServer({ POSTHORN_SMTP_RELAY: sink.url, POSTHORN_SECRET: SECRET }, ['api']);
 const workerDir = mkdtempSync(path.join(tmpdir(), 'posthorn-bench-worker-'));
 let worker: ChildProcess | null = null;
-let cleaned = false;
-async function cleanup() {
-  if (cleaned) return;
-  cleaned = true;
+// on the way out, and after BENCH_MAX_SECONDS or a signal: the processes stopped, the files gone
+const guard = guardBench('bench:flows', maxSeconds, async () => {
   await stopChild(worker);
   await server.stop();
   await sink.close();
   rmSync(workerDir, { recursive: true, force: true });
-}
-const watchdog = setTimeout(async () => {
-  console.error(`bench:flows stopped after ${maxSeconds} s (BENCH_MAX_SECONDS)`);
-  await cleanup();
-  process.exit(1);
-}, maxSeconds * 1000);
-for (const signal of ['SIGINT', 'SIGTERM'] as const)
-  process.on(signal, () => cleanup().then(() => process.exit(130)));
+});
 
 let failed = false;
 try {
@@ -645,7 +636,6 @@ try {
   failed = true;
   console.error(err);
 } finally {
-  clearTimeout(watchdog);
-  await cleanup();
+  await guard.done();
 }
 process.exit(failed ? 1 : 0);
