@@ -5,7 +5,7 @@ import type { RateLimiter } from '../domain/keys/rate-limit.ts';
 import type { RequestLogWriter } from '../domain/keys/request-log.ts';
 import type { SmtpPorts } from '../domain/plans/project-facts.ts';
 import { authPlugin } from './auth.ts';
-import { docsPageRoutes } from './docs-page.ts';
+import { DOCS_PREFIX, docsPageRoutes } from './docs-page.ts';
 import { installErrorHandling } from './errors.ts';
 import { createApiMetrics, observeRequests } from './metrics.ts';
 import { documentRoute, registerOpenApi } from './openapi.ts';
@@ -143,7 +143,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         object: 'index',
         name: 'Posthorn API',
         version: 'v1',
-        documentation: '/v1/docs',
+        documentation: DOCS_PREFIX,
         openapi: '/v1/openapi.json',
         endpoints,
       }));

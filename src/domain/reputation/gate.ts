@@ -91,7 +91,7 @@ const aligned = (domain: string, fromDomain: string) =>
 
 type Resolve = ReturnType<typeof createDnsResolve>;
 
-/** mailauth, loaded when the gate first runs: a worker with the gate off never carries it (~40 MB). */
+/** mailauth, loaded when the gate first runs: a worker with the gate off never carries it (~20 MB). */
 const mailauth = () => import('mailauth');
 
 async function spfCheck(
