@@ -340,11 +340,16 @@ async function eventLatency({ db, call, key, clock }: Ctx) {
   const total: number[] = [];
   const toEnrolled: number[] = [];
   const toQueued: number[] = [];
+  // the slowest second tells a stall (one burst of late messages) from a slow path (every second)
+  const bySecond: number[][] = [];
+  const firstAnswer = Math.min(...accepted.map((a) => a.answeredAt));
   for (const a of accepted) {
     const row = byEmail.get(a.email);
     if (!row) continue;
     const answered = a.answeredAt + clock.offset; // in the database's clock
     total.push(row.queued - answered);
+    const second = Math.floor((a.answeredAt - firstAnswer) / 1000);
+    bySecond[second] = [...(bySecond[second] ?? []), row.queued - answered];
     toEnrolled.push(row.enrolled - answered);
     toQueued.push(row.queued - row.enrolled);
   }
@@ -358,6 +363,8 @@ async function eventLatency({ db, call, key, clock }: Ctx) {
   console.log(
     `    triggered messages queued ${n(written)} of ${n(accepted.length)}; answer -> email row written ms ${dist(total)}`,
   );
+  const secondMax = bySecond.map((xs) => Math.round(Math.max(...xs)));
+  console.log(`    answer -> email row, the slowest of each second of events, ms: ${secondMax.join(' ')}`);
   console.log(
     `    of which answer -> enrollment created ms ${dist(toEnrolled)}; enrollment -> email row ms ${dist(toQueued)} (row times are their transactions' starts)`,
   );

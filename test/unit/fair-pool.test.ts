@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../../src/domain/core/errors.ts';
-import { FairWorkerPool, type JobMerge } from '../../src/domain/templates/fair-pool.ts';
+import { FairWorkerPool, type JobMerge, THREAD_YOUNG_MB } from '../../src/domain/templates/fair-pool.ts';
 import type { FixtureJob } from '../fixtures/pool-worker.ts';
 
 const script = new URL('../fixtures/pool-worker.ts', import.meta.url);
@@ -45,6 +45,13 @@ describe('FairWorkerPool', () => {
       ...['b0', 'b1', 'b2'].map((l) => run('b', l)),
     ]);
     expect(finished).toEqual(['a0', 'b0', 'a1', 'b1', 'a2', 'b2']);
+  });
+
+  it("caps a thread's old generation at memoryMb and its young generation at THREAD_YOUNG_MB", async () => {
+    // left to Node, a thread capped at 256 MB gets a 192 MB nursery, resident once a campaign fills it
+    const limits = JSON.parse(await newPool(1).run('a', { limits: true }, budget(5_000)));
+    expect(limits).toMatchObject({ maxOldGenerationSizeMb: 256, maxYoungGenerationSizeMb: THREAD_YOUNG_MB });
+    expect(THREAD_YOUNG_MB).toBeLessThan(64);
   });
 
   it('stops a job past its CPU budget with a ValidationError, and the next job runs on a new thread', async () => {

@@ -217,7 +217,10 @@ export class FairWorkerPool<Req, Res> {
 
   private spawn() {
     const worker = new Worker(this.options.script, {
-      resourceLimits: { maxOldGenerationSizeMb: this.options.memoryMb },
+      resourceLimits: {
+        maxOldGenerationSizeMb: this.options.memoryMb,
+        maxYoungGenerationSizeMb: THREAD_YOUNG_MB,
+      },
     });
     // an idle thread must not keep the process alive
     worker.unref();
@@ -307,6 +310,16 @@ export class FairWorkerPool<Req, Res> {
     }
   }
 }
+
+/**
+ * The young generation (V8's nursery) of a pool thread. Node derives it from the old generation's
+ * cap when only that is set: 192 MB beside 256 MB. Renders allocate fast and keep little, so a busy
+ * thread's nursery grows towards that size, all of it resident: a process rendering 100,000
+ * campaign messages through the pool as fast as it could peaked at 211-237 MB, and at 188-190 MB
+ * with 16 MB, in the same time (3.9-4.2 s against 4.1-4.2 s); at 8-12 MB the extra scavenges cost
+ * 10 %.
+ */
+export const THREAD_YOUNG_MB = 16;
 
 /** Threads for template work: one fewer than the cores (the event loop and PostgreSQL need one), 1 to 4. */
 export const TEMPLATE_THREADS = Math.max(1, Math.min(4, availableParallelism() - 1));
