@@ -317,7 +317,8 @@ export class FairWorkerPool<Req, Res> {
  * thread's nursery grows towards that size, all of it resident: a process rendering 100,000
  * campaign messages through the pool as fast as it could peaked at 211-237 MB, and at 188-190 MB
  * with 16 MB, in the same time (3.9-4.2 s against 4.1-4.2 s); at 8-12 MB the extra scavenges cost
- * 10 %.
+ * 10 %. The MJML pool gains alike: 120 compiles of the newsletter starter peaked at 160-163 MB
+ * against 215-244 MB, in 0.42-0.46 s against 0.52-0.53 s.
  */
 export const THREAD_YOUNG_MB = 16;
 
