@@ -358,7 +358,7 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitPerSecond: integer(env, 'POSTHORN_RATE_LIMIT', 100, 0, 1_000_000),
     workerConcurrency: integer(env, 'POSTHORN_WORKER_CONCURRENCY', 10, 1, 1000),
     transactionalWorkers: integer(env, 'POSTHORN_TRANSACTIONAL_WORKERS', 2, 0, 1000),
-    poolSize: integer(env, 'POSTHORN_PG_POOL_SIZE', 12, 1, 1000),
+    poolSize: integer(env, 'POSTHORN_PG_POOL_SIZE', 13, 1, 1000),
     logLevel: env.LOG_LEVEL || 'info',
     logFormat: logFormat(env, 'POSTHORN_LOG_FORMAT'),
     embeddedPgPort: integer(env, 'POSTHORN_EMBEDDED_PG_PORT', 0, 0, 65535),

@@ -164,7 +164,7 @@ async function startWorkerRole(
   const { shares } = worker;
   if (shares.warning) log.warn(shares.warning);
   log.info(
-    `worker running (${config.workerConcurrency} concurrent jobs, ${shares.transactional} of them kept for transactional mail; routes: ${routes.describe()})`,
+    `worker running (${config.workerConcurrency} concurrent jobs, ${shares.transactional} of them kept for transactional mail and ${shares.eventPath} for the event path; routes: ${routes.describe()})`,
   );
   // said, never fatal: the DNS may be fixed while the worker runs
   routes

@@ -70,10 +70,16 @@ export function taskList(deps: WorkerDeps): TaskHandlers {
   };
 }
 
+/** The tasks of an audience's event path: the outbox drain, its announcements, the flow engine's rounds. */
+export const EVENT_PATH_TASKS = ['audience_outbox', 'audience_event', 'flow_advance'] as const;
+
 /**
- * How a worker process's jobs at once are shared: the transactional workers are taken out of the
- * total, never added to it, so `POSTHORN_WORKER_CONCURRENCY` bounds what the process runs (and the
- * database connections it holds); at least one worker is left for every other job.
+ * How a worker process's jobs at once are shared: the transactional workers, then one worker for
+ * the event path, are taken out of the total, never added to it, so `POSTHORN_WORKER_CONCURRENCY`
+ * bounds what the process runs (and the database connections it holds); at least one worker is
+ * left for every other job. The event path's worker is there because deliveries of flows and
+ * campaigns run for a second or more each: when they hold every other worker, an event that should
+ * start a flow would wait for one of them to finish (a burst of them took up to 1.6 s at once).
  */
 export function workerShares(concurrency: number, transactional: number): WorkerShares {
   const kept = Math.max(0, Math.min(transactional, concurrency - 1));
@@ -82,12 +88,15 @@ export function workerShares(concurrency: number, transactional: number): Worker
     kept < transactional
       ? `POSTHORN_TRANSACTIONAL_WORKERS=${transactional} is more than POSTHORN_WORKER_CONCURRENCY=${concurrency} leaves (one worker always runs every other job): ${kept} kept for transactional mail`
       : null;
-  return { every: concurrency - kept, transactional: kept, warning };
+  const eventPath = concurrency - kept >= 2 ? 1 : 0;
+  return { every: concurrency - kept - eventPath, transactional: kept, eventPath, warning };
 }
 
 export interface WorkerShares {
   every: number;
   transactional: number;
+  /** Workers that run the event path's tasks only (EVENT_PATH_TASKS): 1, or 0 when the total leaves no room. */
+  eventPath: number;
   /** Why the transactional share is smaller than asked, or null. */
   warning: string | null;
 }
@@ -127,11 +136,12 @@ export async function startWorker(deps: WorkerDeps): Promise<WorkerRole> {
     logger,
   };
   const shares = workerShares(deps.concurrency, deps.transactionalWorkers);
+  const tasks = taskList(deps);
   const runners = [
     await supervised('the worker pool', deps.log, () =>
       run({
         ...common,
-        taskList: taskList(deps),
+        taskList: tasks,
         concurrency: shares.every,
         // the outbox drain also runs every minute, for announcements whose nudge was lost in a
         // crash; so does the flow engine, a safety net under its own scheduling
@@ -150,6 +160,15 @@ export async function startWorker(deps: WorkerDeps): Promise<WorkerRole> {
           taskList: { deliver_transactional: deliverEmailTask(deps) },
           concurrency: shares.transactional,
         }),
+      ),
+    );
+  }
+  // a worker kept for the event path (the same handlers): no delivery, however long, holds it
+  if (shares.eventPath > 0) {
+    const eventTasks = Object.fromEntries(EVENT_PATH_TASKS.map((name) => [name, tasks[name]]));
+    runners.push(
+      await supervised('the event path worker pool', deps.log, () =>
+        run({ ...common, taskList: eventTasks, concurrency: shares.eventPath }),
       ),
     );
   }

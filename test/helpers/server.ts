@@ -53,8 +53,8 @@ export async function startTestServer(
     PORT: '0',
     POSTHORN_SMTP_RELAY: sink.url,
     POSTHORN_RATE_LIMIT: '0',
-    POSTHORN_PG_POOL_SIZE: '5',
-    // in all: 2 of them kept for transactional deliveries, 4 for every job
+    POSTHORN_PG_POOL_SIZE: '6',
+    // in all: 2 of them kept for transactional deliveries, 1 for the event path, 3 for every job
     POSTHORN_WORKER_CONCURRENCY: '6',
     // the spec's Free plan and its 402s, as on a server that sells plans (the default is unlimited)
     POSTHORN_DEFAULT_PLAN: 'free',
