@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setWorkspacePlan } from '../../src/domain/accounts/workspaces.ts';
 import { eventually } from '../helpers/eventually.ts';
-import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
+import { marketingAccount, type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
 
 let server: TestServer;
 let account: SignupResult;
@@ -10,14 +9,8 @@ let key: string;
 beforeAll(async () => {
   // three workers, none kept for transactional mail: two run every job, one the event path
   server = await startTestServer({ POSTHORN_WORKER_CONCURRENCY: '3', POSTHORN_TRANSACTIONAL_WORKERS: '0' });
-  account = await server.signupConfirmed();
+  account = await marketingAccount(server, 'Event Path Tests Ltd, 3 Mill Lane, Manchester M1 1AA');
   key = account.project_key.key;
-  await setWorkspacePlan(server.runtime.ctx, account.workspace.id, 'starter');
-  const footer = await server.call('PATCH', '/v1/me/footer', {
-    key,
-    body: { address: 'Event Path Tests Ltd, 3 Mill Lane, Manchester M1 1AA' },
-  });
-  expect(footer.status).toBe(200);
 }, 60_000);
 afterAll(async () => {
   if (server) server.sink.hold = undefined;

@@ -1,9 +1,8 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setWorkspacePlan } from '../../src/domain/accounts/workspaces.ts';
 import { launchBrowser, type TestBrowser } from '../helpers/browser.ts';
 import { FROM, waitForCampaignStatus, waitForStatus } from '../helpers/emails.ts';
-import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
+import { marketingAccount, type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
 import type { SinkMessage } from '../helpers/smtp-sink.ts';
 
 const ADA = 'ada@readers.example';
@@ -90,14 +89,8 @@ let first: Map<string, SinkMessage>;
 
 beforeAll(async () => {
   server = await startTestServer();
-  account = await server.signupConfirmed();
+  account = await marketingAccount(server, 'Browser Tests Ltd, 7 Castle Street, Edinburgh EH2 3AH');
   key = account.project_key.key;
-  await setWorkspacePlan(server.runtime.ctx, account.workspace.id, 'starter');
-  const footer = await server.call('PATCH', '/v1/me/footer', {
-    key,
-    body: { address: 'Browser Tests Ltd, 7 Castle Street, Edinburgh EH2 3AH' },
-  });
-  expect(footer.status).toBe(200);
   for (const email of [ADA, EDSGER, BARBARA, GRACE]) {
     const res = await server.call('POST', '/v1/contacts', { key, body: { email } });
     expect(res.status).toBe(200);

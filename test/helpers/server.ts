@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig } from '../../src/config.ts';
+import { setWorkspacePlan } from '../../src/domain/accounts/workspaces.ts';
 import { type RoleName, type Runtime, startRuntime } from '../../src/runtime.ts';
 import { createTestDatabase } from './database.ts';
 import { codeIn, type SmtpSink, startSmtpSink } from './smtp-sink.ts';
@@ -140,5 +141,20 @@ export async function signupConfirmedInDatabase(server: TestServer): Promise<Sig
     .set({ email_confirmed_at: new Date() })
     .where('id', '=', account.account.id)
     .execute();
+  return account;
+}
+
+/**
+ * A confirmed account ready for marketing mail: its workspace on the Starter plan (flows and
+ * campaigns) and the footer's postal address that marketing messages carry.
+ */
+export async function marketingAccount(server: TestServer, address: string): Promise<SignupResult> {
+  const account = await server.signupConfirmed();
+  await setWorkspacePlan(server.runtime.ctx, account.workspace.id, 'starter');
+  const footer = await server.call('PATCH', '/v1/me/footer', {
+    key: account.project_key.key,
+    body: { address },
+  });
+  if (footer.status !== 200) throw new Error(`footer: ${footer.status} ${JSON.stringify(footer.body)}`);
   return account;
 }

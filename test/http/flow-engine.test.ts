@@ -1,11 +1,10 @@
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { setWorkspacePlan } from '../../src/domain/accounts/workspaces.ts';
 import { expectError } from '../helpers/assertions.ts';
 import { sharedDkimResolver, unfoldedHeaders } from '../helpers/emails.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { flowWorkSettled } from '../helpers/flows.ts';
-import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
+import { marketingAccount, type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
 import type { SinkMessage } from '../helpers/smtp-sink.ts';
 
 const ADDRESS = 'Flow Engine Tests Ltd, 3 Mill Lane, Manchester M1 1AA';
@@ -83,11 +82,8 @@ const settled = () => flowWorkSettled(server);
 
 beforeAll(async () => {
   server = await startTestServer();
-  account = await server.signupConfirmed();
+  account = await marketingAccount(server, ADDRESS);
   key = account.project_key.key;
-  await setWorkspacePlan(server.runtime.ctx, account.workspace.id, 'starter');
-  const footer = await server.call('PATCH', '/v1/me/footer', { key, body: { address: ADDRESS } });
-  expect(footer.status).toBe(200);
 }, 60_000);
 afterAll(() => server?.close());
 // a flow left active would enrol the next tests' contacts too

@@ -7,7 +7,7 @@ import { setWorkspacePlan } from '../../src/domain/accounts/workspaces.ts';
 import { nudgeAdvance } from '../../src/domain/flows/engine.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { flowWorkSettled } from '../helpers/flows.ts';
-import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
+import { marketingAccount, type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
 import type { SinkMessage } from '../helpers/smtp-sink.ts';
 
 const ADDRESS = 'Flow Step Tests Ltd, 9 Canal Street, Birmingham B1 2AA';
@@ -121,10 +121,8 @@ const ended = (status: string) => (e: any) => e.status === status;
 beforeAll(async () => {
   receiver = await startReceiver();
   server = await startTestServer({ POSTHORN_WEBHOOK_ALLOW_PRIVATE: '1' });
-  account = await server.signupConfirmed();
+  account = await marketingAccount(server, ADDRESS);
   key = account.project_key.key;
-  await setWorkspacePlan(server.runtime.ctx, account.workspace.id, 'starter');
-  expect((await server.call('PATCH', '/v1/me/footer', { key, body: { address: ADDRESS } })).status).toBe(200);
 }, 60_000);
 afterAll(async () => {
   await server?.close();
