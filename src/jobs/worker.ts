@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { Logger, run, type Task, type WorkerEvents } from 'graphile-worker';
 import type { Logger as PinoLogger } from 'pino';
+import type { TaskName } from '../db/enqueue.ts';
 import { whileDatabaseUnavailable } from '../db/patience.ts';
 import type { Routes } from '../delivery/index.ts';
 import { SIGNUP_CODE_TASK } from '../domain/accounts/code-signup.ts';
@@ -72,6 +73,16 @@ export function taskList(deps: WorkerDeps): TaskHandlers {
 
 /** The tasks of an audience's event path: the outbox drain, its announcements, the flow engine's rounds. */
 export const EVENT_PATH_TASKS = ['audience_outbox', 'audience_event', 'flow_advance'] as const;
+
+/**
+ * The workers kept for some tasks only, beside the pool that runs every task (these first):
+ * transactional deliveries, which no campaign's or flow's jobs, however many and however slow
+ * their route, may hold; and the event path, which no delivery, however long, may hold.
+ */
+const KEPT_POOLS: { name: string; share: 'transactional' | 'eventPath'; tasks: readonly TaskName[] }[] = [
+  { name: 'the transactional worker pool', share: 'transactional', tasks: ['deliver_transactional'] },
+  { name: 'the event path worker pool', share: 'eventPath', tasks: EVENT_PATH_TASKS },
+];
 
 /**
  * How a worker process's jobs at once are shared: the transactional workers, then one worker for
@@ -150,26 +161,13 @@ export async function startWorker(deps: WorkerDeps): Promise<WorkerRole> {
       }),
     ),
   ];
-  // a share of workers kept for transactional mail: a campaign's or a flow's jobs, however many and
-  // however slow their route, never hold them (the runner above runs every job, these first)
-  if (shares.transactional > 0) {
+  // the kept shares, each a pool of its own running only its tasks (the same handlers as above)
+  for (const kept of KEPT_POOLS) {
+    const concurrency = shares[kept.share];
+    if (concurrency === 0) continue;
+    const keptTasks = Object.fromEntries(kept.tasks.map((name) => [name, tasks[name]]));
     runners.push(
-      await supervised('the transactional worker pool', deps.log, () =>
-        run({
-          ...common,
-          taskList: { deliver_transactional: deliverEmailTask(deps) },
-          concurrency: shares.transactional,
-        }),
-      ),
-    );
-  }
-  // a worker kept for the event path (the same handlers): no delivery, however long, holds it
-  if (shares.eventPath > 0) {
-    const eventTasks = Object.fromEntries(EVENT_PATH_TASKS.map((name) => [name, tasks[name]]));
-    runners.push(
-      await supervised('the event path worker pool', deps.log, () =>
-        run({ ...common, taskList: eventTasks, concurrency: shares.eventPath }),
-      ),
+      await supervised(kept.name, deps.log, () => run({ ...common, taskList: keptTasks, concurrency })),
     );
   }
   // what an earlier process left in the outbox, now; a database gone meanwhile is waited for (and

@@ -19,8 +19,8 @@ export interface SmtpSink {
   onRecipient?: (address: string) => { code: number; message: string } | undefined;
   /** Milliseconds to wait before accepting each message (to keep messages in flight). */
   delayMs: number;
-  /** While set, each message's answer waits for it (deliveries held in flight until it resolves). */
-  hold?: Promise<void>;
+  /** Called per message: a promise returned holds its answer until it resolves (the delivery in flight). */
+  hold?: (recipients: string[]) => Promise<void> | undefined;
   /** Return true to never answer a message's DATA (a relay that hangs): the client must give up. */
   hang?: (recipients: string[]) => boolean;
   waitFor(predicate: (m: SinkMessage) => boolean, timeoutMs?: number): Promise<SinkMessage>;
@@ -49,7 +49,7 @@ export async function startSmtpSink(opts: { port?: number } = {}): Promise<SmtpS
         const raw = Buffer.concat(chunks);
         const receivedAt = Date.now();
         if (sink.delayMs > 0) await new Promise((r) => setTimeout(r, sink.delayMs));
-        if (sink.hold) await sink.hold;
+        await sink.hold?.(session.envelope.rcptTo.map((r) => r.address));
         sink.messages.push({
           from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
           to: session.envelope.rcptTo.map((r) => r.address),

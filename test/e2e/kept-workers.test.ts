@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FROM } from '../helpers/emails.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { marketingAccount, type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
 
@@ -7,9 +8,9 @@ let account: SignupResult;
 let key: string;
 
 beforeAll(async () => {
-  // three workers, none kept for transactional mail: two run every job, one the event path
-  server = await startTestServer({ POSTHORN_WORKER_CONCURRENCY: '3', POSTHORN_TRANSACTIONAL_WORKERS: '0' });
-  account = await marketingAccount(server, 'Event Path Tests Ltd, 3 Mill Lane, Manchester M1 1AA');
+  // four workers: two run every job, one transactional deliveries only, one the event path only
+  server = await startTestServer({ POSTHORN_WORKER_CONCURRENCY: '4', POSTHORN_TRANSACTIONAL_WORKERS: '1' });
+  account = await marketingAccount(server, 'Kept Workers Tests Ltd, 3 Mill Lane, Manchester M1 1AA');
   key = account.project_key.key;
 }, 60_000);
 afterAll(async () => {
@@ -31,11 +32,11 @@ async function flowEmailOf(email: string): Promise<string | undefined> {
   return rows[0]?.id;
 }
 
-describe('the worker kept for the event path', () => {
-  it('starts a flow from an event while deliveries hold every worker that runs every job', async () => {
+describe('the workers kept beside the pool that runs every job', () => {
+  it('start a flow from an event and deliver transactional mail while flow deliveries hold every other worker', async () => {
     const worker = server.runtime.worker;
     if (!worker) throw new Error('the test server runs no worker');
-    expect(worker.shares).toMatchObject({ every: 2, eventPath: 1 });
+    expect(worker.shares).toMatchObject({ every: 2, transactional: 1, eventPath: 1 });
     const created = await server.call('POST', '/v1/flows', {
       key,
       body: {
@@ -47,18 +48,19 @@ describe('the worker kept for the event path', () => {
     expect(created.status, JSON.stringify(created.body)).toBe(200);
     expect((await server.call('POST', `/v1/flows/${created.body.id}/activate`, { key })).status).toBe(200);
 
-    // the relay answers no message until released: each delivery job started holds its worker
+    // the relay answers no message to a holder until released: each such delivery holds its worker
     let release = () => {};
-    server.sink.hold = new Promise<void>((resolve) => {
+    const released = new Promise<void>((resolve) => {
       release = resolve;
     });
+    server.sink.hold = (to) => (to.some((a) => a.startsWith('holder-')) ? released : undefined);
     const delivering = new Set<string>();
     worker.events.on('job:start', ({ job }) => {
       if (job.task_identifier === 'deliver_email') delivering.add(job.id);
     });
     worker.events.on('job:complete', ({ job }) => delivering.delete(job.id));
     for (let i = 1; i <= worker.shares.every; i++) {
-      await track(`holder-${i}@event-path.example`);
+      await track(`holder-${i}@kept-workers.example`);
       await eventually(() => expect(delivering.size).toBe(i), {
         timeoutMs: 20_000,
         message: `the delivery of holder ${i} never started`,
@@ -66,22 +68,27 @@ describe('the worker kept for the event path', () => {
     }
 
     // every worker that runs every job now waits on the relay: the event's outbox drain, its
-    // announcement and the flow's round must run on the kept one
-    await track('probe@event-path.example');
-    const probe = await eventually(
+    // announcement and the flow's round must run on the event path's worker
+    await track('probe@kept-workers.example');
+    await eventually(
       async () => {
-        const id = await flowEmailOf('probe@event-path.example');
-        if (!id) throw new Error('no email row for the probe yet');
-        return id;
+        if (!(await flowEmailOf('probe@kept-workers.example')))
+          throw new Error('no email row for the probe yet');
       },
       { timeoutMs: 20_000, message: "the probe's flow never wrote its email while deliveries were held" },
     );
-    expect(delivering.size).toBe(worker.shares.every); // none of them was let go meanwhile
+    // and a password reset goes out through the transactional worker
+    const reset = await server.call('POST', '/v1/emails', {
+      key,
+      body: { from: FROM, to: 'reset@kept-workers.example', subject: 'Reset your password', text: 'x' },
+    });
+    expect(reset.status, JSON.stringify(reset.body)).toBe(200);
+    await server.sink.waitFor((m) => m.to.includes('reset@kept-workers.example'), 20_000);
+    expect(delivering.size).toBe(worker.shares.every); // none of the holders was let go meanwhile
 
     release();
     server.sink.hold = undefined;
-    const sent = await server.sink.waitFor((m) => m.to.includes('probe@event-path.example'), 30_000);
+    const sent = await server.sink.waitFor((m) => m.to.includes('probe@kept-workers.example'), 30_000);
     expect(sent.parsed.subject).toBe('Thanks');
-    expect(probe).toBeTruthy();
   }, 90_000);
 });
