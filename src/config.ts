@@ -28,6 +28,12 @@ export interface Config {
    * on this machine are checked against it. Unset (production): only SNS's own hosts are trusted.
    */
   snsTestCert: string | undefined;
+  /**
+   * For a simulated internet only: the HTTPS port of MTA-STS policy hosts (POSTHORN_MTA_STS_PORT,
+   * 443) and a CA certificate they are checked against instead of the system's
+   * (POSTHORN_MTA_STS_TEST_CA).
+   */
+  mtaSts: { port: number; ca: string | undefined };
   smtpPort: number;
   /** Implicit-TLS submission port (465 in production); null = not opened. */
   smtpTlsPort: number | null;
@@ -59,6 +65,9 @@ export interface Config {
   workerConcurrency: number;
   /** Of workerConcurrency, the workers that deliver transactional mail only (at most all but one). */
   transactionalWorkers: number;
+  /** A worker process's delivery scheduler: claimed messages waiting for a session, and in all, at most. */
+  deliveryQueue: number;
+  deliveryInFlight: number;
   poolSize: number;
   logLevel: string;
   /** `text`: readable lines; `json`: pino's JSON lines; `auto`: text on a terminal, JSON otherwise. */
@@ -269,7 +278,7 @@ function routes(env: Env, name: string, timeoutSeconds: number): RoutesConfig {
   }
 }
 
-/** A PEM certificate file (POSTHORN_SNS_TEST_CERT), read and parsed at start. */
+/** A PEM certificate file (POSTHORN_SNS_TEST_CERT, POSTHORN_MTA_STS_TEST_CA), read and parsed at start. */
 function certificateFile(env: Env, name: string): string | undefined {
   const file = (env[name] ?? '').trim();
   if (file === '') return undefined;
@@ -330,6 +339,10 @@ export function loadConfig(env: Env = process.env): Config {
     routes: routes(env, 'POSTHORN_ROUTES', smtpRelayTimeoutSeconds),
     routesFile: env.POSTHORN_ROUTES?.trim() || undefined,
     snsTestCert: certificateFile(env, 'POSTHORN_SNS_TEST_CERT'),
+    mtaSts: {
+      port: integer(env, 'POSTHORN_MTA_STS_PORT', 443, 1, 65535),
+      ca: certificateFile(env, 'POSTHORN_MTA_STS_TEST_CA'),
+    },
     smtpPort: integer(env, 'POSTHORN_SMTP_PORT', 2587, 0, 65535),
     smtpTlsPort: env.POSTHORN_SMTP_TLS_PORT ? integer(env, 'POSTHORN_SMTP_TLS_PORT', 0, 0, 65535) : null,
     tlsKeyFile: env.POSTHORN_TLS_KEY || undefined,
@@ -358,6 +371,8 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitPerSecond: integer(env, 'POSTHORN_RATE_LIMIT', 100, 0, 1_000_000),
     workerConcurrency: integer(env, 'POSTHORN_WORKER_CONCURRENCY', 10, 1, 1000),
     transactionalWorkers: integer(env, 'POSTHORN_TRANSACTIONAL_WORKERS', 2, 0, 1000),
+    deliveryQueue: integer(env, 'POSTHORN_DELIVERY_QUEUE', 1_000, 1, 1_000_000),
+    deliveryInFlight: integer(env, 'POSTHORN_DELIVERY_IN_FLIGHT', 20_000, 1, 1_000_000),
     poolSize: integer(env, 'POSTHORN_PG_POOL_SIZE', 13, 1, 1000),
     logLevel: env.LOG_LEVEL || 'info',
     logFormat: logFormat(env, 'POSTHORN_LOG_FORMAT'),

@@ -501,6 +501,13 @@ export interface EmailsTable {
   updated_at: Generated<Date>;
 }
 
+/** A batch of messages a delivery scheduler claimed (migration 0042, domain/sending/claim.ts). */
+export interface DeliveryClaimsTable {
+  claim: string;
+  email_ids: string[];
+  claimed_at: Generated<Date>;
+}
+
 export interface EmailAttachmentsTable {
   email_id: string;
   position: number;
@@ -897,6 +904,7 @@ export interface Database {
   provider_feedback: ProviderFeedbackTable;
   domain_events: DomainEventsTable;
   emails: EmailsTable;
+  delivery_claims: DeliveryClaimsTable;
   email_attachments: EmailAttachmentsTable;
   email_events: EmailEventsTable;
   suppressions: SuppressionsTable;

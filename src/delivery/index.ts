@@ -100,7 +100,11 @@ function transportOf(
       createDirectTransport(route, {
         resolver,
         name,
-        mtaSts: new MtaSts({ dns: resolver }),
+        mtaSts: new MtaSts({
+          dns: resolver,
+          port: config.mtaSts.port,
+          ...(config.mtaSts.ca ? { ca: [config.mtaSts.ca] } : {}),
+        }),
         ...(services.sitePace ? { pace: services.sitePace } : {}),
         ...(services.sourceWarmup ? { warmup: services.sourceWarmup } : {}),
         warn: (line) => log.warn(`route ${name}: ${line}`),

@@ -15,6 +15,7 @@ export function createMailboxTransport(db: Db, log: (line: string) => void): Tra
   return {
     name: 'mailbox',
     async send(message: OutboundMessage): Promise<DeliveryResult> {
+      message.onSession?.();
       const row = await db
         .insertInto('mailbox_messages')
         .values({

@@ -125,6 +125,7 @@ export function createSesTransport(
   return {
     name: 'ses',
     async send(message: OutboundMessage): Promise<DeliveryResult> {
+      message.onSession?.();
       let messageId: string | undefined;
       try {
         const { client, SendEmailCommand } = await loadSdk();

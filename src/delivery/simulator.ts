@@ -84,6 +84,7 @@ export function createSimulatedTransport(route: SimulatedRoute): Transport {
   return withSimulator({
     name: 'simulated',
     async send(message: OutboundMessage): Promise<DeliveryResult> {
+      message.onSession?.();
       const recipients = message.to.map((r) => {
         const x = share(message.messageId, r) * 100;
         return answerOf(

@@ -91,13 +91,13 @@ export class SmtpConnectionPool {
   async send(
     envelope: { from: string; to: string[] },
     raw: Buffer,
-    opts: { bulk?: boolean } = {},
+    opts: { bulk?: boolean; onSession?: () => void } = {},
   ): Promise<SMTPConnectionSendInfo> {
-    if (!opts.bulk) return this.sendNow(envelope, raw, false);
+    if (!opts.bulk) return this.sendNow(envelope, raw, false, opts.onSession);
     if (this.bulkInUse >= this.bulkLimit) await new Promise<void>((resolve) => this.bulkQueue.push(resolve));
     else this.bulkInUse++;
     try {
-      return await this.sendNow(envelope, raw, true);
+      return await this.sendNow(envelope, raw, true, opts.onSession);
     } finally {
       // the share passes to the next bulk send waiting, or is given back
       const next = this.bulkQueue.shift();
@@ -110,6 +110,7 @@ export class SmtpConnectionPool {
     envelope: { from: string; to: string[] },
     raw: Buffer,
     bulk: boolean,
+    onSession?: () => void,
   ): Promise<SMTPConnectionSendInfo> {
     for (let tries = 0; ; tries++) {
       const resource = await this.acquire(bulk).catch((err: SmtpSendError) => {
@@ -117,6 +118,7 @@ export class SmtpConnectionPool {
         if (!this.closed) err.notTaken = true;
         throw err;
       });
+      onSession?.();
       // read only once the envelope is accepted: whether it was read tells if any byte went out
       const body = new Readable({
         read() {

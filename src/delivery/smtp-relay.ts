@@ -73,6 +73,7 @@ export function createSmtpRelayTransport(
       try {
         const info = await pool.send({ from: message.from, to: message.to }, message.raw, {
           bulk: message.tags.stream !== 'transactional',
+          onSession: message.onSession,
         });
         return {
           response: info.response,

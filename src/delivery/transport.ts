@@ -10,6 +10,11 @@ export interface OutboundMessage {
   attempt: number;
   /** What the route tells its provider about the message (in the route's dialect). */
   tags: ProviderTags;
+  /**
+   * Called when the message stops waiting: a session (or the provider's API call) starts for it.
+   * The delivery scheduler bounds what waits, not what is in a session.
+   */
+  onSession?: () => void;
 }
 
 /** What the hop a message was handed to answered for one recipient. */

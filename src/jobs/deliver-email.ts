@@ -1,15 +1,17 @@
 import type { Task } from 'graphile-worker';
-import type { Logger } from 'pino';
-import { deliverEmails } from '../domain/emails/deliver.ts';
-import type { DeliveryDeps } from '../domain/emails/hand-over.ts';
+import type { DeliveryScheduler } from '../domain/sending/scheduler.ts';
 
-/** Delivers accepted messages (the payload holds their ids only; see domain/emails/deliver.ts). */
+/**
+ * Claims accepted messages (the payload holds their ids only) and hands them to the process's
+ * delivery scheduler (domain/sending): the job ends once they are claimed, never waiting on a
+ * remote server. `bulk` (deliver_email: marketing and automation, and what else shares their
+ * task) leaves room in the scheduler for transactional mail.
+ */
 export function deliverEmailTask(
-  deps: DeliveryDeps & { log: Logger },
+  scheduler: DeliveryScheduler,
+  bulk: boolean,
 ): Task<'deliver_email'> & Task<'deliver_transactional'> {
   return async (payload) => {
-    const ids = payload.ids ?? [];
-    const attempted = await deliverEmails(deps, ids);
-    if (attempted > 0) deps.log.debug({ emails: attempted }, 'delivery batch done');
+    await scheduler.take(payload.ids ?? [], bulk);
   };
 }

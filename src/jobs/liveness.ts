@@ -3,9 +3,16 @@ import type pg from 'pg';
 /**
  * Crash recovery for jobs. graphile-worker keeps a job locked for hours when its worker dies; every
  * worker here heartbeats, and each one unlocks the jobs of workers that stopped heartbeating (and of
- * workers that never did) once they are `staleSeconds` old, so another node picks them up.
+ * workers that never did) once they are `staleSeconds` old, so another node picks them up. The
+ * delivery scheduler's claims heartbeat in the same set; `reclaim` queues again the messages of
+ * claims that stopped (domain/sending/claim.ts).
  */
-export function watchWorkerLiveness(ids: Set<string>, pool: pg.Pool, staleSeconds: number): () => void {
+export function watchWorkerLiveness(
+  ids: Set<string>,
+  pool: pg.Pool,
+  staleSeconds: number,
+  also: { reclaim?: () => Promise<unknown> } = {},
+): () => void {
   const interval = Math.max(1000, Math.min(10_000, (staleSeconds * 1000) / 3));
   const tick = async () => {
     try {
@@ -26,6 +33,7 @@ export function watchWorkerLiveness(ids: Set<string>, pool: pg.Pool, staleSecond
         'delete from worker_heartbeats where seen_at < now() - make_interval(secs => $1 * 10)',
         [staleSeconds],
       );
+      await also.reclaim?.();
     } catch {
       // the database is briefly unreachable: try again at the next tick
     }

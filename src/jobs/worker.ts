@@ -9,6 +9,9 @@ import { LOGIN_CODE_TASK } from '../domain/accounts/sessions.ts';
 import { enqueueDrain } from '../domain/audience/triggers.ts';
 import type { DomainContext } from '../domain/core/context.ts';
 import { flowAudienceSubscriber } from '../domain/flows/reactions.ts';
+import { reclaimAbandoned } from '../domain/sending/claim.ts';
+import { deliverClaimed } from '../domain/sending/deliver.ts';
+import { DeliveryScheduler } from '../domain/sending/scheduler.ts';
 import { audienceWebhookSubscriber } from '../domain/webhooks/dispatch.ts';
 import { audienceEventTask } from './audience-event.ts';
 import { audienceOutboxTask } from './audience-outbox.ts';
@@ -33,6 +36,8 @@ import { webhookDispatchTask } from './webhook-dispatch.ts';
 export interface WorkerDeps {
   ctx: DomainContext;
   routes: Routes;
+  /** The process's delivery scheduler, which delivery jobs hand their claimed messages to. */
+  scheduler: DeliveryScheduler;
   /** Jobs the process runs at once, in all. */
   concurrency: number;
   /** Of those, workers that run transactional mail's deliveries only (0: none; see workerShares). */
@@ -49,8 +54,8 @@ export function taskList(deps: WorkerDeps): TaskHandlers {
     send_system_email: sendSystemEmailTask(deps),
     [LOGIN_CODE_TASK]: sendLoginCodeTask(deps.ctx),
     [SIGNUP_CODE_TASK]: sendSignupCodeTask(deps.ctx),
-    deliver_email: deliverEmailTask(deps),
-    deliver_transactional: deliverEmailTask(deps),
+    deliver_email: deliverEmailTask(deps.scheduler, true),
+    deliver_transactional: deliverEmailTask(deps.scheduler, false),
     import_contacts: importContactsTask(deps.ctx),
     campaign_send: campaignSendTask(deps.ctx),
     campaign_finish: campaignFinishTask(deps.ctx),
@@ -112,9 +117,14 @@ export interface WorkerShares {
   warning: string | null;
 }
 
+/** How long a stopping worker waits for the deliveries in flight before it leaves them to their claims. */
+const STOP_GRACE_MS = 10_000;
+
 /** The worker role as the runtime holds it: its events, and a stop that finishes in-flight jobs. */
 export interface WorkerRole {
   events: WorkerEvents;
+  /** The delivery scheduler holding the process's claimed messages. */
+  scheduler: DeliveryScheduler;
   /** How its jobs at once are shared (workerShares). */
   shares: WorkerShares;
   stop(): Promise<void>;
@@ -127,9 +137,17 @@ export interface WorkerRole {
  * again, so the process never ends on it nor lives on without workers; the failed pool's ids stop
  * heartbeating, and another pool unlocks its jobs once they are stale.
  */
-export async function startWorker(deps: WorkerDeps): Promise<WorkerRole> {
+export async function startWorker(options: Omit<WorkerDeps, 'scheduler'>): Promise<WorkerRole> {
   const events: WorkerEvents = new EventEmitter();
   const workerIds = new Set<string>();
+  // the delivery jobs' claims heartbeat beside the workers: a batch in flight is never taken again
+  const scheduler = new DeliveryScheduler(options, deliverClaimed, {
+    maxWaiting: options.ctx.config.deliveryQueue,
+    maxInFlight: options.ctx.config.deliveryInFlight,
+    heartbeats: workerIds,
+    log: options.log,
+  });
+  const deps: WorkerDeps = { ...options, scheduler };
   // jobs are locked by the worker POOL's id (graphile-worker 0.18), so that is what must heartbeat;
   // the workers' own ids are kept too, for versions that lock by worker
   events.on('pool:create', ({ workerPool }) => workerIds.add(workerPool.id));
@@ -178,12 +196,18 @@ export async function startWorker(deps: WorkerDeps): Promise<WorkerRole> {
   }).catch((err) =>
     deps.log.warn({ err }, 'the outbox drain at start failed: the crontab runs it within a minute'),
   );
-  const stopWatching = watchWorkerLiveness(workerIds, deps.ctx.pool, deps.ctx.config.staleWorkerSeconds);
+  const stopWatching = watchWorkerLiveness(workerIds, deps.ctx.pool, deps.ctx.config.staleWorkerSeconds, {
+    // what a dead process (or a batch that could not record) left in `sending`, queued again
+    reclaim: () => reclaimAbandoned(deps.ctx.db, deps.ctx.config.staleWorkerSeconds),
+  });
   return {
     events,
     shares,
+    scheduler,
     async stop() {
       await Promise.all(runners.map((r) => r.stop()));
+      // the sessions in flight get a moment to finish; what is left goes back with its claim
+      await scheduler.stop(STOP_GRACE_MS);
       stopWatching();
     },
   };

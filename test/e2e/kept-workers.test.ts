@@ -33,7 +33,7 @@ async function flowEmailOf(email: string): Promise<string | undefined> {
 }
 
 describe('the workers kept beside the pool that runs every job', () => {
-  it('start a flow from an event and deliver transactional mail while flow deliveries hold every other worker', async () => {
+  it('start a flow from an event and deliver transactional mail while more flow deliveries than workers are in flight, none holding a worker', async () => {
     const worker = server.runtime.worker;
     if (!worker) throw new Error('the test server runs no worker');
     expect(worker.shares).toMatchObject({ every: 2, transactional: 1, eventPath: 1 });
@@ -48,27 +48,38 @@ describe('the workers kept beside the pool that runs every job', () => {
     expect(created.status, JSON.stringify(created.body)).toBe(200);
     expect((await server.call('POST', `/v1/flows/${created.body.id}/activate`, { key })).status).toBe(200);
 
-    // the relay answers no message to a holder until released: each such delivery holds its worker
+    // the relay answers no message to a holder until released. Deliveries are held by the
+    // process's scheduler, not by a job: more holders than the process has workers are all in
+    // flight at once, and every delivery job has ended meanwhile
     let release = () => {};
     const released = new Promise<void>((resolve) => {
       release = resolve;
     });
-    server.sink.hold = (to) => (to.some((a) => a.startsWith('holder-')) ? released : undefined);
+    const held = new Set<string>();
+    server.sink.hold = (to) => {
+      const holder = to.find((a) => a.startsWith('holder-'));
+      if (!holder) return undefined;
+      held.add(holder);
+      return released;
+    };
     const delivering = new Set<string>();
     worker.events.on('job:start', ({ job }) => {
       if (job.task_identifier === 'deliver_email') delivering.add(job.id);
     });
     worker.events.on('job:complete', ({ job }) => delivering.delete(job.id));
-    for (let i = 1; i <= worker.shares.every; i++) {
-      await track(`holder-${i}@kept-workers.example`);
-      await eventually(() => expect(delivering.size).toBe(i), {
-        timeoutMs: 20_000,
-        message: `the delivery of holder ${i} never started`,
-      });
-    }
+    const holders = 2 * (worker.shares.every + worker.shares.transactional + worker.shares.eventPath);
+    for (let i = 1; i <= holders; i++) await track(`holder-${i}@kept-workers.example`);
+    await eventually(() => expect(held.size).toBe(holders), {
+      timeoutMs: 30_000,
+      message: 'not every holder was in flight at once',
+    });
+    await eventually(() => expect(delivering.size).toBe(0), {
+      timeoutMs: 10_000,
+      message: 'a delivery job still holds its worker while its message is in flight',
+    });
+    expect(worker.scheduler.holding.inFlight).toBeGreaterThanOrEqual(holders);
 
-    // every worker that runs every job now waits on the relay: the event's outbox drain, its
-    // announcement and the flow's round must run on the event path's worker
+    // with every holder in flight, an event still starts its flow and writes its email
     await track('probe@kept-workers.example');
     await eventually(
       async () => {
@@ -77,14 +88,15 @@ describe('the workers kept beside the pool that runs every job', () => {
       },
       { timeoutMs: 20_000, message: "the probe's flow never wrote its email while deliveries were held" },
     );
-    // and a password reset goes out through the transactional worker
+    // and a password reset goes out beside the held deliveries
     const reset = await server.call('POST', '/v1/emails', {
       key,
       body: { from: FROM, to: 'reset@kept-workers.example', subject: 'Reset your password', text: 'x' },
     });
     expect(reset.status, JSON.stringify(reset.body)).toBe(200);
     await server.sink.waitFor((m) => m.to.includes('reset@kept-workers.example'), 20_000);
-    expect(delivering.size).toBe(worker.shares.every); // none of the holders was let go meanwhile
+    expect(held.size).toBe(holders);
+    expect(server.sink.messages.some((m) => m.to.some((a) => a.startsWith('holder-')))).toBe(false);
 
     release();
     server.sink.hold = undefined;

@@ -28,6 +28,12 @@ export interface SimBehaviour {
   delayMs?: number;
   /** Recipients (lower case) refused with this answer at RCPT TO. */
   refuse?: Map<string, { code: number; message: string }>;
+  /** A tarpit: takes the data and never answers the final dot (until the server closes). */
+  tarpit?: boolean;
+  /** Messages a connection may carry: the next MAIL FROM on it gets 421 and the connection ends. */
+  messagesPerConnection?: number;
+  /** The only TLS version STARTTLS negotiates (`TLSv1`: a server modern clients cannot talk TLS to). */
+  tlsVersion?: 'TLSv1';
 }
 
 export interface SimMessage {
@@ -62,6 +68,8 @@ export interface SimServer {
   maxPerMinute: number;
   /** Sessions that upgraded to TLS. */
   tlsSessions: number;
+  /** Messages whose data a tarpit took and has not answered. */
+  held: number;
   close(): Promise<void>;
 }
 
@@ -86,6 +94,12 @@ export interface SimInternet {
    * `mta-sts.<domain>` on `ip` serving `policy` over HTTPS with a certificate the CA signed.
    */
   mtaSts(domain: string, ip: string, policy: string, id?: string): Promise<void>;
+  /**
+   * Publishes an MTA-STS record for `domain` whose policy host on `ip` answers 200 and then sends
+   * its body one byte every `everyMs` (2 s), never finishing while the network runs. `requests`
+   * counts the fetches it saw.
+   */
+  mtaStsDrip(domain: string, ip: string, everyMs?: number): Promise<{ requests: number }>;
   close(): Promise<void>;
 }
 
@@ -126,13 +140,21 @@ async function startServer(
     greylisted: 0,
     maxPerMinute: 0,
     tlsSessions: 0,
+    held: 0,
     close: async () => {},
   };
+  // MAIL FROMs per session (messagesPerConnection)
+  const perSession = new Map<string, number>();
+  // a tarpit's unanswered messages: answered 421 when the server closes
+  const unanswered = new Map<string, (err: Error) => void>();
   const server = new SMTPServer({
     name: host,
     authOptional: true,
     logger: false,
     ...(pair ? { key: pair.key, cert: pair.cert } : { disabledCommands: ['STARTTLS'] }),
+    ...(behaviour.tlsVersion
+      ? { minVersion: behaviour.tlsVersion, maxVersion: behaviour.tlsVersion, ciphers: 'DEFAULT:@SECLEVEL=0' }
+      : {}),
     onConnect(_session, callback) {
       sim.connections++;
       sim.maxConcurrent = Math.max(sim.maxConcurrent, sim.connections);
@@ -147,14 +169,25 @@ async function startServer(
       sim.accepted++;
       callback();
     },
-    onClose() {
+    onClose(session) {
       sim.connections--;
+      perSession.delete(session.id);
+      // a client that gave up on a tarpit: its message is no longer held
+      if (unanswered.delete(session.id)) sim.held--;
     },
     onSecure(_socket, _session, callback) {
       sim.tlsSessions++;
       callback();
     },
-    onMailFrom(_address, _session, callback) {
+    onMailFrom(_address, session, callback) {
+      const carried = (perSession.get(session.id) ?? 0) + 1;
+      perSession.set(session.id, carried);
+      if (behaviour.messagesPerConnection !== undefined && carried > behaviour.messagesPerConnection)
+        return callback(
+          Object.assign(new Error(`4.7.0 ${host}: too many messages on one connection, closing`), {
+            responseCode: 421,
+          }),
+        );
       const now = Date.now();
       while (times.length > 0 && times[0] <= now - 60_000) times.shift();
       if (behaviour.perMinute !== undefined && times.length >= behaviour.perMinute) {
@@ -206,6 +239,16 @@ async function startServer(
           at: now,
         });
         const answer = () => callback(null, `2.0.0 OK queued as ${sim.messages.length} by ${host}`);
+        if (behaviour.tarpit) {
+          sim.messages.pop();
+          sim.held++;
+          const refuse = (err: Error) => {
+            sim.held--;
+            callback(err);
+          };
+          unanswered.set(session.id, refuse);
+          return;
+        }
         if (behaviour.delayMs) setTimeout(answer, behaviour.delayMs);
         else answer();
       });
@@ -216,7 +259,12 @@ async function startServer(
     server.once('error', reject);
     server.listen(port, ip, () => resolve());
   });
-  sim.close = () => new Promise<void>((resolve) => server.close(() => resolve()));
+  sim.close = () => {
+    for (const refuse of unanswered.values())
+      refuse(Object.assign(new Error('4.3.2 shutting down'), { responseCode: 421 }));
+    unanswered.clear();
+    return new Promise<void>((resolve) => server.close(() => resolve()));
+  };
   return sim;
 }
 
@@ -285,6 +333,35 @@ export async function startSimInternet(
       closers.push(() => new Promise<void>((resolve) => web.close(() => resolve())));
       dns.zone.set(`_mta-sts.${domain}`, [{ type: 'TXT', data: `v=STSv1; id=${id}` }]);
       publish(host, { type: 'A', address: ip });
+    },
+    async mtaStsDrip(domain, ip, everyMs = 2_000) {
+      const host = `mta-sts.${domain}`;
+      const seen = { requests: 0 };
+      const timers = new Set<NodeJS.Timeout>();
+      const web = createHttpsServer(await certificate(host), (_req, res) => {
+        seen.requests++;
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        const body = 'version: STSv1\nmode: enforce\nmx: nowhere.invalid\nmax_age: 86400\n';
+        let at = 0;
+        const timer = setInterval(() => res.write(body[at++ % body.length]), everyMs);
+        timers.add(timer);
+        res.on('close', () => {
+          clearInterval(timer);
+          timers.delete(timer);
+        });
+      });
+      await new Promise<void>((resolve) => web.listen(httpsPort, ip, () => resolve()));
+      closers.push(
+        () =>
+          new Promise<void>((resolve) => {
+            for (const timer of timers) clearInterval(timer);
+            web.closeAllConnections();
+            web.close(() => resolve());
+          }),
+      );
+      dns.zone.set(`_mta-sts.${domain}`, [{ type: 'TXT', data: 'v=STSv1; id=20261207' }]);
+      publish(host, { type: 'A', address: ip });
+      return seen;
     },
     async close() {
       await Promise.all([...servers.map((s) => s.close()), ...closers.map((c) => c())]);

@@ -8,7 +8,10 @@ import type { MxHost } from './mx.ts';
  * over TLS with a certificate valid for the host, else it waits (deferred); `testing`: delivered
  * as usual, the attempt records the policy; `none` or no policy: as usual. A policy is kept for
  * its `max_age` and fetched again when the TXT id changes; when a fetch fails, the cached policy
- * stands, and without one the domain is treated as having none (§5).
+ * stands, and without one the domain is treated as having none (§5). A fetch has a deadline for
+ * the whole answer (FETCH_DEADLINE_MS: a host that sends a byte now and then is cut off too), one
+ * domain has at most one fetch in flight (every message to it waits for that one), and a failed
+ * fetch is not tried again for FAILED_FETCH_MS (the messages meanwhile go as without a policy).
  */
 
 export interface StsPolicy {
@@ -62,11 +65,18 @@ export interface MtaStsOptions {
   now?: () => number;
 }
 
-const FETCH_TIMEOUT_MS = 10_000;
+/** The most a policy fetch may take, connection to last byte. */
+const FETCH_DEADLINE_MS = 10_000;
+/** How long a domain whose policy fetch failed is taken as having none before it is fetched again. */
+const FAILED_FETCH_MS = 5 * 60_000;
 const MAX_POLICY_BYTES = 64 * 1024;
 
 export class MtaSts {
   private readonly cache = new Map<string, { id: string; policy: StsPolicy; expires: number }>();
+  /** Fetches in flight, by domain and record id: every message to the domain waits for the one. */
+  private readonly fetching = new Map<string, Promise<StsPolicy>>();
+  /** Until when a domain's failed fetch (for its record id) is not tried again. */
+  private readonly failed = new Map<string, { id: string; until: number }>();
   private readonly options: MtaStsOptions;
   private readonly now: () => number;
 
@@ -92,13 +102,36 @@ export class MtaSts {
     // no record: a cached policy stands until it expires (§5.1)
     if (id === undefined) return live?.policy ?? null;
     if (live && live.id === id) return live.policy;
+    const failure = this.failed.get(domain);
+    if (failure && failure.id === id && failure.until > this.now()) return live?.policy ?? null;
     try {
-      const policy = await this.fetch(domain);
-      this.cache.set(domain, { id, policy, expires: this.now() + policy.maxAge * 1000 });
-      return policy;
+      return await this.fetchOnce(domain, id);
     } catch {
       return live?.policy ?? null;
     }
+  }
+
+  /** The domain's policy for record `id`: the fetch in flight, or a new one. */
+  private fetchOnce(domain: string, id: string): Promise<StsPolicy> {
+    const key = `${domain} ${id}`;
+    let pending = this.fetching.get(key);
+    if (!pending) {
+      pending = this.fetch(domain)
+        .then(
+          (policy) => {
+            this.cache.set(domain, { id, policy, expires: this.now() + policy.maxAge * 1000 });
+            this.failed.delete(domain);
+            return policy;
+          },
+          (err: unknown) => {
+            this.failed.set(domain, { id, until: this.now() + FAILED_FETCH_MS });
+            throw err;
+          },
+        )
+        .finally(() => this.fetching.delete(key));
+      this.fetching.set(key, pending);
+    }
+    return pending;
   }
 
   private async fetch(domain: string): Promise<StsPolicy> {
@@ -119,7 +152,7 @@ export class MtaSts {
             else answer(null, address.address, address.family);
           },
           ...(this.options.ca ? { ca: this.options.ca } : {}),
-          timeout: FETCH_TIMEOUT_MS,
+          timeout: FETCH_DEADLINE_MS,
         },
         (response) => {
           const type = String(response.headers['content-type'] ?? '');
@@ -140,6 +173,14 @@ export class MtaSts {
       );
       request.on('timeout', () => request.destroy(new Error('policy fetch timed out')));
       request.on('error', reject);
+      // the idle timeout above restarts with every byte: this one ends the whole fetch
+      const deadline = setTimeout(() => {
+        const err = new Error(`policy fetch took longer than ${FETCH_DEADLINE_MS / 1000} s`);
+        reject(err);
+        request.destroy(err);
+      }, FETCH_DEADLINE_MS);
+      deadline.unref();
+      request.on('close', () => clearTimeout(deadline));
     });
     const policy = parsePolicy(text);
     if ('error' in policy) throw new Error(policy.error);

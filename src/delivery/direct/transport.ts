@@ -317,6 +317,7 @@ class DirectTransport implements Transport {
         if (err.slowDown) this.slowedDown(lane, site, err.message);
         return answerAll(to, err.code, err.message);
       }
+      message.onSession?.();
       const reused = conn.carried > 0;
       const via: Via = {
         mx: conn.mx,

@@ -33,6 +33,8 @@ export async function handOver(
     messageId: string;
     attempt: number;
     tags: ProviderTags;
+    /** Told when a session starts for the message (OutboundMessage.onSession). */
+    onSession?: () => void;
   },
 ): Promise<DeliveryResult> {
   const { sharedDomain } = deps.ctx.config;
@@ -44,6 +46,7 @@ export async function handOver(
     messageId: message.messageId,
     attempt: message.attempt,
     tags: message.tags,
+    onSession: message.onSession,
   };
   let failure: DeliveryError | undefined;
   for (const route of routes) {

@@ -1,17 +1,8 @@
-import { sql } from 'kysely';
-import type { EmailStatus } from '../../db/schema.ts';
 import type { ChosenRoute } from '../../delivery/index.ts';
 import { deliveryErrorOf } from '../../delivery/transport.ts';
 import { addressOf, domainOf } from '../../mail/address.ts';
 import { type ComposeInput, composeMessage } from '../../mail/compose.ts';
 import type { DkimKey } from '../../mail/dkim.ts';
-import { sharedDefaultFrom } from '../plans/project-facts.ts';
-import { type Breaker, breakerFor, type Tally, type Trip } from '../reputation/breaker.ts';
-import { writeBreaker } from '../reputation/breaker-write.ts';
-import { reserve } from '../reputation/warmup.ts';
-import { handedOverUses, warmingDomains } from '../reputation/warmup-count.ts';
-import { sendingDomainIds, type Watched, watchedOf } from '../reputation/watched.ts';
-import { createSigningKeys } from '../sending-domains/dkim-keys.ts';
 import {
   applyFailure,
   applyResult,
@@ -19,40 +10,47 @@ import {
   newOutcome,
   type Outcome,
   recordOutcomes,
-} from './delivery-outcomes.ts';
-import { type DeliveryDeps, handOver, providerTagsOf } from './hand-over.ts';
-import { outgoingMessages } from './outgoing.ts';
-import { type Pace, pacesOf } from './pace.ts';
-import { suppressedAmong } from './suppressions.ts';
-import { type Bucket, handBack, intervalMs } from './throttle.ts';
-
-const CLAIMABLE: EmailStatus[] = ['queued', 'scheduled', 'deferred', 'sending'];
+} from '../emails/delivery-outcomes.ts';
+import { type DeliveryDeps, handOver, providerTagsOf } from '../emails/hand-over.ts';
+import { outgoingMessages } from '../emails/outgoing.ts';
+import { type Pace, pacesOf } from '../emails/pace.ts';
+import { suppressedAmong } from '../emails/suppressions.ts';
+import { type Bucket, handBack, intervalMs } from '../emails/throttle.ts';
+import { sharedDefaultFrom } from '../plans/project-facts.ts';
+import { type Breaker, breakerFor, type Tally, type Trip } from '../reputation/breaker.ts';
+import { writeBreaker } from '../reputation/breaker-write.ts';
+import { reserve } from '../reputation/warmup.ts';
+import { handedOverUses, warmingDomains } from '../reputation/warmup-count.ts';
+import { sendingDomainIds, type Watched, watchedOf } from '../reputation/watched.ts';
+import { createSigningKeys } from '../sending-domains/dkim-keys.ts';
+import type { BatchProgress } from './scheduler.ts';
 
 /** A throttled message that found no slot soon: back to the queue until `atMs`. */
 type HandedBack = { id: string; atMs: number; bulk: boolean };
+
+/** How long the first answer of a batch waits for others to be written with it (one transaction). */
+const RECORD_LINGER_MS = 100;
 
 function bareRecipients(row: EmailRow): string[] {
   return [...row.to_addresses, ...row.cc_addresses, ...row.bcc_addresses].map(addressOf);
 }
 
 /**
- * Delivers a set of accepted messages by id. Each row is claimed by moving it to `sending`: a
- * message already finished or cancelled is skipped, so a duplicate or retried job is harmless; one
- * caught mid-send by a crash is sent again with the same Message-ID (at-least-once). Results are
- * written back in one transaction, set-based. Returns how many messages were attempted.
+ * Delivers messages a scheduler claimed (claim.ts moved them to `sending`), in stages: plan (each
+ * message's routes, pace, suppressions, what earlier attempts settled, the breaker's view), render
+ * (again, with the marketing layer), send (compose, sign, hand over), record. Each message's answer
+ * is recorded as it comes, with the answers that came meanwhile (one transaction, set-based), so a
+ * message to a slow site never holds back the record of the others. Returns how many messages
+ * were answered (the others went back to the queue for their pace or their site's hold).
  */
-export async function deliverEmails(deps: DeliveryDeps, ids: string[]): Promise<number> {
-  if (ids.length === 0) return 0;
-  // keys are looked up once per call: a rotated key is used from the next job on
-  const signingKey = createSigningKeys(deps.ctx);
-  const rows = await deps.ctx.db
-    .updateTable('emails')
-    .set({ status: 'sending', attempts: sql`attempts + 1`, updated_at: new Date() })
-    .where('id', 'in', ids)
-    .where('status', 'in', CLAIMABLE)
-    .returningAll()
-    .execute();
+export async function deliverClaimed(
+  deps: DeliveryDeps,
+  rows: EmailRow[],
+  progress: BatchProgress = { session: () => {} },
+): Promise<number> {
   if (rows.length === 0) return 0;
+  // keys are looked up once per batch: a rotated key is used from the next batch on
+  const signingKey = createSigningKeys(deps.ctx);
   // each message goes to the routes its rule names, the healthy first (chosen once per message)
   const routes = new Map(rows.map((row) => [row.id, routesOf(deps, row)]));
   // throttled rows, and rows meant for a route with a rate, wait for a slot when ready to leave
@@ -71,12 +69,11 @@ export async function deliverEmails(deps: DeliveryDeps, ids: string[]): Promise<
   const trips: Trip[] = [];
   // what goes on the wire: rendered again, the marketing layer, the composer's input (rows untouched)
   const outgoing = await outgoingMessages(deps.ctx, rows, attachments, 'background');
-  const index = new Map(rows.map((row, i) => [row.id, i]));
-  const results = await Promise.all(
-    rows.map(async (row) => {
-      const message = outgoing[index.get(row.id) as number];
-      if ('refused' in message) return failedToRender(row.id, message.reason);
-      return deliverOne(deps, routes.get(row.id) as ChosenRoute[], row, message.input, {
+  const answers = rows.map(async (row, i): Promise<Outcome | HandedBack> => {
+    const message = outgoing[i];
+    if ('refused' in message) return failedToRender(row.id, message.reason);
+    try {
+      return await deliverOne(deps, routes.get(row.id) as ChosenRoute[], row, message.input, {
         key: await signingKey(row.project_id, domainOf(row.from_address)),
         suppressed: suppressed.get(`${row.project_id}:${row.stream}`) as Set<string>,
         pace: paces.get(row.id) ?? null,
@@ -84,13 +81,67 @@ export async function deliverEmails(deps: DeliveryDeps, ids: string[]): Promise<
         breaker,
         watched: watched.get(row.id) ?? [],
         trips,
+        onSession: () => progress.session(row.id),
       });
-    }),
-  );
+    } catch (err) {
+      // a failure of ours before the hand-over (a key that cannot be read): tried again later
+      return unexpectedFailure(row.id, err);
+    }
+  });
+  let answered = 0;
+  for await (const results of asTheyCome(answers, RECORD_LINGER_MS))
+    answered += await record(deps, rows, results, breaker, trips);
+  return answered;
+}
+
+/**
+ * The settled values of `promises` in groups, as they come: a group is what settled from the first
+ * one's arrival until `lingerMs` later (or until every promise settled, if sooner). None rejects.
+ */
+export async function* asTheyCome<T>(promises: Promise<T>[], lingerMs: number): AsyncGenerator<T[]> {
+  const ready: T[] = [];
+  let left = promises.length;
+  let wake: (() => void) | null = null;
+  const allDone = Promise.all(promises).then(() => undefined);
+  for (const p of promises)
+    void p.then((value) => {
+      ready.push(value);
+      left--;
+      wake?.();
+    });
+  let taken = 0;
+  while (taken < promises.length) {
+    if (ready.length === 0) await new Promise<void>((resolve) => (wake = resolve));
+    wake = null;
+    if (left > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([allDone, new Promise((resolve) => (timer = setTimeout(resolve, lingerMs)))]);
+      clearTimeout(timer);
+    }
+    const group = ready.splice(0);
+    taken += group.length;
+    yield group;
+  }
+}
+
+/**
+ * Writes one group of a batch's answers in one transaction: statuses, events, suppressions, retries,
+ * the breaker's counts and trips met so far, the warm-up's use; messages that found no slot (or a
+ * held site) go back to the queue. Returns how many were answered.
+ */
+async function record(
+  deps: DeliveryDeps,
+  rows: EmailRow[],
+  results: (Outcome | HandedBack)[],
+  breaker: Breaker,
+  trips: Trip[],
+): Promise<number> {
   const waiting = results.filter((r): r is HandedBack => !('events' in r));
   const outcomes = results.filter((r): r is Outcome => 'events' in r);
   await handBack(deps.ctx.db, waiting);
+  if (outcomes.length === 0) return 0;
   const unwritten = breaker.takeUnwritten();
+  const tripped = trips.splice(0);
   // transactional and flow mail handed over counts toward a warm-up's day (never held by it)
   const taken = new Set(outcomes.filter((o) => TAKEN.has(o.status)).map((o) => o.id));
   const warmups = handedOverUses(
@@ -99,15 +150,26 @@ export async function deliverEmails(deps: DeliveryDeps, ids: string[]): Promise<
   );
   try {
     await recordOutcomes(deps.ctx, rows, outcomes, async (tx) => {
-      await writeBreaker(tx, unwritten, trips, sharedDefaultFrom(deps.ctx));
+      await writeBreaker(tx, unwritten, tripped, sharedDefaultFrom(deps.ctx));
       await reserve(tx, warmups);
     });
   } catch (err) {
-    breaker.giveBack(unwritten, trips);
+    breaker.giveBack(unwritten, tripped);
     throw err;
   }
-  breaker.confirm(trips);
+  breaker.confirm(tripped);
   return outcomes.length;
+}
+
+/** A message our own code failed before it was handed over: deferred, tried again on the schedule. */
+function unexpectedFailure(id: string, err: unknown): Outcome {
+  const response = `451 4.3.0 Posthorn could not send the message this time: ${(err as Error).message}`;
+  return {
+    ...newOutcome(id),
+    status: 'deferred',
+    response,
+    events: [{ type: 'deferred', recipient: null, detail: { response } }],
+  };
 }
 
 /**
@@ -234,6 +296,7 @@ async function deliverOne(
     /** What the breaker watches the message as part of (reputation/watched.ts). */
     watched: Watched[];
     trips: Trip[];
+    onSession: () => void;
   },
 ): Promise<Outcome | HandedBack> {
   const outcome = newOutcome(row.id);
@@ -282,6 +345,7 @@ async function deliverOne(
         messageId: row.message_id,
         attempt: row.attempts,
         tags: providerTagsOf(row),
+        onSession: extra.onSession,
       });
       const held = result.recipients.map((r) => r.heldUntil);
       if (held.length > 0 && held.every((at) => at !== undefined)) heldUntil = Math.max(...held);

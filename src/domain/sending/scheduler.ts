@@ -1,0 +1,167 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { DeliveryDeps } from '../emails/hand-over.ts';
+import { claimEmails, releaseClaim } from './claim.ts';
+
+/**
+ * The delivery scheduler of one worker process (DESIGN: "jobs claim, the scheduler delivers"). A
+ * delivery job claims its messages and hands them here, then ends: a job slot never waits on a
+ * remote server. The scheduler holds each batch's sessions on the event loop (the routes' pools
+ * and a direct route's lanes queue them per route, site and source address, so a slow site costs
+ * its own connections, not a worker), records each message's answer as it comes, and keeps the
+ * batch's claim alive while it is in flight.
+ *
+ * What a process holds is bounded twice. Messages claimed and still waiting for a session (for a
+ * connection, a pace slot, their render) are at most `maxWaiting`: a job waits for room before it
+ * claims, so the backlog stays in PostgreSQL, where a pause or a cancel takes it back and another
+ * node may take it. Messages in a session do not count there (a thousand slow sites hold a thousand
+ * sockets, not the queue), only toward `maxInFlight`, the memory bound. Marketing and automation
+ * may fill only part of either, so transactional and system mail always find room.
+ */
+
+export interface SchedulerOptions {
+  /** Claimed messages waiting for a session, at most (POSTHORN_DELIVERY_QUEUE). */
+  maxWaiting: number;
+  /** Claimed messages in all, waiting or in a session, at most (POSTHORN_DELIVERY_IN_FLIGHT). */
+  maxInFlight: number;
+  /** Claim ids to heartbeat (the worker's liveness set): a batch's id is in it while in flight. */
+  heartbeats: Set<string>;
+  log: Logger;
+}
+
+/** What the scheduler hears of each message of a batch. */
+export interface BatchProgress {
+  /** A session (or a provider's API call) started for the message: it waits no more. */
+  session(id: string): void;
+}
+
+/** Delivers claimed rows and records their outcomes; resolves once every one is recorded. */
+export type DeliverClaimed = (
+  deps: DeliveryDeps,
+  rows: Awaited<ReturnType<typeof claimEmails>>,
+  progress: BatchProgress,
+) => Promise<number>;
+
+/** The share of each bound bulk mail (marketing, automation) may use. */
+const BULK_SHARE = 0.8;
+
+export class DeliveryScheduler {
+  /** Claimed and not yet in a session. */
+  private waitingNow = 0;
+  /** Claimed, in all. */
+  private inFlight = 0;
+  private readonly wakers: (() => void)[] = [];
+  private readonly batches = new Set<Promise<unknown>>();
+  private stopped = false;
+  private readonly deps: DeliveryDeps;
+  private readonly options: SchedulerOptions;
+  private readonly deliver: DeliverClaimed;
+
+  constructor(deps: DeliveryDeps, deliver: DeliverClaimed, options: SchedulerOptions) {
+    this.deps = deps;
+    this.deliver = deliver;
+    this.options = options;
+  }
+
+  /** Messages claimed and not yet recorded, and of them those still waiting for a session. */
+  get holding(): { inFlight: number; waiting: number } {
+    return { inFlight: this.inFlight, waiting: this.waitingNow };
+  }
+
+  private full(bulk: boolean): boolean {
+    const share = bulk ? BULK_SHARE : 1;
+    return (
+      this.waitingNow >= Math.max(1, Math.floor(this.options.maxWaiting * share)) ||
+      this.inFlight >= Math.max(1, Math.floor(this.options.maxInFlight * share))
+    );
+  }
+
+  /** Waits until the process has room for this kind of mail. */
+  private async room(bulk: boolean): Promise<void> {
+    while (this.full(bulk) && !this.stopped) await new Promise<void>((resolve) => this.wakers.push(resolve));
+  }
+
+  private wake(): void {
+    // every waiting job looks again (at most one per job slot waits)
+    for (const resolve of this.wakers.splice(0)) resolve();
+  }
+
+  /**
+   * Claims the messages still waiting among `ids` and starts their delivery; resolves once they are
+   * claimed (not sent). `bulk`: marketing and automation, which leave room for transactional mail.
+   */
+  async take(ids: string[], bulk: boolean): Promise<number> {
+    if (ids.length === 0) return 0;
+    await this.room(bulk);
+    if (this.stopped) throw new Error('the delivery scheduler is stopping: the job runs again');
+    const claim = `delivery:${randomUUID()}`;
+    this.options.heartbeats.add(claim);
+    // counted before the claim, so jobs running at once see each other's room taken
+    this.inFlight += ids.length;
+    this.waitingNow += ids.length;
+    let rows: Awaited<ReturnType<typeof claimEmails>>;
+    try {
+      rows = await claimEmails(this.deps.ctx.db, ids, claim);
+    } catch (err) {
+      this.settle(ids.length, ids.length);
+      this.options.heartbeats.delete(claim);
+      throw err;
+    }
+    // room for what was not claimed (already delivered, cancelled, or another node's) at once
+    this.settle(ids.length - rows.length, ids.length - rows.length);
+    if (rows.length === 0) {
+      this.options.heartbeats.delete(claim);
+      return 0;
+    }
+    const waiting = new Set(rows.map((r) => r.id));
+    const progress: BatchProgress = {
+      session: (id) => {
+        if (waiting.delete(id)) this.settle(0, 1);
+      },
+    };
+    const batch = this.deliver(this.deps, rows, progress)
+      .then(() => releaseClaim(this.deps.ctx.db, claim))
+      .then(
+        () => this.options.heartbeats.delete(claim),
+        (err) => {
+          // the claim lapses with its heartbeat: the messages go back to the queue (claim.ts)
+          this.options.heartbeats.delete(claim);
+          this.options.log.warn(
+            { err, emails: rows.length },
+            'a delivery batch could not record its outcomes: its messages are queued again once its claim lapses',
+          );
+        },
+      )
+      .finally(() => {
+        this.batches.delete(batch);
+        this.settle(rows.length, waiting.size);
+      });
+    this.batches.add(batch);
+    return rows.length;
+  }
+
+  /** `done` messages leave the process, `started` of them leave the waiting count. */
+  private settle(done: number, started: number): void {
+    this.inFlight -= done;
+    this.waitingNow -= started;
+    this.wake();
+  }
+
+  /**
+   * Takes no more work and waits up to `graceMs` for the batches in flight; those still going then
+   * are left to their claims (queued again by another node once they lapse).
+   */
+  async stop(graceMs: number): Promise<void> {
+    this.stopped = true;
+    this.wake();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.allSettled([...this.batches]),
+      new Promise((resolve) => {
+        timer = setTimeout(resolve, graceMs);
+        timer.unref();
+      }),
+    ]);
+    clearTimeout(timer);
+  }
+}
