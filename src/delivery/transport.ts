@@ -42,6 +42,11 @@ export interface RecipientResult {
    * back to the queue for that time without spending an attempt.
    */
   heldUntil?: number;
+  /**
+   * Who held it: `site`, a site that asked to slow down (recorded on the message's timeline with
+   * the site's answer); `posthorn`, this process's own backlog for the site (a pace, a full queue).
+   */
+  heldBy?: 'site' | 'posthorn';
   /** Deferred: how long the route would have the next try wait (its site's retry schedule). */
   retryAfterMs?: number;
   /** Where the attempt went (a direct route): the MX host, its address, the source address, TLS. */

@@ -132,13 +132,27 @@ describe('the way to a domain', () => {
     expect(way.kind === 'hosts' && way.hosts[0].addresses).toEqual([{ address: '127.0.0.7', family: 4 }]);
   });
 
-  it('answers SERVFAIL, and MX hosts without any address, as temporary', async () => {
+  it('answers SERVFAIL, and MX hosts that exist without any address, as temporary', async () => {
     dns.failing.add('broken.test');
     await expect(resolver().resolve('broken.test')).rejects.toBeInstanceOf(DnsTemporaryError);
-    dns.zone.set('dangling.test', [{ type: 'MX', exchange: 'gone.dangling.test', priority: 10 }]);
+    // the host's name exists (it has a TXT record) but no address: perhaps for now
+    dns.zone.set('bare.dangling.test', [{ type: 'TXT', data: 'no address here' }]);
+    dns.zone.set('dangling.test', [{ type: 'MX', exchange: 'bare.dangling.test', priority: 10 }]);
     await expect(resolver().resolve('dangling.test')).rejects.toThrow(
-      'no MX host of dangling.test has an address (gone.dangling.test)',
+      'no MX host of dangling.test has an address (bare.dangling.test)',
     );
+  });
+
+  it('refuses a domain none of whose MX hosts exists (NXDOMAIN): a bounce, as Postfix does', async () => {
+    dns.zone.set('ghostly.test', [
+      { type: 'MX', exchange: 'gone.ghostly.test', priority: 10 },
+      { type: 'MX', exchange: 'also-gone.ghostly.test', priority: 20 },
+    ]);
+    await expect(resolver().resolve('ghostly.test')).resolves.toEqual({
+      kind: 'refused',
+      reason: 'no MX host of ghostly.test exists (NXDOMAIN: gone.ghostly.test, also-gone.ghostly.test)',
+      code: '550 5.4.4',
+    });
   });
 
   it('reads POSTHORN_DNS_SERVERS entries with and without a port, IPv6 too', () => {

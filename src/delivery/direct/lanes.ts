@@ -35,6 +35,23 @@ export class Temporary extends Error {
   }
 }
 
+/**
+ * The site holds its mail for now (it asked to slow down): `until` when, `reason` its answer. Or,
+ * `busy`, this process holds more messages waiting for the lane's connections than it keeps
+ * (MAX_WAITING): they go back to the queue for a moment rather than fill the process.
+ */
+export class Held extends Error {
+  readonly until: number;
+  readonly reason: string;
+  readonly busy: boolean;
+  constructor(until: number, reason: string, busy = false) {
+    super(reason);
+    this.until = until;
+    this.reason = reason;
+    this.busy = busy;
+  }
+}
+
 /** Google's `4.7.28` rate limits, Microsoft's `451 4.7.650`, Yahoo's `[TSS04]`, and any 421 (Google's `421 4.7.0`). */
 export function meansSlowDown(code: number | undefined, response: string): boolean {
   if (code === 421) return true;
@@ -57,6 +74,13 @@ function isVerified(connection: SMTPConnection): boolean {
   return connection.secure && socket?.authorized === true;
 }
 
+/** A failure of the STARTTLS handshake itself (a version or cipher nobody shares, a broken server). */
+function tlsFailed(e: SmtpSendError): boolean {
+  return (
+    e.code === 'ETLS' || e.command === 'STARTTLS' || /\bSSL routines\b|\btls\w* alert\b/i.test(e.message)
+  );
+}
+
 /** How connections are opened: the port and patience of the route. */
 export interface Dialing {
   port: number;
@@ -66,6 +90,10 @@ export interface Dialing {
 }
 
 const IDLE_MS = 10_000;
+/** Messages that may wait for a lane's connections, per connection it may open (and at least 20 more). */
+const WAITING_PER_CONNECTION = 10;
+/** How long a message the lane had no room to queue waits in the database before it is tried again. */
+const BUSY_BACK_MS = 5_000;
 const MAX_BACKOFF_MS = 15 * 60_000;
 /** After a slow-down, one connection comes back per this many messages taken. */
 const RAMP_EVERY = 20;
@@ -91,8 +119,9 @@ export class Lane {
   private readonly idle: Conn[] = [];
   private readonly waiters: (() => void)[] = [];
   private closed = false;
-  /** Until when the site is held for this source after it asked to slow down. */
+  /** Until when the site is held for this source after it asked to slow down, and its answer. */
   suspendedUntil = 0;
+  holdReason = '';
   private backoffMs: number;
   private readonly firstBackoffMs: number;
   private takenSinceCut = 0;
@@ -143,14 +172,24 @@ export class Lane {
     return true;
   }
 
-  /** The site asked to slow down: held for the back-off (doubled each time in a row), connections halved. */
-  slowDown(now: number): void {
+  /**
+   * The site asked to slow down: held for the back-off, connections halved, and every message
+   * waiting for a connection held with it. A refusal while the hold stands (the rest of one burst)
+   * changes nothing; the back-off doubles only when the site refuses again after a hold, before it
+   * took a message (`taken` starts it over). Returns whether a new hold began.
+   */
+  slowDown(now: number, reason: string): boolean {
+    if (now < this.suspendedUntil) return false;
     this.suspendedUntil = now + this.backoffMs;
+    this.holdReason = reason;
     this.backoffMs = Math.min(this.backoffMs * 2, MAX_BACKOFF_MS);
     this.cap = Math.max(1, Math.floor(this.cap / 2));
     this.takenSinceCut = 0;
     // connections beyond the new cap close as they come back; idle ones now
     while (this.open > this.cap && this.idle.length > 0) this.quit(this.idle[0]);
+    // the messages waiting for a connection look again, and find the hold
+    for (const waiter of this.waiters.splice(0)) waiter();
+    return true;
   }
 
   /** A message taken: the back-off starts over, and a connection comes back every RAMP_EVERY. */
@@ -168,10 +207,11 @@ export class Lane {
    * A connection to one of these hosts: an idle one, a new one, or the next one freed. `verified`:
    * only over TLS with a certificate valid for the host (MTA-STS `enforce`), never in clear.
    */
-  async acquire(hosts: MxHost[], verified = false): Promise<Conn> {
+  async acquire(hosts: MxHost[], verified = false, now: () => number = Date.now): Promise<Conn> {
     const names = new Set(hosts.map((h) => h.host));
     for (;;) {
       if (this.closed) throw new Temporary('451 4.4.0 the route is closing');
+      if (this.suspendedUntil > now()) throw new Held(this.suspendedUntil, this.holdReason);
       const at = this.idle.findIndex((c) => names.has(c.mx) && (c.verified || !verified));
       if (at !== -1) {
         const [conn] = this.idle.splice(at, 1);
@@ -182,6 +222,12 @@ export class Lane {
       if (this.open < this.cap) return this.connect(hosts, verified);
       // an idle connection to another of the site's hosts makes room for this one
       if (this.idle.length > 0) this.quit(this.idle[0]);
+      else if (this.waiters.length >= WAITING_PER_CONNECTION * this.limits.maxConnections + 20)
+        throw new Held(
+          now() + BUSY_BACK_MS,
+          `${this.waiters.length} messages already wait for this site's ${this.cap} connections`,
+          true,
+        );
       else await new Promise<void>((resolve) => this.waiters.push(resolve));
     }
   }
@@ -240,9 +286,17 @@ export class Lane {
       // a source address binds one family: the other's addresses are out of reach from it
       for (const { address } of mx.addresses.filter((a) => family === null || a.family === family)) {
         try {
-          return await this.dial(mx.host, address, verified);
+          return await this.dial(mx.host, address, verified, false);
         } catch (err) {
-          const e = err as SmtpSendError;
+          let e = err as SmtpSendError;
+          // opportunistic TLS (RFC 7435): a handshake that fails is tried once in clear, unless
+          // the domain's MTA-STS policy enforces TLS
+          if (!verified && tlsFailed(e))
+            try {
+              return await this.dial(mx.host, address, false, true);
+            } catch (clearErr) {
+              e = clearErr as SmtpSendError;
+            }
           tried.push(`${mx.host} [${address}]: ${e.response ?? e.message}`);
           slowDown ||= meansSlowDown(e.responseCode, e.response ?? '');
         }
@@ -257,7 +311,7 @@ export class Lane {
     );
   }
 
-  private dial(host: string, address: string, verified: boolean): Promise<Conn> {
+  private dial(host: string, address: string, verified: boolean, inClear: boolean): Promise<Conn> {
     const { port, timeoutMs, ca } = this.dialing;
     const connection = new SMTPConnection({
       host: address,
@@ -267,7 +321,7 @@ export class Lane {
       // STARTTLS whenever offered; an MX host's certificate is often not valid for its name, and
       // encrypting anyway beats sending in clear (the attempt records it as unverified), unless
       // the domain's MTA-STS policy enforces TLS with a valid certificate
-      ...(verified ? { requireTLS: true } : { opportunisticTLS: true }),
+      ...(verified ? { requireTLS: true } : inClear ? { ignoreTLS: true } : { opportunisticTLS: true }),
       tls: { rejectUnauthorized: verified, servername: host, ...(ca ? { ca } : {}) },
       connectionTimeout: Math.min(30_000, timeoutMs),
       greetingTimeout: Math.min(60_000, timeoutMs),

@@ -24,8 +24,11 @@ export interface MxHost {
 export type Way =
   /** The hosts to try, in order; `implicit` when the domain has no MX and its own address serves. */
   | { kind: 'hosts'; hosts: MxHost[]; implicit: boolean }
-  /** Permanent: the domain says it takes no mail (null MX), or it does not exist. */
-  | { kind: 'refused'; reason: string };
+  /**
+   * Permanent: the domain says it takes no mail (null MX), it does not exist, or none of its MX
+   * hosts does (`code`: the reply code and enhanced status to bounce with, when not the default).
+   */
+  | { kind: 'refused'; reason: string; code?: string };
 
 /** A lookup that failed for now (a timeout, SERVFAIL, no address for any MX host): try again later. */
 export class DnsTemporaryError extends Error {
@@ -129,6 +132,15 @@ export class MxResolver {
         this.ordered(mx.values).map(async (r) => ({ ...r, addresses: await this.addressesOf(r.host) })),
       );
       const reachable = hosts.filter((h) => h.addresses.length > 0);
+      // every MX host name does not exist: no server will ever take this domain's mail (RFC 5321
+      // §5.1 leaves it to the client; Postfix bounces it), unlike a lookup that failed for now
+      if (reachable.length === 0 && (await this.allNonexistent(hosts.map((h) => h.host)))) {
+        return {
+          kind: 'refused',
+          reason: `no MX host of ${name} exists (NXDOMAIN: ${hosts.map((h) => h.host).join(', ')})`,
+          code: '550 5.4.4',
+        };
+      }
       if (reachable.length === 0) {
         throw new DnsTemporaryError(
           `no MX host of ${name} has an address (${hosts.map((h) => h.host).join(', ')})`,
@@ -169,6 +181,12 @@ export class MxResolver {
       [shuffled[i], shuffled[j]] = [shuffled[j], shuffled[i]];
     }
     return shuffled.sort((a, b) => a.preference - b.preference); // stable: the shuffle stays within a preference
+  }
+
+  /** Whether every one of these names is answered NXDOMAIN (from the cache the lookups just filled). */
+  private async allNonexistent(hosts: string[]): Promise<boolean> {
+    const answers = await Promise.all(hosts.map((h) => (isIP(h) ? null : this.lookup<string>(h, 'A'))));
+    return answers.every((a) => a?.kind === 'nxdomain');
   }
 
   private async addressesOf(host: string): Promise<MxHost['addresses']> {

@@ -1,16 +1,9 @@
-import { Readable } from 'node:stream';
-import type { SMTPConnectionSendInfo } from 'nodemailer/lib/smtp-connection';
 import { domainOf } from '../../mail/address.ts';
 import type { DirectRoute, SourceAddress } from '../routes/config.ts';
 import type { SmtpSendError } from '../smtp-pool.ts';
-import {
-  type DeliveryResult,
-  isPermanent,
-  type OutboundMessage,
-  type RecipientResult,
-  type Transport,
-} from '../transport.ts';
-import { type Conn, Lane, meansSlowDown, type SitePace, Temporary, tlsOf } from './lanes.ts';
+import { type DeliveryResult, isPermanent, type OutboundMessage, type Transport } from '../transport.ts';
+import { answerAll, answersOf, transact, type Via, withSiteRetry } from './answers.ts';
+import { type Conn, Held, Lane, meansSlowDown, type SitePace, Temporary, tlsOf } from './lanes.ts';
 import { type MtaSts, mxMatches, type StsPolicy } from './mta-sts.ts';
 import { DnsTemporaryError, type MxHost, type Way } from './mx.ts';
 import { type Site, siteOf } from './sites.ts';
@@ -61,25 +54,6 @@ export interface DirectOptions {
   now?: () => number;
 }
 
-type Via = NonNullable<RecipientResult['via']>;
-
-/** The same answer for every recipient of a transaction (or of a domain never reached). */
-function answerAll(
-  to: string[],
-  code: number,
-  response: string,
-  extra: { via?: Via; bounceType?: 'hard' | 'block'; heldUntil?: number } = {},
-): RecipientResult[] {
-  return to.map((recipient) => ({
-    recipient,
-    accepted: false,
-    final: true,
-    responseCode: code,
-    response,
-    ...extra,
-  }));
-}
-
 /** One domain's transaction as it is being made: the lane it goes by and what it carries. */
 interface Attempt {
   lane: Lane;
@@ -89,55 +63,6 @@ interface Attempt {
   to: string[];
   message: OutboundMessage;
   policy: StsPolicy | null;
-}
-
-/** Deferred answers carry the wait of their site's retry schedule, when it has one. */
-function withSiteRetry(results: RecipientResult[], site: Site, message: OutboundMessage): RecipientResult[] {
-  const schedule = site.limits.retrySchedule;
-  if (!schedule || schedule.length === 0) return results;
-  const waitMs = schedule[Math.min(Math.max(message.attempt, 1) - 1, schedule.length - 1)] * 1000;
-  return results.map((r) =>
-    r.accepted || isPermanent(r.responseCode) || r.heldUntil !== undefined
-      ? r
-      : { ...r, retryAfterMs: waitMs },
-  );
-}
-
-/** The server's answer to each recipient of a transaction it took. */
-function answersOf(to: string[], info: SMTPConnectionSendInfo, via: Via): RecipientResult[] {
-  const refused = new Map((info.rejectedErrors ?? []).map((e) => [String(e.recipient).toLowerCase(), e]));
-  return to.map((recipient): RecipientResult => {
-    const e = refused.get(recipient.toLowerCase());
-    if (!e)
-      return { recipient, accepted: true, final: true, responseCode: 250, response: info.response, via };
-    const code = e.responseCode;
-    const bounce = isPermanent(code) ? { bounceType: 'hard' as const } : {};
-    return {
-      recipient,
-      accepted: false,
-      final: true,
-      responseCode: code,
-      response: e.response ?? e.message,
-      via,
-      ...bounce,
-    };
-  });
-}
-
-/** One transaction over a connection; `read` tells whether a byte of the message went out. */
-function transact(conn: Conn, from: string, to: string[], raw: Buffer) {
-  const body = new Readable({
-    read() {
-      this.push(raw);
-      this.push(null);
-    },
-  });
-  const done = new Promise<SMTPConnectionSendInfo>((resolve, reject) =>
-    conn.connection.send({ from, to: [...to] }, body, (err, info) =>
-      err ? reject(err) : resolve(info as SMTPConnectionSendInfo),
-    ),
-  );
-  return { done, read: () => body.readableDidRead };
 }
 
 /** The direct route's transport: lanes per site and source address, made as sites are first reached. */
@@ -202,10 +127,18 @@ class DirectTransport implements Transport {
   }
 
   private slowedDown(lane: Lane, site: Site, response: string) {
-    lane.slowDown(this.now());
+    if (!lane.slowDown(this.now(), response)) return;
     this.options.warn?.(
-      `the site ${site.key} asked ${lane.source?.address ?? 'this machine'} to slow down: ${response}`,
+      `the site ${site.key} asked ${lane.source?.address ?? 'this machine'} to slow down: ${response}; held until ${new Date(lane.suspendedUntil).toISOString()}`,
     );
+  }
+
+  /** Every recipient held, not tried: the site's hold (with its answer), or this process's full lane. */
+  private heldAnswers(to: string[], site: Site, held: Held) {
+    const response = held.busy
+      ? `451 4.4.5 held by Posthorn: ${held.reason} (site ${site.key}); tried again after ${new Date(held.until).toISOString()}`
+      : `451 4.4.5 held by Posthorn: the site ${site.key} asked to slow down ("${held.reason}"); tried again after ${new Date(held.until).toISOString()}`;
+    return answerAll(to, 451, response, { heldUntil: held.until, heldBy: held.busy ? 'posthorn' : 'site' });
   }
 
   /** Every recipient at one domain, in one transaction. */
@@ -220,7 +153,8 @@ class DirectTransport implements Transport {
     }
     if (way.kind === 'refused') {
       const nullMx = way.reason.includes('null MX');
-      return answerAll(to, nullMx ? 556 : 550, `${nullMx ? '556 5.1.10' : '550 5.1.2'} ${way.reason}`);
+      const code = way.code ?? (nullMx ? '556 5.1.10' : '550 5.1.2');
+      return answerAll(to, Number(code.slice(0, 3)), `${code} ${way.reason}`);
     }
     const policy = await this.options.mtaSts?.policyOf(domain).catch(() => null);
     const hosts =
@@ -232,6 +166,15 @@ class DirectTransport implements Transport {
         to,
         451,
         `451 4.7.5 MTA-STS: no MX host of ${domain} (${way.hosts.map((h) => h.host).join(', ')}) fits its enforced policy (${policy?.mx.join(', ')})`,
+        {
+          via: {
+            mx: way.hosts[0].host,
+            address: way.hosts[0].addresses[0]?.address ?? '',
+            source: null,
+            tls: null,
+            mta_sts: 'enforce',
+          },
+        },
       );
     const site = siteOf(
       way.hosts.map((h) => h.host),
@@ -241,13 +184,8 @@ class DirectTransport implements Transport {
     const t = this.now();
     const ready = siteLanes.filter((lane) => lane.suspendedUntil <= t);
     if (ready.length === 0) {
-      const until = Math.min(...siteLanes.map((l) => l.suspendedUntil));
-      return answerAll(
-        to,
-        451,
-        `451 4.4.5 held by Posthorn: the site ${site.key} asked to slow down; tried again after ${new Date(until).toISOString()}`,
-        { heldUntil: until },
-      );
+      const first = siteLanes.reduce((a, b) => (b.suspendedUntil < a.suspendedUntil ? b : a));
+      return this.heldAnswers(to, site, new Held(first.suspendedUntil, first.holdReason));
     }
     // the source address least busy at this site (counted from here: the pace's wait is the lane's)
     // whose warm-up allows one more message today
@@ -311,11 +249,13 @@ class DirectTransport implements Transport {
     for (let tries = 0; ; tries++) {
       let conn: Conn;
       try {
-        conn = await lane.acquire(hosts, enforce);
+        conn = await lane.acquire(hosts, enforce, this.now);
       } catch (err) {
+        if (err instanceof Held) return this.heldAnswers(to, site, err);
         if (!(err instanceof Temporary)) return answerAll(to, 451, `451 4.4.0 ${(err as Error).message}`);
         if (err.slowDown) this.slowedDown(lane, site, err.message);
-        return answerAll(to, err.code, err.message);
+        if (enforce && policy) return this.policyRefusal(to, hosts, lane, policy.mode, err.message);
+        return answerAll(to, err.code, err.message, this.holdWait(lane, err.slowDown));
       }
       message.onSession?.();
       const reused = conn.carried > 0;
@@ -335,7 +275,9 @@ class DirectTransport implements Transport {
         return answersOf(to, info, via);
       } catch (err) {
         const e = err as SmtpSendError;
-        const gone = e.code === 'ECONNECTION' || e.code === 'ESOCKET' || e.responseCode === 421;
+        // a connection lost before a byte of the message left; a 421 is the site answering
+        // (slow down, or go away for now), never a lost connection to try again at once
+        const gone = (e.code === 'ECONNECTION' || e.code === 'ESOCKET') && e.responseCode !== 421;
         if (reused && gone && !read() && tries === 0) {
           lane.drop(conn);
           continue;
@@ -355,14 +297,53 @@ class DirectTransport implements Transport {
       conn.carried++;
       conn.connection.reset((resetErr) => (resetErr ? lane.drop(conn) : lane.release(conn)));
     } else lane.drop(conn);
-    if (meansSlowDown(code, response)) this.slowedDown(lane, site, response);
+    const slowDown = meansSlowDown(code, response);
+    if (slowDown) this.slowedDown(lane, site, response);
     if (code !== undefined && isPermanent(code) && refusedOnly) {
       // RCPT TO refused every recipient: their addresses; MAIL FROM or DATA: the sender or the
       // content (a block, not the recipients' fault), unless the answer names the address (5.1.x)
       const aboutAddress = e.command === 'RCPT TO' || /\b5\.1\.\d+\b/.test(response);
       return answerAll(to, code, response, { via, bounceType: aboutAddress ? 'hard' : 'block' });
     }
-    return answerAll(to, code !== undefined && code >= 400 && code < 500 ? code : 451, response, { via });
+    return answerAll(to, code !== undefined && code >= 400 && code < 500 ? code : 451, response, {
+      via,
+      ...this.holdWait(lane, slowDown),
+    });
+  }
+
+  /** A message the site asked to slow down over is tried again once the site's hold is over. */
+  private holdWait(lane: Lane, slowDown: boolean): { retryAfterMs?: number } {
+    const wait = lane.suspendedUntil - this.now();
+    return slowDown && wait > 0 ? { retryAfterMs: wait } : {};
+  }
+
+  /**
+   * The domain's MTA-STS policy let no connection do (an `enforce` policy: only its MX hosts, over
+   * TLS with a certificate valid for the host): deferred, saying which policy refused what.
+   */
+  private policyRefusal(
+    to: string[],
+    hosts: MxHost[],
+    lane: Lane,
+    mode: 'enforce' | 'testing' | 'none',
+    why: string,
+  ) {
+    const domain = domainOf(to[0]).toLowerCase();
+    const host = hosts[0];
+    return answerAll(
+      to,
+      451,
+      `451 4.7.5 MTA-STS: the ${mode} policy of ${domain} requires TLS with a valid certificate for its MX hosts, and none could be had: ${why}`,
+      {
+        via: {
+          mx: host.host,
+          address: host.addresses[0]?.address ?? '',
+          source: lane.source?.address ?? null,
+          tls: null,
+          mta_sts: mode === 'none' ? 'enforce' : mode,
+        },
+      },
+    );
   }
 }
 

@@ -5,6 +5,7 @@ import { possibleRoutes } from '../../delivery/routes/choose.ts';
 import type { RoutesConfig } from '../../delivery/routes/config.ts';
 import { domainOf } from '../../mail/address.ts';
 import type { EmailRow } from './delivery-outcomes.ts';
+import { recordEmailEvents } from './events.ts';
 
 /**
  * Throttling of marketing and automation mail. A rate (messages per second and per hour, either
@@ -185,22 +186,41 @@ export async function campaignStepMs(
 
 /**
  * Rows that found no slot go back to `queued` (the attempt not counted), with one delivery job
- * for when their buckets have room (at the priority of transactional mail when it holds any).
+ * for when their buckets have room (at the priority of transactional mail when it holds any). A
+ * row a site held (it asked to slow down) says so on its timeline: a `held` event with the site's
+ * answer and `held_until`, which is also its `next_attempt_at`.
  */
-export async function handBack(db: Db, rows: { id: string; atMs: number; bulk: boolean }[]) {
+export async function handBack(
+  db: Db,
+  rows: { id: string; atMs: number; bulk: boolean; held?: { projectId: string; response: string } }[],
+) {
   if (rows.length === 0) return;
   const at = Math.max(...rows.map((r) => r.atMs));
   await db.transaction().execute(async (tx) => {
-    await tx
-      .updateTable('emails')
-      .set({ status: 'queued', attempts: sql`attempts - 1` })
-      .where(
-        'id',
-        'in',
-        rows.map((r) => r.id),
-      )
-      .where('status', '=', 'sending')
-      .execute();
+    const paced = rows.filter((r) => !r.held).map((r) => r.id);
+    if (paced.length > 0)
+      await tx
+        .updateTable('emails')
+        .set({ status: 'queued', attempts: sql`attempts - 1` })
+        .where('id', 'in', paced)
+        .where('status', '=', 'sending')
+        .execute();
+    const held = rows.filter((r) => r.held);
+    if (held.length > 0) {
+      await sql`update emails e set status = 'queued', attempts = e.attempts - 1, next_attempt_at = u.at
+                  from unnest(${held.map((r) => r.id)}::uuid[], ${held.map((r) => new Date(r.atMs))}::timestamptz[]) as u(id, at)
+                 where e.id = u.id and e.status = 'sending'`.execute(tx);
+      await recordEmailEvents(
+        tx,
+        held.map((r) => ({
+          email_id: r.id,
+          project_id: r.held?.projectId as string,
+          type: 'held',
+          recipient: null,
+          detail: { held_until: new Date(r.atMs).toISOString(), response: r.held?.response },
+        })),
+      );
+    }
     const bulk = rows.filter((r) => r.bulk).map((r) => r.id);
     const transactional = rows.filter((r) => !r.bulk).map((r) => r.id);
     await addJobs([

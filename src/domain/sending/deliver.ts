@@ -25,8 +25,11 @@ import { sendingDomainIds, type Watched, watchedOf } from '../reputation/watched
 import { createSigningKeys } from '../sending-domains/dkim-keys.ts';
 import type { BatchProgress } from './scheduler.ts';
 
-/** A throttled message that found no slot soon: back to the queue until `atMs`. */
-type HandedBack = { id: string; atMs: number; bulk: boolean };
+/**
+ * A message back to the queue until `atMs`, not tried: a throttle with no slot soon, or a site
+ * holding its mail (`held`: recorded on the timeline with the site's answer).
+ */
+type HandedBack = { id: string; atMs: number; bulk: boolean; held?: { projectId: string; response: string } };
 
 /** How long the first answer of a batch waits for others to be written with it (one transaction). */
 const RECORD_LINGER_MS = 100;
@@ -59,7 +62,11 @@ export async function deliverClaimed(
   );
   const attachments = await attachmentsOf(deps, rows);
   const suppressed = await suppressedByProject(deps, rows);
-  const settled = await settledOf(deps, rows);
+  const settled = await settledOf(deps, rows, (row) =>
+    bareRecipients(row).some((r) =>
+      (suppressed.get(`${row.project_id}:${row.stream}`) as Set<string>).has(r.toLowerCase()),
+    ),
+  );
   // the circuit breaker's view of the rows' campaigns; its trips are written with the outcomes
   const breaker = breakerFor(deps.ctx.config.breaker);
   const { holdsTransactional } = deps.ctx.config.breaker;
@@ -250,20 +257,26 @@ interface Settled {
  * from their events, so a retry goes only to those still deferred (a direct route answers per
  * domain; a relay may defer one recipient and take the others).
  */
-async function settledOf(deps: DeliveryDeps, rows: EmailRow[]): Promise<Map<string, Settled>> {
+async function settledOf(
+  deps: DeliveryDeps,
+  rows: EmailRow[],
+  /** A first attempt read too: it has a suppressed recipient, perhaps recorded when it was accepted. */
+  hasSuppressed: (row: EmailRow) => boolean,
+): Promise<Map<string, Settled>> {
   const settled = new Map<string, Settled>();
-  const retried = rows.filter((r) => r.attempts > 1).map((r) => r.id);
+  const retried = rows.filter((r) => r.attempts > 1 || hasSuppressed(r)).map((r) => r.id);
   if (retried.length === 0) return settled;
   const events = await deps.ctx.db
     .selectFrom('email_events')
     .select(['email_id', 'recipient', 'type'])
     .where('email_id', 'in', retried)
-    .where('type', 'in', ['delivered', 'sent', 'bounced', 'complained'])
+    .where('type', 'in', ['delivered', 'sent', 'bounced', 'complained', 'suppressed'])
     .where('recipient', 'is not', null)
     .execute();
   for (const e of events) {
     const entry = settled.get(e.email_id) ?? { recipients: new Set<string>(), accepted: null };
     settled.set(e.email_id, entry);
+    // a suppressed recipient is recorded once: a retry leaves it out without a second event
     entry.recipients.add((e.recipient as string).toLowerCase());
     if (e.type === 'delivered' || e.type === 'complained') entry.accepted = 'delivered';
     else if (e.type === 'sent' && entry.accepted === null) entry.accepted = 'sent';
@@ -323,6 +336,7 @@ async function deliverOne(
   };
   // every recipient held by the route before anything was sent (a site that asked to slow down)
   let heldUntil: number | null = null;
+  let heldBySite: string | null = null;
   const send = async () => {
     // what the circuit breaker stopped (its campaign, flow, domain or project) hands nothing more
     // over, from the moment it tripped: asked at the hand-over, after the compose and any wait
@@ -348,7 +362,10 @@ async function deliverOne(
         onSession: extra.onSession,
       });
       const held = result.recipients.map((r) => r.heldUntil);
-      if (held.length > 0 && held.every((at) => at !== undefined)) heldUntil = Math.max(...held);
+      if (held.length > 0 && held.every((at) => at !== undefined)) {
+        heldUntil = Math.max(...held);
+        heldBySite = result.recipients.find((r) => r.heldBy === 'site')?.response ?? null;
+      }
       applyResult(outcome, result);
       const met = tallyOf(outcome);
       for (const w of extra.watched)
@@ -369,7 +386,12 @@ async function deliverOne(
   // held, not tried: back to the queue for when the site takes mail again, the attempt not
   // counted (within POSTHORN_RETRY_FOR_HOURS: a site that never takes it lets it expire)
   if (heldUntil !== null && heldUntil - row.created_at.getTime() < deps.ctx.config.retryForHours * 3_600_000)
-    return { id: row.id, atMs: heldUntil, bulk: row.stream !== 'transactional' };
+    return {
+      id: row.id,
+      atMs: heldUntil,
+      bulk: row.stream !== 'transactional',
+      ...(heldBySite ? { held: { projectId: row.project_id, response: heldBySite } } : {}),
+    };
   // recipients an earlier attempt delivered keep the message delivered when the rest bounce now
   if (settled?.accepted && (outcome.status === 'bounced' || outcome.status === 'failed'))
     outcome.status = settled.accepted;

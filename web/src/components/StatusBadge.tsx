@@ -21,6 +21,7 @@ const TONE: Record<string, string> = {
   disabled: 'muted',
   suppressed: 'warn',
   deferred: 'warn',
+  held: 'warn',
   pending: 'warn',
 };
 

@@ -56,6 +56,8 @@ function Summary({ email }: { email: EmailWithEvents }) {
     ['Message-ID', email.message_id],
   ];
   if (email.last_response) rows.push(['Last response', email.last_response]);
+  if (email.next_attempt_at && IN_FLIGHT.has(email.status))
+    rows.push(['Next attempt', formatDateTime(email.next_attempt_at)]);
   if (email.tags.length) rows.push(['Tags', email.tags.map((t) => `${t.name}:${t.value}`).join(', ')]);
   return <Facts className="facts break" rows={rows} />;
 }
