@@ -15,6 +15,7 @@ import { takeSlot } from './domain/emails/pace.ts';
 import { RateLimiter } from './domain/keys/rate-limit.ts';
 import { RequestLogWriter } from './domain/keys/request-log.ts';
 import { sourceWarmup } from './domain/reputation/warmup-count.ts';
+import { connectionLeases } from './domain/sending/leases.ts';
 import type { AppDeps } from './http/app.ts';
 import type { WorkerRole } from './jobs/worker.ts';
 import type { SmtpDoors } from './smtp/listen.ts';
@@ -86,6 +87,8 @@ export async function startRuntime(
     emailWriter: new EmailWriter(database.db),
     eventTracker: new EventTracker(database.db),
   };
+  // a direct route's site connection caps are counted in PostgreSQL too, across worker processes
+  const leases = roles.includes('worker') ? connectionLeases(database.db) : undefined;
   const routes = createRoutes(
     config,
     database.db,
@@ -94,6 +97,7 @@ export async function startRuntime(
     {
       sitePace: (key, intervalMs, horizonMs) => takeSlot(database.db, key, intervalMs, horizonMs),
       sourceWarmup: sourceWarmup(database.db),
+      ...(leases ? { connectionLeases: leases } : {}),
     },
   );
   const requestLog = new RequestLogWriter(database.pool);
@@ -138,6 +142,7 @@ export async function startRuntime(
         await worker?.stop();
         await requestLog.close();
         await routes.close();
+        await leases?.close();
         await database.close();
         await embedded?.stop();
       })();

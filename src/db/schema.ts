@@ -501,6 +501,14 @@ export interface EmailsTable {
   updated_at: Generated<Date>;
 }
 
+/** Connections one process holds open to a direct route's lane (migration 0043, domain/sending/leases.ts). */
+export interface ConnectionLeasesTable {
+  lane: string;
+  holder: string;
+  n: number;
+  seen_at: Generated<Date>;
+}
+
 /** A batch of messages a delivery scheduler claimed (migration 0042, domain/sending/claim.ts). */
 export interface DeliveryClaimsTable {
   claim: string;
@@ -905,6 +913,7 @@ export interface Database {
   domain_events: DomainEventsTable;
   emails: EmailsTable;
   delivery_claims: DeliveryClaimsTable;
+  connection_leases: ConnectionLeasesTable;
   email_attachments: EmailAttachmentsTable;
   email_events: EmailEventsTable;
   suppressions: SuppressionsTable;

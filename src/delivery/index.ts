@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
-import type { SitePace } from './direct/lanes.ts';
+import type { ConnectionLeases, SitePace } from './direct/lanes.ts';
 import { MtaSts } from './direct/mta-sts.ts';
 import { MxResolver } from './direct/mx.ts';
 import { checkSourceAddresses } from './direct/source-check.ts';
@@ -77,6 +77,8 @@ function withTagHeaders(transport: Transport, dialect: TagDialect, configuration
 /** What the composition root lends the routes: the shared pacer of a direct route's sites. */
 export interface RouteServices {
   sitePace?: SitePace;
+  /** Direct routes' site connection caps, shared by every worker process (domain/sending/leases.ts). */
+  connectionLeases?: ConnectionLeases;
   /** The warm-up plans of direct routes' source addresses (domain/reputation/warmup-count.ts). */
   sourceWarmup?: SourceWarmup;
 }
@@ -106,6 +108,7 @@ function transportOf(
           ...(config.mtaSts.ca ? { ca: [config.mtaSts.ca] } : {}),
         }),
         ...(services.sitePace ? { pace: services.sitePace } : {}),
+        ...(services.connectionLeases ? { leases: services.connectionLeases } : {}),
         ...(services.sourceWarmup ? { warmup: services.sourceWarmup } : {}),
         warn: (line) => log.warn(`route ${name}: ${line}`),
       }),

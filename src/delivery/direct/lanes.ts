@@ -22,7 +22,22 @@ export interface Conn {
   verified: boolean;
   dead: boolean;
   idleTimer: NodeJS.Timeout | null;
+  /** Counted in the connection leases every worker process shares (given back when it ends). */
+  leased?: boolean;
 }
+
+/**
+ * A site's connection cap across every worker process (PostgreSQL: domain/sending/leases.ts):
+ * `take` counts one more connection to the lane when the processes' sum is below `max`, `give`
+ * counts one less.
+ */
+export interface ConnectionLeases {
+  take(lane: string, max: number): Promise<boolean>;
+  give(lane: string): void;
+}
+
+/** How long a lane whose site is at its cap across processes waits before it asks again. */
+const LEASE_RETRY_MS = 250;
 
 /** A failure for now, before any transaction: `slowDown` when the site asked us to. */
 export class Temporary extends Error {
@@ -90,6 +105,8 @@ export interface Dialing {
 }
 
 const IDLE_MS = 10_000;
+/** Idle connections of a cap shared across processes close sooner: another process may be waiting for the lease. */
+const SHARED_IDLE_MS = 1_000;
 /** Messages that may wait for a lane's connections, per connection it may open (and at least 20 more). */
 const WAITING_PER_CONNECTION = 10;
 /** How long a message the lane had no room to queue waits in the database before it is tried again. */
@@ -128,6 +145,7 @@ export class Lane {
   /** When the next message may start, by the hourly pace. */
   private nextSlotAt = 0;
   private readonly dialing: Dialing;
+  private readonly leases: ConnectionLeases | undefined;
 
   constructor(
     limits: SiteLimits,
@@ -135,7 +153,9 @@ export class Lane {
     dialing: Dialing,
     backoffMs: number,
     paceKey: string,
+    leases?: ConnectionLeases,
   ) {
+    this.leases = leases;
     this.limits = limits;
     this.paceKey = paceKey;
     this.source = source;
@@ -219,7 +239,23 @@ export class Lane {
         conn.idleTimer = null;
         return conn;
       }
-      if (this.open < this.cap) return this.connect(hosts, verified);
+      if (this.open < this.cap) {
+        if (!this.leases) return this.connect(hosts, verified);
+        // the site's cap is shared with the other worker processes: a lease first, then the socket
+        if (!(await this.leases.take(this.paceKey, this.limits.maxConnections))) {
+          await this.waitAWhile(LEASE_RETRY_MS);
+          continue;
+        }
+        try {
+          const conn = await this.connect(hosts, verified);
+          conn.leased = true;
+          return conn;
+        } catch (err) {
+          this.leases.give(this.paceKey);
+          this.wake();
+          throw err;
+        }
+      }
       // an idle connection to another of the site's hosts makes room for this one
       if (this.idle.length > 0) this.quit(this.idle[0]);
       else if (this.waiters.length >= WAITING_PER_CONNECTION * this.limits.maxConnections + 20)
@@ -239,7 +275,7 @@ export class Lane {
       this.quit(conn);
       return;
     }
-    conn.idleTimer = setTimeout(() => this.quit(conn), IDLE_MS);
+    conn.idleTimer = setTimeout(() => this.quit(conn), this.leases ? SHARED_IDLE_MS : IDLE_MS);
     conn.idleTimer.unref();
     this.idle.push(conn);
     this.wake();
@@ -261,6 +297,20 @@ export class Lane {
     for (const waiter of this.waiters.splice(0)) waiter();
   }
 
+  /** Waits for a connection to come free, or `ms`, whichever is first. */
+  private waitAWhile(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        const at = this.waiters.indexOf(done);
+        if (at !== -1) this.waiters.splice(at, 1);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.waiters.push(done);
+    });
+  }
+
   private forget(conn: Conn, end: () => void): void {
     if (conn.idleTimer) clearTimeout(conn.idleTimer);
     conn.idleTimer = null;
@@ -270,6 +320,7 @@ export class Lane {
     conn.dead = true;
     end();
     this.open--;
+    if (conn.leased) this.leases?.give(this.paceKey);
     this.wake();
   }
 

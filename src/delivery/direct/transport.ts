@@ -3,7 +3,16 @@ import type { DirectRoute, SourceAddress } from '../routes/config.ts';
 import type { SmtpSendError } from '../smtp-pool.ts';
 import { type DeliveryResult, isPermanent, type OutboundMessage, type Transport } from '../transport.ts';
 import { answerAll, answersOf, transact, type Via, withSiteRetry } from './answers.ts';
-import { type Conn, Held, Lane, meansSlowDown, type SitePace, Temporary, tlsOf } from './lanes.ts';
+import {
+  type Conn,
+  type ConnectionLeases,
+  Held,
+  Lane,
+  meansSlowDown,
+  type SitePace,
+  Temporary,
+  tlsOf,
+} from './lanes.ts';
 import { type MtaSts, mxMatches, type StsPolicy } from './mta-sts.ts';
 import { DnsTemporaryError, type MxHost, type Way } from './mx.ts';
 import { type Site, siteOf } from './sites.ts';
@@ -47,6 +56,8 @@ export interface DirectOptions {
   pace?: SitePace;
   /** The source addresses' warm-up plans: a message is counted on the address it leaves from. */
   warmup?: SourceWarmup;
+  /** A site's connection cap shared with the other worker processes; absent: each process keeps its own. */
+  leases?: ConnectionLeases;
   /** The route's name, in the pace buckets' keys. */
   name?: string;
   /** Told when a site asks to slow down. */
@@ -119,6 +130,7 @@ class DirectTransport implements Transport {
             this.dialing,
             this.backoffMs,
             `site:${this.options.name ?? 'direct'}:${site.key}:${source?.address ?? 'any'}`,
+            this.options.leases,
           ),
       );
       this.lanes.set(site.key, found);
