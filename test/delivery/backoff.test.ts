@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Lane } from '../../src/delivery/direct/lanes.ts';
 import { MtaSts } from '../../src/delivery/direct/mta-sts.ts';
 import { MxResolver } from '../../src/delivery/direct/mx.ts';
 import { createDirectTransport, type DirectOptions } from '../../src/delivery/direct/transport.ts';
@@ -178,5 +179,37 @@ describe('a domain none of whose MX hosts exists', () => {
     expect(answer.responseCode).toBeGreaterThanOrEqual(500);
     expect(answer.response).toMatch(/mx1\.ghost\.test/);
     expect(answer.response).toMatch(/mx2\.ghost\.test/);
+  });
+});
+
+describe('a rate refusal teaches the lane the site pace', () => {
+  const limits = { maxConnections: 5, messagesPerConnection: 100, messagesPerHour: null };
+  const dialing = { port: 25, timeoutMs: 10_000 };
+
+  it('spreads what the site took in the last minute over a minute, and doubles the spacing if refused again', async () => {
+    const lane = new Lane(limits, null, dialing, 60_000, 'site:test:paced:any');
+    for (let i = 0; i < 20; i++) lane.taken();
+    expect(lane.learnedIntervalMs).toBeNull();
+    expect(lane.slowDown(Date.now(), '450 4.7.28 unusual rate of unsolicited mail')).toBe(true);
+    // 20 a minute, kept 3 % under: a message every ~3.1 s
+    expect(lane.learnedIntervalMs).toBeGreaterThan(3_000);
+    expect(lane.learnedIntervalMs).toBeLessThan(3_200);
+    // paced so: the next slot is one spacing after this one, held when it is further than asked to wait
+    expect(await lane.paced(Date.now, 10_000)).toBe(true);
+    const next = await lane.paced(Date.now, 1_000);
+    expect(typeof next).toBe('number');
+    expect((next as number) - Date.now()).toBeGreaterThan(2_000);
+    // refused again after the hold: half the rate
+    const learned = lane.learnedIntervalMs as number;
+    expect(lane.slowDown(Date.now() + 61_000, '450 4.7.28 unusual rate of unsolicited mail')).toBe(true);
+    expect(lane.learnedIntervalMs).toBe(learned * 2);
+  });
+
+  it('learns nothing from a refusal for too many connections (those are halved instead)', () => {
+    const lane = new Lane(limits, null, dialing, 60_000, 'site:test:conns:any');
+    for (let i = 0; i < 10; i++) lane.taken();
+    lane.slowDown(Date.now(), '421 4.7.0 too many connections from your IP');
+    expect(lane.learnedIntervalMs).toBeNull();
+    expect(lane.cap).toBe(2);
   });
 });

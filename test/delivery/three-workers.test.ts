@@ -67,7 +67,10 @@ describe('three worker processes and a site that takes 4 connections', () => {
         subject: `message ${b * 60 + i}`,
         text: 'hello',
       }));
-      const res = await server.call('POST', '/v1/emails/batch', { key: account.project_key.key, body: batch });
+      const res = await server.call('POST', '/v1/emails/batch', {
+        key: account.project_key.key,
+        body: batch,
+      });
       expect(res.status, JSON.stringify(res.body)).toBe(200);
       ids.push(...res.body.data.map((d: { id: string }) => d.id));
     }

@@ -112,6 +112,12 @@ const WAITING_PER_CONNECTION = 10;
 /** How long a message the lane had no room to queue waits in the database before it is tried again. */
 const BUSY_BACK_MS = 5_000;
 const MAX_BACKOFF_MS = 15 * 60_000;
+/** The window a site's rate is learned over, and the margin kept under it. */
+const PACE_WINDOW_MS = 60_000;
+const PACE_MARGIN = 0.03;
+/** The widest learned spacing: one message in ten minutes. */
+const MAX_LEARNED_MS = 600_000;
+const ABOUT_RATE = /\b4\.7\.(28|650)\b|TSS0\d|rate|too many messages|throttl/i;
 /** After a slow-down, one connection comes back per this many messages taken. */
 const RAMP_EVERY = 20;
 
@@ -144,6 +150,30 @@ export class Lane {
   private takenSinceCut = 0;
   /** When the next message may start, by the hourly pace. */
   private nextSlotAt = 0;
+  /** When the site took each message of the last minute. */
+  private readonly acceptedAt: number[] = [];
+  /**
+   * The spacing the site's own rate answer taught (null: none yet): what it took in the minute
+   * before it said "too many", spread over a minute; doubled at each rate refusal after that.
+   */
+  learnedIntervalMs: number | null = null;
+
+  /**
+   * A rate refusal (Google's 4.7.28, Microsoft's 4.7.650, "too many messages") teaches the lane the
+   * site's pace: the messages it took in the last minute are its rate per minute (KumoMTA's
+   * traffic shaping automation reacts the same way), so after the hold the lane keeps under it
+   * instead of meeting the limit again; refused again while so paced, the spacing doubles. A
+   * refusal for too many connections teaches nothing here: the connections are halved.
+   */
+  private learnPace(now: number, reason: string): void {
+    if (!ABOUT_RATE.test(reason) || /connections/i.test(reason)) return;
+    if (this.learnedIntervalMs !== null) {
+      this.learnedIntervalMs = Math.min(this.learnedIntervalMs * 2, MAX_LEARNED_MS);
+      return;
+    }
+    const lastMinute = this.acceptedAt.filter((at) => at > now - PACE_WINDOW_MS).length;
+    if (lastMinute > 0) this.learnedIntervalMs = (PACE_WINDOW_MS / lastMinute) * (1 + PACE_MARGIN);
+  }
   private readonly dialing: Dialing;
   private readonly leases: ConnectionLeases | undefined;
 
@@ -175,8 +205,8 @@ export class Lane {
    */
   async paced(now: () => number, maxWaitMs: number, pace?: SitePace): Promise<true | number> {
     const perHour = this.limits.messagesPerHour;
-    if (perHour === null) return true;
-    const intervalMs = 3_600_000 / perHour;
+    if (perHour === null && this.learnedIntervalMs === null) return true;
+    const intervalMs = Math.max(perHour === null ? 0 : 3_600_000 / perHour, this.learnedIntervalMs ?? 0);
     let at: number;
     if (pace) {
       const slot = await pace(this.paceKey, intervalMs, maxWaitMs);
@@ -200,6 +230,7 @@ export class Lane {
    */
   slowDown(now: number, reason: string): boolean {
     if (now < this.suspendedUntil) return false;
+    this.learnPace(now, reason);
     this.suspendedUntil = now + this.backoffMs;
     this.holdReason = reason;
     this.backoffMs = Math.min(this.backoffMs * 2, MAX_BACKOFF_MS);
@@ -214,6 +245,9 @@ export class Lane {
 
   /** A message taken: the back-off starts over, and a connection comes back every RAMP_EVERY. */
   taken(): void {
+    const now = Date.now();
+    this.acceptedAt.push(now);
+    while (this.acceptedAt.length > 0 && this.acceptedAt[0] <= now - PACE_WINDOW_MS) this.acceptedAt.shift();
     this.backoffMs = this.firstBackoffMs;
     if (this.cap >= this.limits.maxConnections) return;
     if (++this.takenSinceCut >= RAMP_EVERY) {

@@ -245,13 +245,19 @@ class DirectTransport implements Transport {
   private async paceAndSend(attempt: Attempt) {
     const { lane, site, to } = attempt;
     const slot = await lane.paced(this.now, this.maxPaceWaitMs, this.options.pace);
-    if (slot !== true)
-      return answerAll(
-        to,
-        451,
-        `451 4.4.5 held by Posthorn: the site ${site.key} takes ${lane.limits.messagesPerHour} messages an hour from ${lane.source?.address ?? 'this machine'}`,
-        { heldUntil: slot },
-      );
+    if (slot !== true) {
+      const from = lane.source?.address ?? 'this machine';
+      const learned = lane.learnedIntervalMs;
+      const pace =
+        learned !== null &&
+        (lane.limits.messagesPerHour === null || learned > 3_600_000 / lane.limits.messagesPerHour)
+          ? `the site ${site.key} takes about ${Math.floor(60_000 / learned)} messages a minute from ${from} (learned from its answer)`
+          : `the site ${site.key} takes ${lane.limits.messagesPerHour} messages an hour from ${from}`;
+      return answerAll(to, 451, `451 4.4.5 held by Posthorn: ${pace}`, {
+        heldUntil: slot,
+        heldBy: 'posthorn',
+      });
+    }
     return this.sendOnLane(attempt);
   }
 
