@@ -22,6 +22,7 @@ let rated: SimServer;
 let refusing: SimServer;
 let oldTls: SimServer;
 let clear: SimServer;
+let slowDot: SimServer;
 const open: Transport[] = [];
 
 beforeAll(async () => {
@@ -33,6 +34,8 @@ beforeAll(async () => {
   refusing = await net.server('mx.refusing.test', '127.0.0.83', { perMinute: 0 });
   net.mx('refusing.test', [[10, 'mx.refusing.test']]);
   oldTls = await net.server('mx.oldtls.test', '127.0.0.84', { tlsVersion: 'TLSv1' });
+  slowDot = await net.server('mx.slowdot.test', '127.0.0.87', { tarpit: true });
+  net.mx('slowdot.test', [[10, 'mx.slowdot.test']]);
   net.mx('oldtls.test', [[10, 'mx.oldtls.test']]);
   // MX hosts that do not exist (NXDOMAIN), and one domain with one that exists and one that does not
   net.mx('ghost.test', [
@@ -53,16 +56,22 @@ afterAll(async () => {
   await net?.close();
 });
 
-function transport(sites: [string, SiteOverride][] = [], options: Partial<DirectOptions> = {}): Transport {
+function transport(
+  sites: [string, SiteOverride][] = [],
+  options: Partial<DirectOptions> = {},
+  extra: Partial<DirectRoute> = {},
+): Transport {
   const route: DirectRoute = {
     type: 'direct',
     sourceAddresses: [],
     sites: new Map(sites),
     port: net.port,
     timeoutSeconds: 10,
+    transactionTimeoutSeconds: 600,
     ratePerSecond: null,
     ratePerHour: null,
     health: DEFAULT_HEALTH,
+    ...extra,
   };
   const resolver = new MxResolver({ servers: [net.dns.address] });
   const t = createDirectTransport(route, {
@@ -169,6 +178,19 @@ describe('opportunistic TLS (RFC 3207, RFC 7435)', () => {
     expect(answer.response).toMatch(/clear\.test/);
     expect(answer.via).toMatchObject({ mx: 'mx.clear.test', mta_sts: 'enforce' });
     expect(clear.messages).toHaveLength(0);
+  });
+});
+
+describe('a transaction that outlasts its deadline', () => {
+  it('is ended at the deadline and deferred, saying so, however the server keeps the session open', async () => {
+    const t = transport([], {}, { transactionTimeoutSeconds: 1 });
+    // the route's idle timeout is 10 s: the answer names the 1 s deadline, not that
+    const answer = (await t.send(message('reader@slowdot.test'))).recipients[0];
+    expect(answer.accepted).toBe(false);
+    expect(answer.responseCode).toBe(451);
+    expect(answer.response).toMatch(/took longer than 1 s/);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(slowDot.held).toBe(0); // the connection was closed
   });
 });
 

@@ -92,6 +92,7 @@ function route(extra: Partial<DirectRoute> = {}): DirectRoute {
     sites: new Map(),
     port: net.port,
     timeoutSeconds: 10,
+    transactionTimeoutSeconds: 600,
     ratePerSecond: null,
     ratePerHour: null,
     health: DEFAULT_HEALTH,

@@ -40,6 +40,7 @@ beforeAll(async () => {
     sites: new Map(),
     port: net.port,
     timeoutSeconds: 10,
+    transactionTimeoutSeconds: 600,
     ratePerSecond: null,
     ratePerHour: null,
     health: DEFAULT_HEALTH,

@@ -268,6 +268,7 @@ describe('a direct route', () => {
       ]),
       port: 25,
       timeoutSeconds: 300,
+      transactionTimeoutSeconds: 600,
       ratePerSecond: null,
       ratePerHour: null,
       health: { unhealthyAfter: 3, probeSeconds: 15 },

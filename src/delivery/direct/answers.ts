@@ -68,18 +68,44 @@ export function answersOf(to: string[], info: SMTPConnectionSendInfo, via: Via):
   });
 }
 
-/** One transaction over a connection; `read` tells whether a byte of the message went out. */
-export function transact(conn: Conn, from: string, to: string[], raw: Buffer) {
+/**
+ * One transaction over a connection, within `deadlineMs` in all (a server that answers a byte at
+ * a time resets every idle timeout, never this one: past it the connection is closed and the
+ * transaction fails as a lost connection, `ETIMEDOUT`); `read` tells whether a byte of the message
+ * went out.
+ */
+export function transact(conn: Conn, from: string, to: string[], raw: Buffer, deadlineMs: number) {
   const body = new Readable({
     read() {
       this.push(raw);
       this.push(null);
     },
   });
-  const done = new Promise<SMTPConnectionSendInfo>((resolve, reject) =>
-    conn.connection.send({ from, to: [...to] }, body, (err, info) =>
-      err ? reject(err) : resolve(info as SMTPConnectionSendInfo),
-    ),
-  );
+  const done = new Promise<SMTPConnectionSendInfo>((resolve, reject) => {
+    let settled = false;
+    const timer = setTimeout(() => {
+      if (settled) return;
+      settled = true;
+      reject(
+        Object.assign(
+          new Error(
+            `451 4.4.2 ${conn.mx} [${conn.address}] took longer than ${deadlineMs / 1000} s to answer the message`,
+          ),
+          {
+            code: 'ETIMEDOUT',
+            response: `451 4.4.2 ${conn.mx} took longer than ${deadlineMs / 1000} s to answer the message`,
+          },
+        ),
+      );
+      conn.connection.close();
+    }, deadlineMs);
+    conn.connection.send({ from, to: [...to] }, body, (err, info) => {
+      clearTimeout(timer);
+      if (settled) return;
+      settled = true;
+      if (err) reject(err);
+      else resolve(info as SMTPConnectionSendInfo);
+    });
+  });
   return { done, read: () => body.readableDidRead };
 }

@@ -284,7 +284,13 @@ class DirectTransport implements Transport {
         tls: tlsOf(conn.connection),
         ...(policy && policy.mode !== 'none' ? { mta_sts: policy.mode } : {}),
       };
-      const { done, read } = transact(conn, message.from, to, message.raw);
+      const { done, read } = transact(
+        conn,
+        message.from,
+        to,
+        message.raw,
+        this.route.transactionTimeoutSeconds * 1000,
+      );
       try {
         const info = await done;
         conn.carried++;

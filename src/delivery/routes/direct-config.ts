@@ -37,8 +37,13 @@ export interface DirectRoute {
   sites: Map<string, SiteOverride>;
   /** The port mail servers listen on: 25, except on a simulated internet. */
   port: number;
-  /** Seconds a mail server may stay silent before the attempt is deferred. */
+  /** Seconds a mail server may stay silent before the attempt is deferred (RFC 5321 §4.5.3.2: 5 min). */
   timeoutSeconds: number;
+  /**
+   * Seconds one transaction may take in all, MAIL FROM to the answer to the data, however the
+   * server trickles its answers (the RFC's longest single wait, for the final dot, is 10 min).
+   */
+  transactionTimeoutSeconds: number;
   ratePerSecond: number | null;
   ratePerHour: number | null;
   health: HealthSettings;
@@ -162,6 +167,7 @@ export function directRoute(c: Checker, at: string, value: Obj): DirectRoute {
     'sites',
     'port',
     'timeout_seconds',
+    'transaction_timeout_seconds',
     'rate_per_second',
     'rate_per_hour',
     'unhealthy_after',
@@ -173,6 +179,13 @@ export function directRoute(c: Checker, at: string, value: Obj): DirectRoute {
     sites: sitesOf(c, `${at}.sites`, value.sites),
     port: c.integer(`${at}.port`, value.port, 25, 1, 65_535),
     timeoutSeconds: c.integer(`${at}.timeout_seconds`, value.timeout_seconds, 300, 1, 3600),
+    transactionTimeoutSeconds: c.integer(
+      `${at}.transaction_timeout_seconds`,
+      value.transaction_timeout_seconds,
+      600,
+      1,
+      3600,
+    ),
     ratePerSecond: rateOf(c, at, value),
     ratePerHour: ratePerHourOf(c, at, value),
     health: healthOf(c, at, value),
