@@ -371,7 +371,7 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitPerSecond: integer(env, 'POSTHORN_RATE_LIMIT', 100, 0, 1_000_000),
     workerConcurrency: integer(env, 'POSTHORN_WORKER_CONCURRENCY', 10, 1, 1000),
     transactionalWorkers: integer(env, 'POSTHORN_TRANSACTIONAL_WORKERS', 2, 0, 1000),
-    deliveryQueue: integer(env, 'POSTHORN_DELIVERY_QUEUE', 1_000, 1, 1_000_000),
+    deliveryQueue: integer(env, 'POSTHORN_DELIVERY_QUEUE', 200, 1, 1_000_000),
     deliveryInFlight: integer(env, 'POSTHORN_DELIVERY_IN_FLIGHT', 20_000, 1, 1_000_000),
     poolSize: integer(env, 'POSTHORN_PG_POOL_SIZE', 13, 1, 1000),
     logLevel: env.LOG_LEVEL || 'info',

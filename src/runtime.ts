@@ -87,19 +87,7 @@ export async function startRuntime(
     emailWriter: new EmailWriter(database.db),
     eventTracker: new EventTracker(database.db),
   };
-  // a direct route's site connection caps are counted in PostgreSQL too, across worker processes
-  const leases = roles.includes('worker') ? connectionLeases(database.db) : undefined;
-  const routes = createRoutes(
-    config,
-    database.db,
-    { info: (line) => log.info(line), warn: (line) => log.warn(line) },
-    // a direct route's sites are paced in PostgreSQL, so every worker process keeps the same numbers
-    {
-      sitePace: (key, intervalMs, horizonMs) => takeSlot(database.db, key, intervalMs, horizonMs),
-      sourceWarmup: sourceWarmup(database.db),
-      ...(leases ? { connectionLeases: leases } : {}),
-    },
-  );
+  const { routes, leases } = routesOf(config, database.db, log, roles.includes('worker'));
   const requestLog = new RequestLogWriter(database.pool);
   const rateLimiter = new RateLimiter(database.pool, config.rateLimitPerSecond);
 
@@ -149,6 +137,25 @@ export async function startRuntime(
       return stopping;
     },
   };
+}
+
+/**
+ * The routes, lent what a direct route keeps in PostgreSQL so every worker process keeps the same
+ * numbers: its sites' paces, its source addresses' warm-up, and (in a worker) its sites' connections.
+ */
+function routesOf(config: Config, db: DomainContext['db'], log: Logger, worker: boolean) {
+  const leases = worker ? connectionLeases(db) : undefined;
+  const routes = createRoutes(
+    config,
+    db,
+    { info: (line) => log.info(line), warn: (line) => log.warn(line) },
+    {
+      sitePace: (key, intervalMs, horizonMs) => takeSlot(db, key, intervalMs, horizonMs),
+      sourceWarmup: sourceWarmup(db),
+      ...(leases ? { connectionLeases: leases } : {}),
+    },
+  );
+  return { routes, leases };
 }
 
 /** The worker role: its jobs' workers, and those kept for transactional mail. */

@@ -1,9 +1,10 @@
 import { hostname } from 'node:os';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
-import type { ConnectionLeases, SitePace } from './direct/lanes.ts';
+import type { SitePace } from './direct/lanes.ts';
 import { MtaSts } from './direct/mta-sts.ts';
 import { MxResolver } from './direct/mx.ts';
+import type { ConnectionLeases } from './direct/session.ts';
 import { checkSourceAddresses } from './direct/source-check.ts';
 import { createDirectTransport, type SourceWarmup } from './direct/transport.ts';
 import { createMailboxTransport } from './mailbox.ts';

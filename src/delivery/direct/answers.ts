@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import type { SMTPConnectionSendInfo } from 'nodemailer/lib/smtp-connection';
 import { isPermanent, type OutboundMessage, type RecipientResult } from '../transport.ts';
-import type { Conn } from './lanes.ts';
+import type { Conn } from './session.ts';
 import type { Site } from './sites.ts';
 
 /** How a direct route's transaction is made and answered, recipient by recipient. */

@@ -3,18 +3,10 @@ import type { DirectRoute, SourceAddress } from '../routes/config.ts';
 import type { SmtpSendError } from '../smtp-pool.ts';
 import { type DeliveryResult, isPermanent, type OutboundMessage, type Transport } from '../transport.ts';
 import { answerAll, answersOf, transact, type Via, withSiteRetry } from './answers.ts';
-import {
-  type Conn,
-  type ConnectionLeases,
-  Held,
-  Lane,
-  meansSlowDown,
-  type SitePace,
-  Temporary,
-  tlsOf,
-} from './lanes.ts';
+import { Lane, type SitePace } from './lanes.ts';
 import { type MtaSts, mxMatches, type StsPolicy } from './mta-sts.ts';
 import { DnsTemporaryError, type MxHost, type Way } from './mx.ts';
+import { type Conn, type ConnectionLeases, Held, meansSlowDown, Temporary, tlsOf } from './session.ts';
 import { type Site, siteOf } from './sites.ts';
 
 /**

@@ -1,7 +1,7 @@
 import { enqueue } from '../../db/enqueue.ts';
 import { addDays } from '../core/clock.ts';
 import type { DomainContext } from '../core/context.ts';
-import { projectsWithWebhooks } from '../webhooks/dispatch.ts';
+import { projectsWithWebhooks } from '../webhooks/subscribed.ts';
 import { seriesOver, sourcesOver } from './overview.ts';
 import { knownSources } from './sources.ts';
 

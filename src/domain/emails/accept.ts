@@ -7,7 +7,7 @@ import type { DomainContext } from '../core/context.ts';
 import { ConflictError, NotFoundError, SendRefusedError, ValidationError } from '../core/errors.ts';
 import { type ProjectFacts, type Stream, sharedDefaultFrom } from '../plans/project-facts.ts';
 import { expandTemplates, type TemplateUse } from '../templates/send.ts';
-import { projectsWithWebhooks } from '../webhooks/dispatch.ts';
+import { projectsWithWebhooks } from '../webhooks/subscribed.ts';
 import { emailRow } from './email-row.ts';
 import { write as writeNow } from './email-writer.ts';
 import { checkFromAddress, checkSend, checkStream } from './send-checks.ts';
@@ -103,6 +103,16 @@ export interface Idempotency {
   requestHash: Buffer;
 }
 
+/**
+ * What an accept answers: the messages it accepted now, or (a retry of an idempotent request) the
+ * first request's answer as it was stored, with the messages it accepted read from it.
+ */
+export type AcceptResult =
+  | { kind: 'accepted'; emails: AcceptedEmail[] }
+  | { kind: 'replay'; emails: AcceptedEmail[]; response: unknown };
+
+const accepted = (emails: AcceptedEmail[]): AcceptResult => ({ kind: 'accepted', emails });
+
 export function requestHash(path: string, body: unknown): Buffer {
   return createHash('sha256').update(path).update('\n').update(JSON.stringify(body)).digest();
 }
@@ -128,7 +138,7 @@ export async function acceptEmails(
      */
     refused?: Refusal[];
   },
-): Promise<AcceptedEmail[] | { replay: unknown }> {
+): Promise<AcceptResult> {
   const projectId = sender.facts.id;
   if (opts.idempotency) {
     const stored = await storedResponse(ctx.db, projectId, opts.idempotency);
@@ -138,7 +148,7 @@ export async function acceptEmails(
     ? await checkEach(ctx, sender, inputs, opts.refused)
     : await checkAll(ctx, sender, inputs, opts.batch);
   const { messages } = checked;
-  if (messages.length === 0) return [];
+  if (messages.length === 0) return accepted([]);
   try {
     await checkSend(ctx, sender.facts, {
       stream: sender.stream,
@@ -173,7 +183,7 @@ export async function acceptEmails(
     write.jobs.push({ task: 'webhook_dispatch', payload: { suppressed_email_ids: suppressedIds } });
   if (!opts.idempotency) {
     await (ctx.emailWriter ? ctx.emailWriter.submit(write) : writeNow(ctx.db, write));
-    return results;
+    return accepted(results);
   }
   const idempotency = opts.idempotency;
   return ctx.db.transaction().execute(async (tx) => {
@@ -191,7 +201,7 @@ export async function acceptEmails(
       .where('project_id', '=', projectId)
       .where('key', '=', idempotency.key)
       .execute();
-    return results;
+    return accepted(results);
   });
 }
 
@@ -295,13 +305,17 @@ const idempotencyCutoff = () => new Date(Date.now() - IDEMPOTENCY_TTL_MS);
 function answerFromStored(
   stored: { request_hash: Buffer; response: unknown },
   idem: Idempotency,
-): { replay: unknown } {
+): AcceptResult {
   if (!stored.request_hash.equals(idem.requestHash)) {
     throw new ConflictError(
       'This Idempotency-Key was already used with a different request; use a new key for a new request',
     );
   }
-  return { replay: stored.response };
+  // stored as answered: a batch's `{data: [...]}`, a single message's object
+  const response = stored.response as { data?: AcceptedEmail[] } | AcceptedEmail;
+  const emails =
+    'data' in response && Array.isArray(response.data) ? response.data : [response as AcceptedEmail];
+  return { kind: 'replay', emails, response: stored.response };
 }
 
 /**
@@ -309,11 +323,7 @@ function answerFromStored(
  * a key commits together with its response; a request still in flight is caught by
  * `claimIdempotencyKey`.
  */
-async function storedResponse(
-  db: Db,
-  projectId: string,
-  idem: Idempotency,
-): Promise<{ replay: unknown } | null> {
+async function storedResponse(db: Db, projectId: string, idem: Idempotency): Promise<AcceptResult | null> {
   const stored = await db
     .selectFrom('idempotency_keys')
     .select(['request_hash', 'response'])
@@ -333,7 +343,7 @@ async function claimIdempotencyKey(
   tx: Tx,
   projectId: string,
   idem: Idempotency,
-): Promise<{ replay: unknown } | null> {
+): Promise<AcceptResult | null> {
   const inserted = await sql<{ key: string }>`
     insert into idempotency_keys (project_id, key, request_hash) values (${projectId}, ${idem.key}, ${idem.requestHash})
     on conflict do nothing returning key`.execute(tx);

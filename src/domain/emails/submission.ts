@@ -80,5 +80,5 @@ export async function acceptSubmittedMessage(
     [emailInputFromMime(parsed, message.recipients)],
     { batch: false },
   );
-  return Array.isArray(result) ? result[0] : undefined;
+  return result.emails[0];
 }

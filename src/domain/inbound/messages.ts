@@ -8,7 +8,7 @@ import type { DomainContext } from '../core/context.ts';
 import { ConflictError, NotFoundError } from '../core/errors.ts';
 import { findInProject } from '../core/find.ts';
 import type { ProjectFacts } from '../plans/project-facts.ts';
-import { projectsWithWebhooks } from '../webhooks/dispatch.ts';
+import { projectsWithWebhooks } from '../webhooks/subscribed.ts';
 import { requireInboundPlan } from './recipients.ts';
 
 type InboundRow = Selectable<InboundMessagesTable>;

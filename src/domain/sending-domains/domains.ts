@@ -13,7 +13,7 @@ import { presentRate } from '../emails/sending-rates.ts';
 import { requireFeature } from '../plans/plans.ts';
 import { projectFacts } from '../plans/project-facts.ts';
 import { presentWarmup } from '../reputation/warmup.ts';
-import { projectsWithWebhooks } from '../webhooks/dispatch.ts';
+import { projectsWithWebhooks } from '../webhooks/subscribed.ts';
 import { newRsaKeyPair } from './dkim-keys.ts';
 import { type DnsLookup, DnsUnavailableError } from './dns-lookup.ts';
 import { customerDomainRecords } from './dns-records.ts';

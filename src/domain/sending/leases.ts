@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
-import type { ConnectionLeases } from '../../delivery/direct/lanes.ts';
+import type { ConnectionLeases } from '../../delivery/direct/session.ts';
 
 /**
  * A site's connection cap held across every worker process (DESIGN: limits live in PostgreSQL).

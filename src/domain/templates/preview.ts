@@ -113,5 +113,5 @@ export async function sendTemplateTest(
     ],
     { batch: false },
   );
-  return (result as AcceptedEmail[])[0];
+  return result.emails[0];
 }

@@ -1,4 +1,4 @@
-import type { Db, Tx } from '../../db/database.ts';
+import type { Tx } from '../../db/database.ts';
 import { enqueue } from '../../db/enqueue.ts';
 import { presentContact } from '../audience/contacts.ts';
 import type { AudienceEvent } from '../audience/triggers.ts';
@@ -7,6 +7,7 @@ import { presentEmail } from '../emails/read.ts';
 import { getInbound } from '../inbound/messages.ts';
 import { presentDomain } from '../sending-domains/domains.ts';
 import { fanOut, type WebhookEvent } from './fan-out.ts';
+import { projectsWithWebhooks } from './subscribed.ts';
 
 const EMAIL_EVENT_TYPES: Record<string, string> = {
   sent: 'email.sent',
@@ -20,19 +21,6 @@ const EMAIL_EVENT_TYPES: Record<string, string> = {
   clicked: 'email.clicked',
   unsubscribed: 'email.unsubscribed',
 };
-
-/** Projects among these with at least one enabled endpoint (most have none: skip the work). */
-export async function projectsWithWebhooks(db: Db | Tx, projectIds: string[]): Promise<Set<string>> {
-  if (projectIds.length === 0) return new Set();
-  const rows = await db
-    .selectFrom('webhook_endpoints')
-    .select('project_id')
-    .distinct()
-    .where('project_id', 'in', [...new Set(projectIds)])
-    .where('enabled', '=', true)
-    .execute();
-  return new Set(rows.map((r) => r.project_id));
-}
 
 /** Inside the transaction that writes email events: a dispatch job for those with a webhook type. */
 export async function announceEmailEvents(

@@ -6,7 +6,7 @@ import type { EmailsTable } from '../../db/schema.ts';
 import type { DomainContext } from '../../domain/core/context.ts';
 import { ValidationError } from '../../domain/core/errors.ts';
 import { keysetPage } from '../../domain/core/keyset.ts';
-import { type AcceptedEmail, acceptEmails, type Refusal } from '../../domain/emails/accept.ts';
+import { acceptEmails, type Refusal } from '../../domain/emails/accept.ts';
 import { fetchAttachmentPaths } from '../../domain/emails/attachment-url.ts';
 import { cancelEmail, getEmail, presentEmail } from '../../domain/emails/read.ts';
 import { rescheduleEmail } from '../../domain/emails/reschedule.ts';
@@ -49,9 +49,9 @@ async function permissiveBatch(
     fetched.map((f) => f.email),
     { batch: true, idempotency: idempotencyOf(request), refused },
   );
-  if ('replay' in result) return result.replay;
+  if (result.kind === 'replay') return result.response;
   errors.push(...refused.map((r) => ({ index: fetched[r.index].index, message: r.message })));
-  return { data: result.map((a) => ({ id: a.id })), errors: errors.sort((a, b) => a.index - b.index) };
+  return { data: result.emails.map((a) => ({ id: a.id })), errors: errors.sort((a, b) => a.index - b.index) };
 }
 
 /** Emails and batch, as Resend's API has them. */
@@ -66,8 +66,7 @@ export async function resendEmailRoutes(instance: FastifyInstance, { ctx }: { ct
         batch: false,
         idempotency: idempotencyOf(request),
       });
-      const accepted = 'replay' in result ? (result.replay as AcceptedEmail) : (result as AcceptedEmail[])[0];
-      return { id: accepted.id };
+      return { id: result.emails[0].id };
     },
   );
   app.post(
@@ -88,9 +87,7 @@ export async function resendEmailRoutes(instance: FastifyInstance, { ctx }: { ct
         batch: true,
         idempotency: idempotencyOf(request),
       });
-      const accepted =
-        'replay' in result ? (result.replay as { data: AcceptedEmail[] }).data : (result as AcceptedEmail[]);
-      return { data: accepted.map((a) => ({ id: a.id })) };
+      return { data: result.emails.map((a) => ({ id: a.id })) };
     },
   );
   resendEmailReads(app, ctx);

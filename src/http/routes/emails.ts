@@ -2,13 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { DomainContext } from '../../domain/core/context.ts';
 import { ValidationError } from '../../domain/core/errors.ts';
-import {
-  type AcceptedEmail,
-  acceptEmails,
-  type Idempotency,
-  requestHash,
-  type Sender,
-} from '../../domain/emails/accept.ts';
+import { acceptEmails, type Idempotency, requestHash, type Sender } from '../../domain/emails/accept.ts';
 import { fetchAttachmentPaths } from '../../domain/emails/attachment-url.ts';
 import { rawEmailSource } from '../../domain/emails/raw.ts';
 import {
@@ -85,7 +79,7 @@ export async function emailRoutes(instance: FastifyInstance, { ctx }: { ctx: Dom
         batch: false,
         idempotency: idempotencyOf(request),
       });
-      return 'replay' in result ? result.replay : (result as AcceptedEmail[])[0];
+      return result.kind === 'replay' ? result.response : result.emails[0];
     },
   );
 
@@ -113,7 +107,7 @@ export async function emailRoutes(instance: FastifyInstance, { ctx }: { ctx: Dom
         batch: true,
         idempotency: idempotencyOf(request),
       });
-      return 'replay' in result ? result.replay : { data: result };
+      return result.kind === 'replay' ? result.response : { data: result.emails };
     },
   );
 

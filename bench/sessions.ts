@@ -1,0 +1,104 @@
+// How many SMTP sessions one worker process holds open at once (issue 46): a simulated site that
+// takes the data and answers only after BENCH_DELAY_SECONDS (default 120), its route told it may
+// have BENCH_SESSIONS connections (default 5,000), and that many messages to it. Every message
+// waits in a session of its own: the figure is the most sessions the site's server saw open at
+// once, and the worker process's resident memory (VmRSS) at that moment. The issue's target:
+// 5,000 sessions under 1 GB. Posthorn runs as api and worker processes on an embedded PostgreSQL;
+// the site and a DNS server listen on 127.0.0.0/8.
+// Run: node bench/sessions.ts
+import { readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { startSimInternet } from '../test/helpers/sim-internet.ts';
+import {
+  type BenchServer,
+  guardBench,
+  json,
+  machine,
+  readyBenchAccount,
+  startBenchServer,
+} from './server.ts';
+
+const sessions = Number(process.env.BENCH_SESSIONS ?? 5_000);
+const delaySeconds = Number(process.env.BENCH_DELAY_SECONDS ?? 120);
+
+const net = await startSimInternet({ lean: true });
+let server: BenchServer | undefined;
+const guard = guardBench('bench:sessions', Number(process.env.BENCH_MAX_SECONDS ?? 900), async () => {
+  await server?.stop();
+  await net.close();
+});
+
+/** A process's resident memory in MB, from /proc. */
+function rssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  return Math.round(kb / 1024);
+}
+
+try {
+  const slow = await net.server('mx.slow.test', '127.0.0.98', { delayMs: delaySeconds * 1000, tls: false });
+  net.mx('slow.test', [[10, 'mx.slow.test']]);
+  const routes = path.join(tmpdir(), `posthorn-sessions-${process.pid}.json`);
+  writeFileSync(
+    routes,
+    JSON.stringify({
+      routes: {
+        direct: {
+          type: 'direct',
+          port: net.port,
+          sites: { 'mx.slow.test': { max_connections: sessions, messages_per_connection: 1 } },
+        },
+      },
+      rules: [{ match: {}, routes: ['direct'] }],
+    }),
+  );
+  server = await startBenchServer(
+    {
+      POSTHORN_ROUTES: routes,
+      POSTHORN_DNS_SERVERS: net.dns.address,
+      POSTHORN_DELIVERY_IN_FLIGHT: String(sessions * 2),
+    },
+    ['api', 'worker'],
+  );
+  const worker = server.pids.find((p) => p.role === 'worker')?.pid as number;
+  const { key, db } = await readyBenchAccount(server);
+  await db.end();
+  const idle = rssMb(worker);
+  const started = performance.now();
+  for (let b = 0; b < sessions; b += 100) {
+    const batch = Array.from({ length: Math.min(100, sessions - b) }, (_, i) => ({
+      from: 'Bench <onboarding@posthorn.localhost>',
+      to: `reader${b + i}@slow.test`,
+      subject: `message ${b + i}`,
+      text: 'hello',
+    }));
+    const res = await json(`${server.url}/v1/emails/batch`, 'POST', key, batch);
+    if (res.status !== 200) throw new Error(`batch refused: ${JSON.stringify(res.body)}`);
+  }
+  let most = 0;
+  let rssAtMost = idle;
+  let peakRss = idle;
+  // until every message is in a session, or the first answers come (then sessions only fall)
+  while ((performance.now() - started) / 1000 < delaySeconds - 5) {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const rss = rssMb(worker);
+    peakRss = Math.max(peakRss, rss);
+    if (slow.connections > most) {
+      most = slow.connections;
+      rssAtMost = rss;
+    }
+    if (most >= sessions) break;
+  }
+  const seconds = (performance.now() - started) / 1000;
+  console.log(`bench:sessions, ${new Date().toISOString()}, ${machine()}`);
+  console.log(
+    `  one worker process, a site answering after ${delaySeconds} s: ${most} sessions open at once (of ${sessions} messages) after ${seconds.toFixed(1)} s`,
+  );
+  console.log(`  worker RSS: ${idle} MB idle, ${rssAtMost} MB at the most sessions, ${peakRss} MB peak`);
+} catch (err) {
+  console.error(err);
+  process.exitCode = 1;
+} finally {
+  await guard.done();
+}
