@@ -1,6 +1,7 @@
-// How many SMTP sessions one worker process holds open at once (issue 46): a simulated site that
-// takes the data and answers only after BENCH_DELAY_SECONDS (default 120), its route told it may
-// have BENCH_SESSIONS connections (default 5,000), and that many messages to it. Every message
+// How many SMTP sessions one worker process holds open at once (issue 46): a simulated mail server
+// that takes the data and answers only after BENCH_DELAY_SECONDS (default 120), behind ten MX names
+// (ten sites: a site takes at most 1,000 connections per source address), the route told each may
+// have a tenth of BENCH_SESSIONS connections (default 5,000), and that many messages. Every message
 // waits in a session of its own: the figure is the most sessions the site's server saw open at
 // once, and the worker process's resident memory (VmRSS) at that moment. The issue's target:
 // 5,000 sessions under 1 GB. Posthorn runs as api and worker processes on an embedded PostgreSQL;
@@ -37,8 +38,14 @@ function rssMb(pid: number): number {
 }
 
 try {
-  const slow = await net.server('mx.slow.test', '127.0.0.98', { delayMs: delaySeconds * 1000, tls: false });
-  net.mx('slow.test', [[10, 'mx.slow.test']]);
+  const SITES = 10;
+  const slow = await net.server('mx.slow0.test', '127.0.0.98', { delayMs: delaySeconds * 1000, tls: false });
+  const sites: Record<string, { max_connections: number; messages_per_connection: number }> = {};
+  for (let i = 0; i < SITES; i++) {
+    if (i > 0) net.address(`mx.slow${i}.test`, '127.0.0.98');
+    net.mx(`slow${i}.test`, [[10, `mx.slow${i}.test`]]);
+    sites[`mx.slow${i}.test`] = { max_connections: Math.ceil(sessions / SITES), messages_per_connection: 1 };
+  }
   const routes = path.join(tmpdir(), `posthorn-sessions-${process.pid}.json`);
   writeFileSync(
     routes,
@@ -47,7 +54,7 @@ try {
         direct: {
           type: 'direct',
           port: net.port,
-          sites: { 'mx.slow.test': { max_connections: sessions, messages_per_connection: 1 } },
+          sites,
         },
       },
       rules: [{ match: {}, routes: ['direct'] }],
@@ -69,7 +76,7 @@ try {
   for (let b = 0; b < sessions; b += 100) {
     const batch = Array.from({ length: Math.min(100, sessions - b) }, (_, i) => ({
       from: 'Bench <onboarding@posthorn.localhost>',
-      to: `reader${b + i}@slow.test`,
+      to: `reader${b + i}@slow${(b + i) % SITES}.test`,
       subject: `message ${b + i}`,
       text: 'hello',
     }));
