@@ -32,7 +32,7 @@ import type { BatchProgress } from './scheduler.ts';
 type HandedBack = { id: string; atMs: number; bulk: boolean; held?: { projectId: string; response: string } };
 
 /** How long the first answer of a batch waits for others to be written with it (one transaction). */
-const RECORD_LINGER_MS = 100;
+const RECORD_LINGER_MS = 300;
 
 function bareRecipients(row: EmailRow): string[] {
   return [...row.to_addresses, ...row.cc_addresses, ...row.bcc_addresses].map(addressOf);

@@ -68,17 +68,27 @@ export class DeliveryScheduler {
     return { inFlight: this.inFlight, waiting: this.waitingNow };
   }
 
-  private full(bulk: boolean): boolean {
+  /**
+   * Whether `count` more messages of this kind would pass its share of a bound: a batch counts
+   * whole, so bulk mail never overshoots into the room kept for transactional mail (a batch larger
+   * than the share passes only into an empty process).
+   */
+  private full(bulk: boolean, count: number): boolean {
     const share = bulk ? BULK_SHARE : 1;
-    return (
-      this.waitingNow >= Math.max(1, Math.floor(this.options.maxWaiting * share)) ||
-      this.inFlight >= Math.max(1, Math.floor(this.options.maxInFlight * share))
-    );
+    const over = (now: number, bound: number) =>
+      now > 0 && now + count > Math.max(1, Math.floor(bound * share));
+    return over(this.waitingNow, this.options.maxWaiting) || over(this.inFlight, this.options.maxInFlight);
   }
 
-  /** Waits until the process has room for this kind of mail. */
-  private async room(bulk: boolean): Promise<void> {
-    while (this.full(bulk) && !this.stopped) await new Promise<void>((resolve) => this.wakers.push(resolve));
+  /**
+   * Waits until the process has room for `count` messages of this kind, and takes it in the same
+   * turn as the check: jobs woken together never all see the same room.
+   */
+  private async reserve(bulk: boolean, count: number): Promise<void> {
+    while (this.full(bulk, count) && !this.stopped)
+      await new Promise<void>((resolve) => this.wakers.push(resolve));
+    this.inFlight += count;
+    this.waitingNow += count;
   }
 
   private wake(): void {
@@ -92,13 +102,13 @@ export class DeliveryScheduler {
    */
   async take(ids: string[], bulk: boolean): Promise<number> {
     if (ids.length === 0) return 0;
-    await this.room(bulk);
-    if (this.stopped) throw new Error('the delivery scheduler is stopping: the job runs again');
+    await this.reserve(bulk, ids.length);
+    if (this.stopped) {
+      this.settle(ids.length, ids.length);
+      throw new Error('the delivery scheduler is stopping: the job runs again');
+    }
     const claim = `delivery:${randomUUID()}`;
     this.options.heartbeats.add(claim);
-    // counted before the claim, so jobs running at once see each other's room taken
-    this.inFlight += ids.length;
-    this.waitingNow += ids.length;
     let rows: Awaited<ReturnType<typeof claimEmails>>;
     try {
       rows = await claimEmails(this.deps.ctx.db, ids, claim);
