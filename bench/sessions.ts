@@ -7,28 +7,13 @@
 // 5,000 sessions under 1 GB. Posthorn runs as api and worker processes on an embedded PostgreSQL;
 // the site and a DNS server listen on 127.0.0.0/8.
 // Run: node bench/sessions.ts
-import { readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { startSimInternet } from '../test/helpers/sim-internet.ts';
-import {
-  type BenchServer,
-  guardBench,
-  json,
-  machine,
-  readyBenchAccount,
-  startBenchServer,
-} from './server.ts';
+import { readFileSync } from 'node:fs';
+import { directBench } from './direct-bench.ts';
+import { machine } from './server.ts';
 
 const sessions = Number(process.env.BENCH_SESSIONS ?? 5_000);
 const delaySeconds = Number(process.env.BENCH_DELAY_SECONDS ?? 120);
-
-const net = await startSimInternet({ lean: true });
-let server: BenchServer | undefined;
-const guard = guardBench('bench:sessions', Number(process.env.BENCH_MAX_SECONDS ?? 900), async () => {
-  await server?.stop();
-  await net.close();
-});
+const { net, guard, start } = await directBench('bench:sessions', 900);
 
 /** A process's resident memory in MB, from /proc. */
 function rssMb(pid: number): number {
@@ -46,43 +31,12 @@ try {
     net.mx(`slow${i}.test`, [[10, `mx.slow${i}.test`]]);
     sites[`mx.slow${i}.test`] = { max_connections: Math.ceil(sessions / SITES), messages_per_connection: 1 };
   }
-  const routes = path.join(tmpdir(), `posthorn-sessions-${process.pid}.json`);
-  writeFileSync(
-    routes,
-    JSON.stringify({
-      routes: {
-        direct: {
-          type: 'direct',
-          port: net.port,
-          sites,
-        },
-      },
-      rules: [{ match: {}, routes: ['direct'] }],
-    }),
-  );
-  server = await startBenchServer(
-    {
-      POSTHORN_ROUTES: routes,
-      POSTHORN_DNS_SERVERS: net.dns.address,
-      POSTHORN_DELIVERY_IN_FLIGHT: String(sessions * 2),
-    },
-    ['api', 'worker'],
-  );
+  const { server, db, send } = await start({ sites }, { POSTHORN_DELIVERY_IN_FLIGHT: String(sessions * 2) });
   const worker = server.pids.find((p) => p.role === 'worker')?.pid as number;
-  const { key, db } = await readyBenchAccount(server);
   await db.end();
   const idle = rssMb(worker);
   const started = performance.now();
-  for (let b = 0; b < sessions; b += 100) {
-    const batch = Array.from({ length: Math.min(100, sessions - b) }, (_, i) => ({
-      from: 'Bench <onboarding@posthorn.localhost>',
-      to: `reader${b + i}@slow${(b + i) % SITES}.test`,
-      subject: `message ${b + i}`,
-      text: 'hello',
-    }));
-    const res = await json(`${server.url}/v1/emails/batch`, 'POST', key, batch);
-    if (res.status !== 200) throw new Error(`batch refused: ${JSON.stringify(res.body)}`);
-  }
+  await send(sessions, (i) => `reader${i}@slow${i % SITES}.test`);
   let most = 0;
   let rssAtMost = idle;
   let peakRss = idle;

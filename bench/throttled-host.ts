@@ -6,56 +6,19 @@
 // burst (the bound: none). Posthorn runs as api and worker processes on an embedded PostgreSQL.
 // Everything listens on 127.0.0.0/8: a DNS server, the host on 127.0.0.97.
 // Run: node bench/throttled-host.ts (BENCH_MESSAGES, default 200; BENCH_PER_MINUTE, default 20)
-import { writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { startSimInternet } from '../test/helpers/sim-internet.ts';
-import {
-  type BenchServer,
-  guardBench,
-  json,
-  machine,
-  readyBenchAccount,
-  startBenchServer,
-} from './server.ts';
+import { directBench } from './direct-bench.ts';
+import { machine } from './server.ts';
 
 const messages = Number(process.env.BENCH_MESSAGES ?? 200);
 const perMinute = Number(process.env.BENCH_PER_MINUTE ?? 20);
-
-const net = await startSimInternet({ lean: true });
-let server: BenchServer | undefined;
-const guard = guardBench('bench:throttled-host', Number(process.env.BENCH_MAX_SECONDS ?? 1500), async () => {
-  await server?.stop();
-  await net.close();
-});
+const { net, guard, start } = await directBench('bench:throttled-host', 1500);
 
 try {
   const host = await net.server('mx.throttled.test', '127.0.0.97', { perMinute });
   net.mx('throttled.test', [[10, 'mx.throttled.test']]);
-  const routes = path.join(tmpdir(), `posthorn-throttled-${process.pid}.json`);
-  writeFileSync(
-    routes,
-    JSON.stringify({
-      routes: { direct: { type: 'direct', port: net.port } },
-      rules: [{ match: {}, routes: ['direct'] }],
-    }),
-  );
-  server = await startBenchServer({ POSTHORN_ROUTES: routes, POSTHORN_DNS_SERVERS: net.dns.address }, [
-    'api',
-    'worker',
-  ]);
-  const { key, db } = await readyBenchAccount(server);
+  const { db, send } = await start({});
   const started = performance.now();
-  for (let b = 0; b < messages; b += 100) {
-    const batch = Array.from({ length: Math.min(100, messages - b) }, (_, i) => ({
-      from: 'Bench <onboarding@posthorn.localhost>',
-      to: `reader${b + i}@throttled.test`,
-      subject: `message ${b + i}`,
-      text: 'hello',
-    }));
-    const res = await json(`${server.url}/v1/emails/batch`, 'POST', key, batch);
-    if (res.status !== 200) throw new Error(`batch refused: ${JSON.stringify(res.body)}`);
-  }
+  await send(messages, (i) => `reader${i}@throttled.test`);
   // the refusals of the first burst: those the host gave before the route's first hold was over
   let firstBurst = -1;
   let lastSeen = -1;

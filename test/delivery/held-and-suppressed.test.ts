@@ -2,9 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setWorkspacePlan } from '../../src/domain/accounts/workspaces.ts';
 import { eventually } from '../helpers/eventually.ts';
-import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
+import { type SignupResult, startTestServer, type TestServer, unlimitedSender } from '../helpers/server.ts';
 import { type SimInternet, type SimServer, startSimInternet } from '../helpers/sim-internet.ts';
 
 /**
@@ -40,13 +39,7 @@ beforeAll(async () => {
     POSTHORN_DNS_SERVERS: net.dns.address,
     POSTHORN_RETRY_SCHEDULE: '1',
   });
-  account = await server.signup();
-  await server.runtime.ctx.db
-    .updateTable('accounts')
-    .set({ email_confirmed_at: new Date() })
-    .where('id', '=', account.account.id)
-    .execute();
-  await setWorkspacePlan(server.runtime.ctx, account.workspace.id, 'unlimited');
+  account = await unlimitedSender(server);
   key = account.project_key.key;
 }, 60_000);
 

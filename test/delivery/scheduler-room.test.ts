@@ -1,10 +1,9 @@
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setWorkspacePlan } from '../../src/domain/accounts/workspaces.ts';
 import { DeliveryScheduler } from '../../src/domain/sending/scheduler.ts';
 import { FROM } from '../helpers/emails.ts';
 import { eventually } from '../helpers/eventually.ts';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { startTestServer, type TestServer, unlimitedSender } from '../helpers/server.ts';
 
 /**
  * The delivery scheduler's room (issue 46): jobs woken together never all take the same room, bulk
@@ -18,13 +17,7 @@ const ids: string[] = [];
 beforeAll(async () => {
   // the API alone: the accepted messages stay queued for the test's own scheduler to claim
   server = await startTestServer({}, ['api']);
-  const account = await server.signup();
-  await server.runtime.ctx.db
-    .updateTable('accounts')
-    .set({ email_confirmed_at: new Date() })
-    .where('id', '=', account.account.id)
-    .execute();
-  await setWorkspacePlan(server.runtime.ctx, account.workspace.id, 'unlimited');
+  const account = await unlimitedSender(server);
   for (let b = 0; b < 2; b++) {
     const batch = Array.from({ length: 61 }, (_, i) => ({
       from: FROM,

@@ -2,9 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setWorkspacePlan } from '../../src/domain/accounts/workspaces.ts';
 import { eventually } from '../helpers/eventually.ts';
-import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
+import { type SignupResult, startTestServer, type TestServer, unlimitedSender } from '../helpers/server.ts';
 import { type SimInternet, type SimServer, startSimInternet } from '../helpers/sim-internet.ts';
 
 /**
@@ -60,16 +59,8 @@ beforeAll(async () => {
     POSTHORN_MTA_STS_TEST_CA: ca,
   });
   // B's person signs in by emailed code: their address is at the fine domain
-  a = await server.signup();
-  b = await server.signup({ email: 'person@ok.test' });
-  for (const account of [a, b]) {
-    await server.runtime.ctx.db
-      .updateTable('accounts')
-      .set({ email_confirmed_at: new Date() })
-      .where('id', '=', account.account.id)
-      .execute();
-    await setWorkspacePlan(server.runtime.ctx, account.workspace.id, 'unlimited');
-  }
+  a = await unlimitedSender(server);
+  b = await unlimitedSender(server, { email: 'person@ok.test' });
 }, 120_000);
 
 afterAll(async () => {

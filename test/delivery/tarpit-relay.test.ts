@@ -2,9 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setWorkspacePlan } from '../../src/domain/accounts/workspaces.ts';
 import { eventually } from '../helpers/eventually.ts';
-import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
+import { type SignupResult, startTestServer, type TestServer, unlimitedSender } from '../helpers/server.ts';
 import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.ts';
 
 /**
@@ -50,16 +49,8 @@ beforeAll(async () => {
     }),
   );
   server = await startTestServer({ POSTHORN_ROUTES: routes, POSTHORN_SMTP_RELAY: '' });
-  a = await server.signup();
-  b = await server.signup({ email: 'person@fast.test' });
-  for (const account of [a, b]) {
-    await server.runtime.ctx.db
-      .updateTable('accounts')
-      .set({ email_confirmed_at: new Date() })
-      .where('id', '=', account.account.id)
-      .execute();
-    await setWorkspacePlan(server.runtime.ctx, account.workspace.id, 'unlimited');
-  }
+  a = await unlimitedSender(server);
+  b = await unlimitedSender(server, { email: 'person@fast.test' });
 }, 60_000);
 
 afterAll(async () => {

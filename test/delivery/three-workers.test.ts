@@ -2,9 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setWorkspacePlan } from '../../src/domain/accounts/workspaces.ts';
 import { eventually } from '../helpers/eventually.ts';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { startTestServer, type TestServer, unlimitedSender } from '../helpers/server.ts';
 import { type SimInternet, type SimServer, startSimInternet } from '../helpers/sim-internet.ts';
 import { workerProcesses } from '../helpers/worker-process.ts';
 
@@ -52,13 +51,7 @@ afterAll(async () => {
 
 describe('three worker processes and a site that takes 4 connections', () => {
   it('never open more than 4 at once between them, and deliver every message once', async () => {
-    const account = await server.signup();
-    await server.runtime.ctx.db
-      .updateTable('accounts')
-      .set({ email_confirmed_at: new Date() })
-      .where('id', '=', account.account.id)
-      .execute();
-    await setWorkspacePlan(server.runtime.ctx, account.workspace.id, 'unlimited');
+    const account = await unlimitedSender(server);
     const ids: string[] = [];
     for (let b = 0; b < MESSAGES / 60; b++) {
       const batch = Array.from({ length: 60 }, (_, i) => ({

@@ -134,13 +134,26 @@ export async function startTestServer(
  * Signs up with the account confirmed in the database rather than by its emailed code, for a
  * server whose relay will not carry that email (down, refusing, or a relay of the test's own).
  */
-export async function signupConfirmedInDatabase(server: TestServer): Promise<SignupResult> {
-  const account = await server.signup();
+export async function signupConfirmedInDatabase(
+  server: TestServer,
+  overrides: { email?: string } = {},
+): Promise<SignupResult> {
+  const account = await server.signup(overrides);
   await server.runtime.ctx.db
     .updateTable('accounts')
     .set({ email_confirmed_at: new Date() })
     .where('id', '=', account.account.id)
     .execute();
+  return account;
+}
+
+/**
+ * A sender with nothing in its way: confirmed in the database (its code email need not arrive) and
+ * on the unlimited plan (no daily cap on the shared domain).
+ */
+export async function unlimitedSender(server: TestServer, overrides: { email?: string } = {}) {
+  const account = await signupConfirmedInDatabase(server, overrides);
+  await setWorkspacePlan(server.runtime.ctx, account.workspace.id, 'unlimited');
   return account;
 }
 
