@@ -1,11 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Lane } from '../../src/delivery/direct/lanes.ts';
-import { MtaSts } from '../../src/delivery/direct/mta-sts.ts';
-import { MxResolver } from '../../src/delivery/direct/mx.ts';
-import { createDirectTransport, type DirectOptions } from '../../src/delivery/direct/transport.ts';
+import type { DirectOptions } from '../../src/delivery/direct/transport.ts';
 import type { DirectRoute, SiteOverride } from '../../src/delivery/routes/config.ts';
-import { DEFAULT_HEALTH } from '../../src/delivery/routes/health.ts';
 import type { OutboundMessage, Transport } from '../../src/delivery/transport.ts';
+import { simTransport } from '../helpers/direct-transport.ts';
 import { type SimInternet, type SimServer, startSimInternet } from '../helpers/sim-internet.ts';
 
 /**
@@ -61,27 +59,7 @@ function transport(
   options: Partial<DirectOptions> = {},
   extra: Partial<DirectRoute> = {},
 ): Transport {
-  const route: DirectRoute = {
-    type: 'direct',
-    sourceAddresses: [],
-    sites: new Map(sites),
-    port: net.port,
-    timeoutSeconds: 10,
-    transactionTimeoutSeconds: 600,
-    ratePerSecond: null,
-    ratePerHour: null,
-    health: DEFAULT_HEALTH,
-    ...extra,
-  };
-  const resolver = new MxResolver({ servers: [net.dns.address] });
-  const t = createDirectTransport(route, {
-    resolver,
-    mtaSts: new MtaSts({ dns: resolver, port: net.httpsPort, ca: [net.ca] }),
-    ca: [net.ca],
-    ...options,
-  });
-  open.push(t);
-  return t;
+  return simTransport(net, open, { sites: new Map(sites), ...extra }, options);
 }
 
 let sequence = 0;

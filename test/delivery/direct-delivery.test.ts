@@ -1,10 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MtaSts } from '../../src/delivery/direct/mta-sts.ts';
-import { MxResolver } from '../../src/delivery/direct/mx.ts';
-import { createDirectTransport, type DirectOptions } from '../../src/delivery/direct/transport.ts';
+import type { DirectOptions } from '../../src/delivery/direct/transport.ts';
 import type { DirectRoute } from '../../src/delivery/routes/config.ts';
-import { DEFAULT_HEALTH } from '../../src/delivery/routes/health.ts';
 import type { OutboundMessage, Transport } from '../../src/delivery/transport.ts';
+import { simRoute, simTransport } from '../helpers/direct-transport.ts';
 import { type SimInternet, type SimServer, startSimInternet } from '../helpers/sim-internet.ts';
 
 /**
@@ -85,31 +83,12 @@ afterAll(async () => {
   await net?.close();
 });
 
-function route(extra: Partial<DirectRoute> = {}): DirectRoute {
-  return {
-    type: 'direct',
-    sourceAddresses: [],
-    sites: new Map(),
-    port: net.port,
-    timeoutSeconds: 10,
-    transactionTimeoutSeconds: 600,
-    ratePerSecond: null,
-    ratePerHour: null,
-    health: DEFAULT_HEALTH,
-    ...extra,
-  };
+function _route(extra: Partial<DirectRoute> = {}): DirectRoute {
+  return simRoute(net, extra);
 }
 
 function transport(extra: Partial<DirectRoute> = {}, options: Partial<DirectOptions> = {}): Transport {
-  const resolver = new MxResolver({ servers: [net.dns.address] });
-  const t = createDirectTransport(route(extra), {
-    resolver,
-    mtaSts: new MtaSts({ dns: resolver, port: net.httpsPort, ca: [net.ca] }),
-    ca: [net.ca],
-    ...options,
-  });
-  open.push(t);
-  return t;
+  return simTransport(net, open, extra, options);
 }
 
 let sequence = 0;

@@ -2,12 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectDatabase, type DatabaseHandle } from '../../src/db/database.ts';
 import { MxResolver } from '../../src/delivery/direct/mx.ts';
 import { createDirectTransport } from '../../src/delivery/direct/transport.ts';
-import type { DirectRoute } from '../../src/delivery/routes/config.ts';
-import { DEFAULT_HEALTH } from '../../src/delivery/routes/health.ts';
 import type { OutboundMessage, Transport } from '../../src/delivery/transport.ts';
 import { dayOf, moveClock, now, resetClock } from '../../src/domain/core/clock.ts';
 import { sourceWarmup } from '../../src/domain/reputation/warmup-count.ts';
 import { createTestDatabase } from '../helpers/database.ts';
+import { simRoute } from '../helpers/direct-transport.ts';
 import { type SimInternet, type SimServer, startSimInternet } from '../helpers/sim-internet.ts';
 
 /**
@@ -31,20 +30,12 @@ beforeAll(async () => {
   database = await createTestDatabase();
   db = connectDatabase(database.url, 2);
   const today = dayOf(now());
-  const direct: DirectRoute = {
-    type: 'direct',
+  const direct = simRoute(net, {
     sourceAddresses: [
       { address: '127.0.0.1', ehlo: 'mta1.sender.test', warmup: { startedOn: today, schedule: [3, 5] } },
       { address: '127.0.0.2', ehlo: 'mta2.sender.test', warmup: { startedOn: today, schedule: [2, 4] } },
     ],
-    sites: new Map(),
-    port: net.port,
-    timeoutSeconds: 10,
-    transactionTimeoutSeconds: 600,
-    ratePerSecond: null,
-    ratePerHour: null,
-    health: DEFAULT_HEALTH,
-  };
+  });
   route = createDirectTransport(direct, {
     resolver: new MxResolver({ servers: [net.dns.address] }),
     warmup: sourceWarmup(db.db),
