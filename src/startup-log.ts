@@ -1,6 +1,6 @@
 import pino, { type Logger } from 'pino';
 import type { Config } from './config.ts';
-import { routeTarget } from './delivery/routes/config.ts';
+import { routeView } from './delivery/routes/view.ts';
 import type { Runtime } from './runtime.ts';
 
 const LEVELS: Record<number, string> = {
@@ -69,11 +69,11 @@ export function startupSummary(config: Config, runtime: Runtime): string[] {
     );
   }
   if (runtime.worker) {
-    if (config.routesFile) {
+    const view = routeView(config);
+    if (view.file) {
       // each route with its host, never its password
-      const routes = [...config.routes.routes].map(([name, route]) => `${name} (${routeTarget(route)})`);
       lines.push(
-        `  Mail out:   by the routes of ${config.routesFile} (POSTHORN_ROUTES): ${routes.join(', ')}`,
+        `  Mail out:   by the routes of ${view.file} (POSTHORN_ROUTES): ${view.targets().join(', ')}`,
       );
     } else if (config.smtpRelay) {
       const relay = new URL(config.smtpRelay);

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Tx } from '../../db/database.ts';
 import { addJobs, BULK_PRIORITY, type JobSpec } from '../../db/enqueue.ts';
+import { routeView } from '../../delivery/routes/view.ts';
 import { domainOf } from '../../mail/address.ts';
 import { msUntilNextDay } from '../core/clock.ts';
 import type { DomainContext } from '../core/context.ts';
@@ -59,7 +60,7 @@ export async function sendCampaignBatch(ctx: DomainContext, campaignId: string):
   const content = await campaignContent(ctx, campaign, { variant: null });
   // a throttled campaign writes a few seconds of sending at a time, just before it is due
   const pace = writerPace(
-    await campaignStepMs(ctx.db, { ...campaign, from_address: content.fromAddress }, ctx.config.routes),
+    await campaignStepMs(ctx.db, { ...campaign, from_address: content.fromAddress }, routeView(ctx.config)),
     CAMPAIGN_BATCH,
   );
   const testing = testPhaseOf(campaign);

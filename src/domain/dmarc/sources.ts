@@ -2,6 +2,7 @@ import { BlockList, isIP } from 'node:net';
 import type { Selectable } from 'kysely';
 import { sql } from 'kysely';
 import type { DomainsTable } from '../../db/schema.ts';
+import { routeView } from '../../delivery/routes/view.ts';
 import type { DomainContext } from '../core/context.ts';
 import { NotFoundError, ValidationError } from '../core/errors.ts';
 
@@ -54,9 +55,7 @@ export async function knownSources(
   ctx: Pick<DomainContext, 'db' | 'config'>,
   domain: DomainFacts,
 ): Promise<Known> {
-  const direct = new Map<string, string>();
-  for (const [name, route] of ctx.config.routes.routes)
-    if (route.type === 'direct') for (const s of route.sourceAddresses) direct.set(s.address, name);
+  const direct = new Map(routeView(ctx.config).directSources);
   const [labels, keys] = await Promise.all([
     listLabels(ctx, domain.id),
     ctx.db

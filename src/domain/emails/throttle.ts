@@ -1,8 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import { addJobs, BULK_PRIORITY } from '../../db/enqueue.ts';
-import { possibleRoutes } from '../../delivery/routes/choose.ts';
-import type { RoutesConfig } from '../../delivery/routes/config.ts';
+import type { RouteView } from '../../delivery/routes/view.ts';
 import { domainOf } from '../../mail/address.ts';
 import type { EmailRow } from './delivery-outcomes.ts';
 import { recordEmailEvents } from './events.ts';
@@ -157,21 +156,19 @@ export function writerPace(stepMs: number | null, maxBatch: number): { batch: nu
 export async function campaignStepMs(
   db: Db,
   campaign: { id: string; project_id: string; from_address: string },
-  routes?: RoutesConfig,
+  routes?: RouteView,
 ): Promise<number | null> {
   const routeSteps = routes
-    ? possibleRoutes(routes, {
-        stream: 'marketing',
-        projectId: campaign.project_id,
-        fromDomain: domainOf(campaign.from_address).toLowerCase(),
-      }).flatMap((name) => {
-        const route = routes.routes.get(name);
-        const step =
-          route && route.type !== 'mailbox'
-            ? intervalMs({ perSecond: route.ratePerSecond, perHour: route.ratePerHour })
-            : null;
-        return step === null ? [] : [step];
-      })
+    ? routes
+        .outboundFor({
+          stream: 'marketing',
+          projectId: campaign.project_id,
+          fromDomain: domainOf(campaign.from_address).toLowerCase(),
+        })
+        .flatMap((route) => {
+          const step = route.rate ? intervalMs(route.rate) : null;
+          return step === null ? [] : [step];
+        })
     : [];
   const book = await rateBook(db, [{ project_id: campaign.project_id, campaign_id: campaign.id }]);
   const buckets = bucketsOf(book, {

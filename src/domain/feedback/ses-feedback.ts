@@ -1,4 +1,4 @@
-import { sendsThroughSes } from '../../delivery/routes/config.ts';
+import { routeView } from '../../delivery/routes/view.ts';
 import type { DomainContext } from '../core/context.ts';
 import { DomainError, ForbiddenError, NotFoundError, ValidationError } from '../core/errors.ts';
 import { type FeedbackResult, recordSesNotification, recordSesSubscription } from './ses-events.ts';
@@ -38,7 +38,7 @@ export function createSesFeedback(ctx: DomainContext) {
   const trusted = (url: string) => isSnsUrl(url) || (testCertPem !== undefined && isLoopbackUrl(url));
 
   return async function receiveSesFeedback(body: unknown): Promise<FeedbackResult> {
-    if (!sendsThroughSes(ctx.config.routes)) throw new SesNotRoutedError();
+    if (!routeView(ctx.config).sendsThroughSes) throw new SesNotRoutedError();
     let message: Awaited<ReturnType<typeof verify>>;
     try {
       message = await verify(body);

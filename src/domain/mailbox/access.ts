@@ -1,4 +1,5 @@
 import type { Config } from '../../config.ts';
+import { routeView } from '../../delivery/routes/view.ts';
 import { NotFoundError } from '../core/errors.ts';
 
 /**
@@ -32,14 +33,14 @@ export class MailboxUnavailableError extends NotFoundError {
  * of the server's routes (no relay configured, or a route of type `mailbox`).
  */
 export function mailboxAvailability(
-  config: Pick<Config, 'devMailboxAccess' | 'routesFile' | 'appUrl'>,
+  config: Pick<Config, 'devMailboxAccess' | 'routes' | 'routesFile' | 'appUrl'>,
   devMailbox: boolean,
   caller: MailboxCaller,
 ): MailboxAvailability {
   if (!devMailbox) {
     return {
       available: false,
-      reason: config.routesFile
+      reason: routeView(config).file
         ? `Mail leaves through the routes of POSTHORN_ROUTES and none of them is the dev mailbox, so there is no dev mailbox on this server`
         : 'Mail goes to the relay of POSTHORN_SMTP_RELAY, so there is no dev mailbox on this server: mail is kept in one only when no relay is set',
     };
@@ -64,7 +65,7 @@ export function mailboxAvailability(
 
 /** Throws the 404 that says why, unless the caller may read the dev mailbox. */
 export function requireMailbox(
-  config: Pick<Config, 'devMailboxAccess' | 'routesFile' | 'appUrl'>,
+  config: Pick<Config, 'devMailboxAccess' | 'routes' | 'routesFile' | 'appUrl'>,
   devMailbox: boolean,
   caller: MailboxCaller,
 ): void {

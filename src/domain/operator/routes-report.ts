@@ -1,5 +1,6 @@
+import type { Config } from '../../config.ts';
 import type { Db } from '../../db/database.ts';
-import { type Route, type RouteMatch, type RoutesConfig, routeTarget } from '../../delivery/routes/config.ts';
+import { type RouteSettings, routeView } from '../../delivery/routes/view.ts';
 
 /** What a worker process last wrote of one route (route_status). */
 export interface RouteNodeStatus {
@@ -15,15 +16,7 @@ export interface RouteNodeStatus {
   updated_at: string;
 }
 
-export interface RouteReport {
-  name: string;
-  type: Route['type'];
-  /** Where it leads, never with its password: `smtp://host:port`, or `dev mailbox`. */
-  target: string;
-  tags: string | null;
-  rate_per_second: number | null;
-  rate_per_hour: number | null;
-  pool_size: number | null;
+export interface RouteReport extends RouteSettings {
   /** Healthy in every process that has written of it (or in none yet). */
   healthy: boolean;
   /** Taken and not-taken messages summed over the processes. */
@@ -32,22 +25,16 @@ export interface RouteReport {
   nodes: RouteNodeStatus[];
 }
 
-const matchOut = (m: RouteMatch) => ({
-  ...(m.stream ? { stream: m.stream } : {}),
-  ...(m.projectId ? { project_id: m.projectId } : {}),
-  ...(m.domain ? { domain: m.domain } : {}),
-  ...(m.recipientDomain ? { recipient_domain: m.recipientDomain } : {}),
-});
-
 /**
  * The operator's view of the routes: each route of the configuration with its settings (no
  * secrets) and what every worker process last wrote of its health and traffic, and the rules.
  */
-export async function routesReport(db: Db, config: { routes: RoutesConfig; routesFile?: string }) {
+export async function routesReport(db: Db, config: Pick<Config, 'routes' | 'routesFile'>) {
+  const view = routeView(config);
   const rows = await db.selectFrom('route_status').selectAll().orderBy('route').orderBy('node').execute();
-  const routes: RouteReport[] = [...config.routes.routes].map(([name, route]) => {
+  const routes: RouteReport[] = view.settings().map((settings) => {
     const nodes = rows
-      .filter((r) => r.route === name)
+      .filter((r) => r.route === settings.name)
       .map(
         (r): RouteNodeStatus => ({
           node: r.node,
@@ -63,13 +50,7 @@ export async function routesReport(db: Db, config: { routes: RoutesConfig; route
         }),
       );
     return {
-      name,
-      type: route.type,
-      target: routeTarget(route),
-      tags: route.type === 'smtp' ? route.tags : null,
-      rate_per_second: route.type === 'mailbox' ? null : route.ratePerSecond,
-      rate_per_hour: route.type === 'mailbox' ? null : route.ratePerHour,
-      pool_size: route.type === 'smtp' ? route.poolSize : null,
+      ...settings,
       healthy: nodes.every((n) => n.healthy),
       taken: nodes.reduce((sum, n) => sum + n.taken, 0),
       not_taken: nodes.reduce((sum, n) => sum + n.not_taken, 0),
@@ -77,8 +58,8 @@ export async function routesReport(db: Db, config: { routes: RoutesConfig; route
     };
   });
   return {
-    file: config.routesFile ?? null,
+    file: view.file,
     routes,
-    rules: config.routes.rules.map((rule) => ({ match: matchOut(rule.match), routes: rule.routes })),
+    rules: view.rules(),
   };
 }

@@ -2,8 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { authenticate } from 'mailauth';
 import { MxResolver } from '../../delivery/direct/mx.ts';
 import { reverseDnsProblems } from '../../delivery/direct/source-check.ts';
-import { possibleRoutes } from '../../delivery/routes/choose.ts';
-import type { Route, SourceAddress } from '../../delivery/routes/config.ts';
+import { type OutboundRoute, routeView, type SourceAddress } from '../../delivery/routes/view.ts';
 import { domainOf, type Mailbox } from '../../mail/address.ts';
 import { signDkim } from '../../mail/dkim.ts';
 import { bounceAddress, returnPathDomain } from '../../mail/verp.ts';
@@ -52,20 +51,12 @@ export interface GateSender {
 /** Where a receiver's checks are made from when no direct route says (TEST-NET-1: never contacted). */
 const NO_ADDRESS = '192.0.2.1';
 
-/** The routes the sender's mail may leave by (every rule it may meet, whoever the recipients). */
-function routesOf(ctx: DomainContext, sender: GateSender): [string, Route][] {
-  const { routes } = ctx.config;
-  const names = possibleRoutes(routes, {
+/** The routes off this server the sender's mail may leave by (every rule it may meet, whoever the recipients). */
+function routesOf(ctx: DomainContext, sender: GateSender): OutboundRoute[] {
+  return routeView(ctx.config).outboundFor({
     stream: sender.stream,
     projectId: sender.projectId,
     fromDomain: domainOf(sender.from.address),
-  });
-  return names.flatMap((n) => {
-    const route = routes.routes.get(n);
-    // the dev mailbox and the feedback simulator keep the mail on this server
-    return route && route.type !== 'mailbox' && route.type !== 'simulated'
-      ? [[n, route] as [string, Route]]
-      : [];
   });
 }
 
@@ -168,14 +159,14 @@ function dmarcCheck(judged: Judged, fromDomain: string): GateCheck {
 
 async function reverseDnsCheck(
   ctx: DomainContext,
-  named: [string, Route][],
+  routes: OutboundRoute[],
   sources: SourceAddress[],
 ): Promise<GateCheck> {
   const dns = new MxResolver({ servers: ctx.config.dnsServers });
   const problems: string[] = [];
-  for (const [name, route] of named)
+  for (const route of routes)
     if (route.type === 'direct')
-      problems.push(...(await reverseDnsProblems(name, route.sourceAddresses, dns)));
+      problems.push(...(await reverseDnsProblems(route.name, route.sourceAddresses, dns)));
   return problems.length > 0
     ? { id: 'reverse_dns', ok: false, message: problems.join('; ') }
     : {
@@ -189,14 +180,13 @@ async function reverseDnsCheck(
 export async function runGate(ctx: DomainContext, sender: GateSender): Promise<GateResult> {
   const skip = (skipped: string): GateResult => ({ applies: false, skipped, checks: [], passed: true });
   if (ctx.config.bulkGate === 'off') return skip('POSTHORN_BULK_GATE is off');
-  const named = routesOf(ctx, sender);
-  const routes = named.map(([, r]) => r);
+  const routes = routesOf(ctx, sender);
   if (routes.length === 0)
     return skip('This mail goes to the dev mailbox or the feedback simulator: nothing leaves the server');
   const fromDomain = domainOf(sender.from.address).toLowerCase();
   const key = await createSigningKeys(ctx)(sender.projectId, fromDomain);
   const resolver = createDnsResolve(ctx.config.dnsServers);
-  const sources = routes.flatMap((r) => (r.type === 'direct' ? r.sourceAddresses : []));
+  const sources = routes.flatMap((r) => r.sourceAddresses);
   const envelope = bounceAddress(
     ctx.secrets.hash,
     randomUUID(),
@@ -226,7 +216,7 @@ export async function runGate(ctx: DomainContext, sender: GateSender): Promise<G
     ),
   );
   checks.push(dmarcCheck(judged, fromDomain));
-  if (sources.length > 0) checks.push(await reverseDnsCheck(ctx, named, sources));
+  if (sources.length > 0) checks.push(await reverseDnsCheck(ctx, routes, sources));
 
   const unsubscribe = await checkOneClickUnsubscribe(ctx, sender.projectId, sender.stream, sender.from);
   checks.push({ id: 'unsubscribe', ...unsubscribe });

@@ -1,0 +1,44 @@
+// The send path's boundaries, read off the source tree (issue 46): which files may read the routes
+// configuration. A file that crosses one fails here with its name and the line, so a change that
+// spreads a concern again is caught in review rather than found in an incident.
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const SRC = path.join(import.meta.dirname, '../../src');
+
+function sources(dir = SRC): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) return sources(full);
+    return entry.name.endsWith('.ts') ? [full] : [];
+  });
+}
+
+/** Each line of a file under src/ (path relative to src/) that matches `pattern`. */
+function linesMatching(pattern: RegExp, allowed: (file: string) => boolean): string[] {
+  return sources().flatMap((file) => {
+    const rel = path.relative(SRC, file);
+    if (allowed(rel)) return [];
+    return readFileSync(file, 'utf8')
+      .split('\n')
+      .flatMap((line, i) => (pattern.test(line) ? [`${rel}:${i + 1}: ${line.trim()}`] : []));
+  });
+}
+
+/** Reading the routes configuration: its fields, and the modules that parse and match it. */
+const READS_ROUTES =
+  /config\.routes\b|\.routes\.routes\b|\brouteTarget\(|routes\/(config|choose|direct-config)\.ts/;
+
+describe('the send path keeps its concerns in one place each', () => {
+  it('only the routes module reads the routes configuration (the rest asks delivery/routes/view.ts)', () => {
+    const routesModule = (file: string) => file.startsWith('delivery/') || file === 'config.ts';
+    expect(linesMatching(READS_ROUTES, routesModule)).toEqual([]);
+  });
+
+  it('the check above sees a reader when there is one', () => {
+    // the routes module builds its transports from the configuration: found when not allowed
+    const found = linesMatching(READS_ROUTES, (file) => file === 'config.ts');
+    expect(found.some((line) => line.startsWith('delivery/index.ts'))).toBe(true);
+  });
+});
