@@ -20,15 +20,18 @@ export type JobSpec<T extends TaskName = TaskName> = {
 /** The priority of marketing and automation work (campaign batches and their deliveries). */
 export const BULK_PRIORITY = 10;
 
+/** The priority of the service's own mail (codes, notices): ahead of transactional mail (0). */
+export const SYSTEM_PRIORITY = -10;
+
 const DEFAULT_MAX_ATTEMPTS = 25;
 
 /**
- * The task that delivers mail of a stream: transactional mail has its own, which a share of every
- * worker process's workers runs alone (src/jobs/worker.ts), so a campaign of any size never holds
- * the workers a transactional message needs.
+ * The task that delivers mail of a stream: transactional mail (and the service's own, `system`) has
+ * its own, which a share of every worker process's workers runs alone (src/jobs/worker.ts), so a
+ * campaign of any size never holds the workers a transactional message needs.
  */
 export function deliveryTask(stream: string): 'deliver_email' | 'deliver_transactional' {
-  return stream === 'transactional' ? 'deliver_transactional' : 'deliver_email';
+  return stream === 'transactional' || stream === 'system' ? 'deliver_transactional' : 'deliver_email';
 }
 
 /**

@@ -458,7 +458,7 @@ export interface EmailsTable {
   id: string;
   project_id: string;
   api_key_id: string | null;
-  stream: 'transactional' | 'marketing' | 'automation';
+  stream: 'transactional' | 'marketing' | 'automation' | 'system';
   status: EmailStatus;
   message_id: string;
   from_header: string;

@@ -23,7 +23,6 @@ declare global {
       deliver_email: { ids: string[] };
       /** Transactional mail's deliveries: run also by the workers kept for it (worker.ts). */
       deliver_transactional: { ids: string[] };
-      send_system_email: { id: string };
       send_login_code: { email: string };
       // the address, the name and when the terms were ticked: the account is made by the job
       send_signup_code: { email: string; name: string; terms_accepted_at: string };

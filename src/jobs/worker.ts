@@ -12,6 +12,7 @@ import { flowAudienceSubscriber } from '../domain/flows/reactions.ts';
 import { reclaimAbandoned } from '../domain/sending/claim.ts';
 import { deliverClaimed } from '../domain/sending/deliver.ts';
 import { DeliveryScheduler } from '../domain/sending/scheduler.ts';
+import { adoptWaitingSystemMail } from '../domain/sending/system-mail.ts';
 import { audienceWebhookSubscriber } from '../domain/webhooks/dispatch.ts';
 import { audienceEventTask } from './audience-event.ts';
 import { audienceOutboxTask } from './audience-outbox.ts';
@@ -28,7 +29,6 @@ import { maintenanceTask } from './maintenance.ts';
 import { patientPool } from './patient-pool.ts';
 import { recheckDomainsTask } from './recheck-domains.ts';
 import { sendLoginCodeTask, sendSignupCodeTask } from './send-login-code.ts';
-import { sendSystemEmailTask } from './send-system-email.ts';
 import { supervised } from './supervised.ts';
 import { webhookDeliverTask } from './webhook-deliver.ts';
 import { webhookDispatchTask } from './webhook-dispatch.ts';
@@ -51,7 +51,6 @@ export type TaskHandlers = { [Name in keyof GraphileWorker.Tasks]: Task<Name> };
 /** The task list: one entry per job name, each in its own file. */
 export function taskList(deps: WorkerDeps): TaskHandlers {
   return {
-    send_system_email: sendSystemEmailTask(deps),
     [LOGIN_CODE_TASK]: sendLoginCodeTask(deps.ctx),
     [SIGNUP_CODE_TASK]: sendSignupCodeTask(deps.ctx),
     deliver_email: deliverEmailTask(deps.scheduler, true),
@@ -148,6 +147,9 @@ export async function startWorker(options: Omit<WorkerDeps, 'scheduler'>): Promi
     log: options.log,
   });
   const deps: WorkerDeps = { ...options, scheduler };
+  // what an earlier version's outbox still held leaves by the one path
+  const adopted = await adoptWaitingSystemMail(deps.ctx);
+  if (adopted > 0) deps.log.info(`${adopted} system email(s) waiting from before the upgrade queued again`);
   // jobs are locked by the worker POOL's id (graphile-worker 0.18), so that is what must heartbeat;
   // the workers' own ids are kept too, for versions that lock by worker
   events.on('pool:create', ({ workerPool }) => workerIds.add(workerPool.id));

@@ -30,10 +30,7 @@ function envelopeOf(session: SMTPServerSession) {
 /** The text of the 250 reply: what became of the message. */
 function describe(receipt: Receipt): string {
   return [
-    ...receipt.reports.map((r) => {
-      const about = r.systemEmailId ? `system email ${r.systemEmailId}` : r.emailId;
-      return `${r.kind} for ${about ?? 'an unknown message'}`;
-    }),
+    ...receipt.reports.map((r) => `${r.kind} for ${r.emailId ?? 'an unknown message'}`),
     ...(receipt.notAReport ? ['not a bounce or complaint report: ignored'] : []),
     ...receipt.stored.map((id) => `stored as ${id}`),
   ].join('; ');

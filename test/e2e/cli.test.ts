@@ -156,9 +156,10 @@ describe('posthorn login: browser pairing', () => {
     expect(signedIn.html).toContain(code);
     // one email with one code confirmed the address and signed in, the dashboard too (its own cookie)
     const sent = await server.runtime.ctx.db
-      .selectFrom('system_emails')
+      .selectFrom('emails')
       .select('subject')
-      .where('to_address', '=', email)
+      .where('stream', '=', 'system')
+      .where('to_addresses', '=', [email])
       .execute();
     expect(sent).toEqual([{ subject: message.parsed.subject }]);
     const dashboardCookie = signedIn.setCookies.find((c) => c.startsWith('posthorn_session='));

@@ -69,9 +69,10 @@ describe('signing up from the dashboard', () => {
 
     const message = await server.sink.waitFor((m) => m.to.includes(email), 60_000);
     const sent = await server.runtime.ctx.db
-      .selectFrom('system_emails')
+      .selectFrom('emails')
       .select('subject')
-      .where('to_address', '=', email)
+      .where('stream', '=', 'system')
+      .where('to_addresses', '=', [email])
       .execute();
     expect(sent).toEqual([{ subject: message.parsed.subject }]); // exactly one email
 
@@ -95,9 +96,10 @@ describe('signing up from the dashboard', () => {
     expect(account.terms_accepted_at).toBeInstanceOf(Date);
     // still exactly one email to the address
     const after = await server.runtime.ctx.db
-      .selectFrom('system_emails')
+      .selectFrom('emails')
       .select('id')
-      .where('to_address', '=', email)
+      .where('stream', '=', 'system')
+      .where('to_addresses', '=', [email])
       .execute();
     expect(after).toHaveLength(1);
   });

@@ -60,9 +60,10 @@ describe('posthorn login in a real headless Chromium (from the npm package @spar
       const message = await server.sink.waitFor((m) => m.to.includes(email));
       const loginCode = /code: (\w{6})/.exec(message.parsed.subject ?? '')?.[1] as string;
       const sent = await server.runtime.ctx.db
-        .selectFrom('system_emails')
+        .selectFrom('emails')
         .select('subject')
-        .where('to_address', '=', email)
+        .where('stream', '=', 'system')
+        .where('to_addresses', '=', [email])
         .execute();
       expect(sent).toEqual([{ subject: message.parsed.subject }]);
       await page.fill('input[name="login_code"]', loginCode);

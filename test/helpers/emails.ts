@@ -1,6 +1,6 @@
-import type { Selectable } from 'kysely';
+import { type Selectable, sql } from 'kysely';
 import { expect } from 'vitest';
-import type { SystemEmailStatus, SystemEmailsTable } from '../../src/db/schema.ts';
+import type { EmailStatus, EmailsTable } from '../../src/db/schema.ts';
 import { eventually } from './eventually.ts';
 import type { TestServer } from './server.ts';
 import type { SinkMessage } from './smtp-sink.ts';
@@ -125,31 +125,37 @@ export async function addUsageToday(
     .execute();
 }
 
+/** How many emails the projects hold (the service's own mail, stream `system`, left out). */
 export async function countEmails(server: TestServer): Promise<number> {
   const row = await server.runtime.ctx.db
     .selectFrom('emails')
+    .where('stream', '!=', 'system')
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
-/** Polls the outbox row of the newest system email to an address until the status is reached. */
+/**
+ * Polls the newest of the service's own emails to an address (an emails row of the stream
+ * `system`) until the status is reached.
+ */
 export async function waitForSystemEmail(
   server: TestServer,
   to: string,
-  status: SystemEmailStatus,
+  status: EmailStatus,
   timeoutMs = 20_000,
-): Promise<Selectable<SystemEmailsTable>> {
+): Promise<Selectable<EmailsTable>> {
   return eventually(
     async () => {
       const last = await server.runtime.ctx.db
-        .selectFrom('system_emails')
+        .selectFrom('emails')
         .selectAll()
-        .where('to_address', '=', to)
+        .where('stream', '=', 'system')
+        .where(sql<boolean>`${to} = any(to_addresses)`)
         .orderBy('created_at', 'desc')
         .executeTakeFirst();
       if (last?.status !== status)
-        throw new Error(`last: ${JSON.stringify(last && { ...last, raw: undefined })}`);
+        throw new Error(`last: ${JSON.stringify(last && { ...last, text_body: undefined })}`);
       return last;
     },
     { timeoutMs, intervalMs: 25, message: `no system email to ${to} reached ${status}` },

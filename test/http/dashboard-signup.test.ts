@@ -39,9 +39,10 @@ async function written(email: string) {
     db,
   );
   const mails = await db
-    .selectFrom('system_emails')
+    .selectFrom('emails')
     .select(['subject'])
-    .where(sql<string>`lower(to_address)`, '=', email.toLowerCase())
+    .where('stream', '=', 'system')
+    .where('recipients', '@>', sql<string[]>`array[${email.toLowerCase()}]`)
     .execute();
   return { accounts: Number(accounts.n), jobs: jobs.rows[0].n, mails: mails.map((m) => m.subject) };
 }

@@ -27,7 +27,7 @@ afterAll(() => server?.close());
 async function footprint() {
   const { rows } = await server.runtime.ctx.pool.query<{ what: string; n: number }>(
     `select 'codes' as what, count(*)::int as n from email_codes
-     union all select 'system_emails', count(*)::int from system_emails
+     union all select 'system_emails', count(*)::int from emails where stream = 'system'
      union all select 'sessions', count(*)::int from dashboard_sessions
      union all select 'failures', count(*)::int from login_failures
      union all select 'job:' || task_identifier, count(*)::int from graphile_worker.jobs group by task_identifier`,
@@ -78,9 +78,9 @@ describe('POST /api/auth/login', () => {
     expect(after.codes - before.codes).toBe(1);
     expect(after.system_emails - before.system_emails).toBe(1);
     const { rows } = await server.runtime.ctx.pool.query(
-      'select to_address, subject from system_emails order by created_at desc limit 1',
+      "select to_addresses, subject from emails where stream = 'system' order by created_at desc limit 1",
     );
-    expect(rows[0].to_address).toBe(known.account.email);
+    expect(rows[0].to_addresses).toEqual([known.account.email]);
     expect(rows[0].subject).toMatch(/login code: [A-Z0-9]{6}$/);
   });
 

@@ -1,8 +1,12 @@
+import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adoptWaitingSystemMail, SYSTEM_PROJECT_ID } from '../../src/domain/sending/system-mail.ts';
+import { composeMessage } from '../../src/mail/compose.ts';
 import { emailIdFromBounceAddress } from '../../src/mail/verp.ts';
 import { authenticateAtReceiver, startDnsServer, type TestDnsServer } from '../helpers/dns-server.ts';
 import { countEmails, waitForSystemEmail } from '../helpers/emails.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { dsn } from '../helpers/reports.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { deliverToMx } from '../helpers/smtp-clients.ts';
@@ -70,8 +74,34 @@ describe("the service's own mail takes the one send path", () => {
     expect((auth.dmarc as { status: { result: string } }).status.result).toBe('pass');
 
     // the body (it holds the code) is not kept once the message has left
-    expect(row.raw).toBeNull();
+    expect(row.text_body).toBeNull();
     expect(row.attempts).toBe(1);
+  });
+
+  it('a sign-in code is an email like any other: its row, its events and its outcome in the one event model', async () => {
+    const account = await server.signupConfirmed();
+    const asked = await server.call('POST', '/api/auth/login', { body: { email: account.account.email } });
+    expect(asked.status).toBe(200);
+    const row = await eventually(async () => {
+      const sent = await waitForSystemEmail(server, account.account.email, 'sent');
+      if (!/login code/i.test(sent.subject)) throw new Error(`newest is ${sent.subject}`);
+      return sent;
+    });
+    const message = await server.sink.waitFor((m) => m.parsed.messageId === row.message_id);
+    expect(row).toMatchObject({ stream: 'system', project_id: SYSTEM_PROJECT_ID, attempts: 1 });
+    const events = await server.runtime.ctx.db
+      .selectFrom('email_events')
+      .select(['type', 'recipient', 'project_id', 'detail'])
+      .where('email_id', '=', row.id)
+      .orderBy('id')
+      .execute();
+    // the same events a project's transactional email gets: queued, then the relay's answer
+    expect(events.map((e) => [e.type, e.recipient, e.project_id])).toEqual([
+      ['queued', null, SYSTEM_PROJECT_ID],
+      ['sent', account.account.email, SYSTEM_PROJECT_ID],
+    ]);
+    expect((events[1].detail as { response: string }).response).toMatch(/^250/);
+    expect(message.parsed.subject).toBe(row.subject);
   });
 
   it('carries the system stream headers, signed, and a stable Message-ID', async () => {
@@ -104,16 +134,24 @@ describe("the service's own mail takes the one send path", () => {
       }),
     );
     expect(res.ok, res.response).toBe(true);
-    expect(res.response).toContain(`bounce for system email ${row.id}`);
+    expect(res.response).toContain(`bounce for ${row.id}`);
     const bounced = await waitForSystemEmail(server, email, 'bounced');
     expect(bounced.id).toBe(row.id);
-    expect(bounced.last_error).toContain('User unknown');
+    // recorded like every message's bounce: on its timeline, in the service's own project
+    const events = await server.runtime.ctx.db
+      .selectFrom('email_events')
+      .select(['type', 'recipient', 'detail'])
+      .where('email_id', '=', row.id)
+      .orderBy('id')
+      .execute();
+    expect(events.map((e) => e.type)).toEqual(['queued', 'sent', 'bounced']);
+    expect(JSON.stringify(events[2].detail)).toContain('User unknown');
     const reports = await server.runtime.ctx.db
       .selectFrom('mail_reports')
       .select(['kind', 'project_id'])
       .where(sql<boolean>`detail->'original'->>'messageId' = ${row.message_id}`)
       .execute();
-    expect(reports).toEqual([{ kind: 'bounce', project_id: null }]);
+    expect(reports).toEqual([{ kind: 'bounce', project_id: SYSTEM_PROJECT_ID }]);
   });
 
   it('refuses a bounce to a forged or altered return path at RCPT', async () => {
@@ -131,7 +169,12 @@ describe("the service's own mail takes the one send path", () => {
       expect(res.ok).toBe(false);
       expect(res.code).toBe(550);
     }
-    expect((await waitForSystemEmail(server, email, 'sent')).last_error).toBeNull();
+    const sent = await waitForSystemEmail(server, email, 'sent');
+    const { rows: bounces } =
+      await sql`select 1 from email_events where email_id = ${sent.id} and type = 'bounced'`.execute(
+        server.runtime.ctx.db,
+      );
+    expect(bounces).toEqual([]);
   });
 
   it('a temporary relay failure is deferred and retried on the delivery schedule, then sent once', async () => {
@@ -142,13 +185,13 @@ describe("the service's own mail takes the one send path", () => {
     await server.signup({ email });
     const deferred = await waitForSystemEmail(server, email, 'deferred');
     expect(deferred.attempts).toBe(1);
-    expect(deferred.last_error).toMatch(/451/);
+    expect(deferred.last_response).toMatch(/451/);
     // the next try is the schedule's first step (1 s), queued as our own job, not the worker's backoff
     const delay = (deferred.next_attempt_at as Date).getTime() - Date.now();
     expect(delay).toBeGreaterThan(0);
     expect(delay).toBeLessThanOrEqual(1_000);
     const { rows: jobs } = await sql<{ run_at: Date }>`
-      select run_at from graphile_worker._private_jobs where key = ${`system_email:${deferred.id}`}`.execute(
+      select run_at from graphile_worker._private_jobs where key = ${`email:${deferred.id}`}`.execute(
       server.runtime.ctx.db,
     );
     expect(jobs).toHaveLength(1);
@@ -157,7 +200,7 @@ describe("the service's own mail takes the one send path", () => {
     const sent = await waitForSystemEmail(server, email, 'sent');
     server.sink.onRecipient = undefined;
     expect(sent.attempts).toBe(2);
-    expect(sent.raw).toBeNull();
+    expect(sent.text_body).toBeNull();
     expect(server.sink.messages.filter((m) => m.parsed.messageId === sent.message_id)).toHaveLength(1);
   });
 
@@ -169,15 +212,15 @@ describe("the service's own mail takes the one send path", () => {
     const deferred = await waitForSystemEmail(server, email, 'deferred');
     // as if it had been queued three days ago: the next deferral would pass the limit
     await server.runtime.ctx.db
-      .updateTable('system_emails')
+      .updateTable('emails')
       .set({ created_at: new Date(Date.now() - 73 * 3_600_000) })
       .where('id', '=', deferred.id)
       .execute();
     const failed = await waitForSystemEmail(server, email, 'failed');
     server.sink.onRecipient = undefined;
     expect(failed.attempts).toBe(2);
-    expect(failed.last_error).toMatch(/421/);
-    expect(failed.raw).toBeNull();
+    expect(failed.last_response).toMatch(/421/);
+    expect(failed.text_body).toBeNull();
     expect(failed.next_attempt_at).toBeNull();
   });
 
@@ -189,8 +232,44 @@ describe("the service's own mail takes the one send path", () => {
     const bounced = await waitForSystemEmail(server, email, 'bounced');
     server.sink.onRecipient = undefined;
     expect(bounced.attempts).toBe(1);
-    expect(bounced.last_error).toMatch(/550/);
-    expect(bounced.raw).toBeNull();
+    expect(bounced.last_response).toMatch(/550/);
+    expect(bounced.text_body).toBeNull();
+  });
+
+  it('what an earlier version left waiting in its outbox (system_emails) leaves by the one path, same id and Message-ID', async () => {
+    const email = address('upgrade');
+    const id = randomUUID();
+    const messageId = `<${id}@${SHARED}>`;
+    const raw = await composeMessage(
+      {
+        messageId,
+        from: 'Posthorn <no-reply@posthorn.localhost>',
+        to: [email],
+        cc: [],
+        replyTo: [],
+        subject: 'Your Posthorn code: QWERTY',
+        html: null,
+        text: 'Your code is QWERTY.',
+        headers: {},
+        attachments: [],
+        projectId: 'system',
+        stream: 'system',
+      },
+      null,
+    );
+    const { db } = server.runtime.ctx;
+    await db
+      .insertInto('system_emails')
+      .values({ id, message_id: messageId, to_address: email, subject: 'Your Posthorn code: QWERTY', raw })
+      .execute();
+    expect(await adoptWaitingSystemMail(server.runtime.ctx)).toBe(1);
+    const sent = await waitForSystemEmail(server, email, 'sent');
+    expect(sent).toMatchObject({ id, message_id: messageId });
+    const message = await server.sink.waitFor((m) => m.parsed.messageId === messageId);
+    expect(message.parsed.text?.trim()).toBe('Your code is QWERTY.');
+    expect(await db.selectFrom('system_emails').select('id').where('id', '=', id).execute()).toEqual([]);
+    // once moved, a second start finds nothing
+    expect(await adoptWaitingSystemMail(server.runtime.ctx)).toBe(0);
   });
 
   it("is not counted as the project's usage", async () => {

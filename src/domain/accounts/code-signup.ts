@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { addJobs } from '../../db/enqueue.ts';
 import type { DomainContext } from '../core/context.ts';
-import { queueSystemEmail } from '../emails/system-mail.ts';
+import { queueSystemEmail } from '../sending/system-mail.ts';
 import { checkSignup, type SignupInput } from './accounts.ts';
 import { CODE_TTL_MINUTES, issueCode } from './codes.ts';
 import { checkSignInThrottle } from './login-throttle.ts';

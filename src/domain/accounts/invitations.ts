@@ -7,7 +7,7 @@ import type { DomainContext } from '../core/context.ts';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../core/errors.ts';
 import { isUuid } from '../core/ids.ts';
 import { randomBase62 } from '../core/secrets.ts';
-import { queueSystemEmail } from '../emails/system-mail.ts';
+import { queueSystemEmail } from '../sending/system-mail.ts';
 import { presentAccount } from './accounts.ts';
 import { checkRole } from './members.ts';
 import { hasRole, requireMember, requireRole, roleLabel } from './membership.ts';

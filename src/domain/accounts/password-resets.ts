@@ -3,7 +3,7 @@ import { normalizeEmail } from '../core/addresses.ts';
 import type { DomainContext } from '../core/context.ts';
 import { ValidationError } from '../core/errors.ts';
 import { randomBase62 } from '../core/secrets.ts';
-import { queueSystemEmail } from '../emails/system-mail.ts';
+import { queueSystemEmail } from '../sending/system-mail.ts';
 import { checkPassword, hashPassword } from './passwords.ts';
 import { revokeSessions } from './sessions.ts';
 

@@ -6,7 +6,7 @@ import type { DomainContext } from '../core/context.ts';
 import { AuthenticationError, NotFoundError, ValidationError } from '../core/errors.ts';
 import { isUuid } from '../core/ids.ts';
 import { randomBase62 } from '../core/secrets.ts';
-import { queueSystemEmail } from '../emails/system-mail.ts';
+import { queueSystemEmail } from '../sending/system-mail.ts';
 import { presentAccount } from './accounts.ts';
 import { CODE_TTL_MINUTES, consumeCode, issueCode } from './codes.ts';
 import { checkSignInThrottle, clearSignInFailures, recordSignInFailure } from './login-throttle.ts';

@@ -1,7 +1,7 @@
 import type { Selectable } from 'kysely';
 import { sql } from 'kysely';
 import type { Tx } from '../../db/database.ts';
-import { deliveryJobKey, deliveryTask, enqueue, type JobSpec } from '../../db/enqueue.ts';
+import { deliveryJobKey, deliveryTask, enqueue, type JobSpec, SYSTEM_PRIORITY } from '../../db/enqueue.ts';
 import type { EmailStatus, EmailsTable } from '../../db/schema.ts';
 import {
   type DeliveryError,
@@ -174,6 +174,7 @@ function scheduleRetries(
         payload: { ids: [o.id] },
         runAt: retryAt,
         jobKey: deliveryJobKey(o.id),
+        ...(row.stream === 'system' ? { priority: SYSTEM_PRIORITY } : {}),
       });
     }
   }
@@ -219,6 +220,11 @@ export async function recordOutcomes(
       ),
     );
     await enqueue(tx, jobs);
+    // the service's own mail may hold a code: its body is not kept once it will not be sent again
+    const settled = outcomes.filter((o) => o.status !== 'deferred').map((o) => o.id);
+    const system = rows.filter((r) => r.stream === 'system' && settled.includes(r.id)).map((r) => r.id);
+    if (system.length > 0)
+      await tx.updateTable('emails').set({ text_body: null, html: null }).where('id', 'in', system).execute();
     await also?.(tx);
   });
   countDeliveries(outcomes.map((o) => o.status));

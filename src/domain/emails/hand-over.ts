@@ -76,6 +76,8 @@ export function providerTagsOf(
     'id' | 'project_id' | 'stream' | 'campaign_id' | 'flow_id' | 'flow_step' | 'tags'
   >,
 ): ProviderTags {
+  // the service's own mail is tagged as transactional mail of no project
+  if (row.stream === 'system') return { email: row.id, project: null, stream: 'transactional' };
   return {
     email: row.id,
     project: row.project_id,

@@ -1,5 +1,6 @@
 import type { ComposeInput } from '../../mail/compose.ts';
 import type { DomainContext } from '../core/context.ts';
+import { SYSTEM_PROJECT } from '../sending/system-mail.ts';
 import type { JobLane } from '../templates/fair-pool.ts';
 import { renderStored } from '../templates/send.ts';
 import type { EmailRow } from './delivery-outcomes.ts';
@@ -76,7 +77,8 @@ function composeInputOf(row: EmailRow, body: MessageBody, attachments: StoredAtt
       contentId: a.content_id,
       content: mine.find((x) => x.position === i)?.content ?? Buffer.alloc(0),
     })),
-    projectId: row.project_id,
+    // the service's own mail names no customer's project
+    projectId: row.stream === 'system' ? SYSTEM_PROJECT : row.project_id,
     stream: row.stream,
     feedbackTags: row.campaign_id ? [row.campaign_id] : row.flow_id ? [row.flow_id] : undefined,
   };

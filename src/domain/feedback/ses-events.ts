@@ -50,8 +50,8 @@ interface SesEvent {
 /** The events that change an email; every other kind (Send, Open, Click, ...) is kept and changes nothing. */
 const APPLIED = new Set(['Bounce', 'Complaint', 'Delivery', 'DeliveryDelay', 'Reject']);
 
-/** The message SES names, as this service knows it. */
-type Target = { kind: 'email'; id: string; projectId: string } | { kind: 'system'; id: string } | null;
+/** The message SES names, as this service knows it (the service's own mail is an email like any). */
+type Target = { kind: 'email'; id: string; projectId: string } | null;
 
 /** What a notification did. */
 export interface FeedbackResult {
@@ -87,12 +87,7 @@ async function findTarget(
     return !tagged || tagged === sent.email_id
       ? { kind: 'email', id: sent.email_id, projectId: sent.project_id }
       : null;
-  const system = await db
-    .selectFrom('system_emails')
-    .select('id')
-    .where('provider_message_id', '=', providerMessageId)
-    .executeTakeFirst();
-  return system && (!tagged || tagged === system.id) ? { kind: 'system', id: system.id } : null;
+  return null;
 }
 
 /** SES's bounce or delay as the MX reads a DSN: one entry per recipient. */
@@ -140,7 +135,7 @@ function complaintReports(event: SesEvent): MailReport[] {
 
 /** A Delivery: a `delivered` event per recipient, and the email `delivered` when it was `sent`. */
 async function applyDelivery(tx: Tx, target: Target, event: SesEvent, providerMessageId: string) {
-  if (target?.kind !== 'email') return; // the service's own mail stays `sent`
+  if (target?.kind !== 'email') return;
   const d = event.delivery ?? {};
   const recipients = (d.recipients ?? []).map((r) => text(r)?.toLowerCase() ?? null);
   const detail = {
@@ -167,15 +162,6 @@ async function applyDelivery(tx: Tx, target: Target, event: SesEvent, providerMe
 /** A Reject: SES took the message, then refused to send it (a virus): it fails, nobody is blamed. */
 async function applyReject(tx: Tx, target: Target, event: SesEvent, providerMessageId: string) {
   const reason = `SES rejected the message: ${text(event.reject?.reason) ?? 'no reason given'}`;
-  if (target?.kind === 'system') {
-    await tx
-      .updateTable('system_emails')
-      .set({ status: 'failed', last_error: reason })
-      .where('id', '=', target.id)
-      .where('status', '=', 'sent')
-      .execute();
-    return;
-  }
   if (target?.kind !== 'email') return;
   await recordEmailEvents(tx, [
     {
@@ -315,7 +301,6 @@ async function keepNotification(
       outcome: what.outcome,
       provider_message_id: what.providerMessageId ?? null,
       email_id: target?.kind === 'email' ? target.id : null,
-      system_email_id: target?.kind === 'system' ? target.id : null,
       project_id: target?.kind === 'email' ? target.projectId : null,
       topic_arn: message.TopicArn,
       detail: JSON.stringify(what.detail),

@@ -9,8 +9,6 @@ import { suppress } from '../emails/suppressions.ts';
 
 export interface ReportOutcome {
   emailId: string | null;
-  /** Set (and `emailId` null) when the report is about one of the service's own messages. */
-  systemEmailId?: string;
   applied: string[];
 }
 
@@ -25,8 +23,7 @@ export interface ReportOrigin {
 
 /**
  * The message a report is about: from the VERP address it came to, else from the returned
- * Message-ID; a project's email, or else one of the service's own (system mail takes the same
- * VERP return paths, with its outbox row's id).
+ * Message-ID: an email (the service's own mail is one too, in its own project).
  */
 async function findReportedEmail(db: Db | Tx, emailId: string | null, report: MailReport) {
   const messageId = report.original?.messageId?.trim() ?? null;
@@ -39,22 +36,13 @@ async function findReportedEmail(db: Db | Tx, emailId: string | null, report: Ma
   // a report found only by Message-ID must name exactly that message
   const named = <T extends { message_id: string }>(row: T | undefined) =>
     row && (emailId || row.message_id === messageId) ? row : undefined;
-  const email = named(
+  return named(
     await db
       .selectFrom('emails')
       .select(['id', 'project_id', 'status', 'message_id', 'to_addresses', 'cc_addresses', 'bcc_addresses'])
       .where('id', '=', id)
       .executeTakeFirst(),
   );
-  if (email) return { kind: 'email' as const, email };
-  const system = named(
-    await db
-      .selectFrom('system_emails')
-      .select(['id', 'message_id', 'to_address'])
-      .where('id', '=', id)
-      .executeTakeFirst(),
-  );
-  return system ? { kind: 'system' as const, system } : undefined;
 }
 
 /**
@@ -77,9 +65,7 @@ export async function applyMailReportIn(
   report: MailReport,
   origin: ReportOrigin = {},
 ): Promise<ReportOutcome> {
-  const found = await findReportedEmail(tx, emailId, report);
-  if (found?.kind === 'system') return applySystemMailReport(tx, found.system, report);
-  const email = found?.email;
+  const email = await findReportedEmail(tx, emailId, report);
   const outcome: ReportOutcome = { emailId: email?.id ?? null, applied: [] };
   const from = (fallback: string) => ({ source: origin.source ?? fallback, ...origin.detail });
   await tx
@@ -153,42 +139,4 @@ export async function applyMailReportIn(
   }
   outcome.applied = events.map((e) => `${e.type}${e.recipient ? ` ${e.recipient}` : ''}`);
   return outcome;
-}
-
-/**
- * Applies a report to one of the service's own messages: a hard bounce makes it `bounced` and a
- * complaint `complained`, with the diagnostic kept on the row (there is no project, so nothing is
- * suppressed); a soft bounce changes nothing, the remote server still retries.
- */
-async function applySystemMailReport(
-  tx: Tx,
-  system: { id: string; to_address: string },
-  report: MailReport,
-): Promise<ReportOutcome> {
-  const applied: string[] = [];
-  let change: { status: 'bounced' | 'complained'; detail: string } | null = null;
-  if (report.kind === 'bounce') {
-    for (const r of report.recipients) {
-      if (r.action !== 'failed' && r.action !== 'delayed') continue;
-      applied.push(`${r.bounceType === 'hard' ? 'bounced' : 'deferred'} ${system.to_address}`);
-      if (r.bounceType === 'hard') change ??= { status: 'bounced', detail: r.diagnostic ?? r.status };
-    }
-  } else {
-    applied.push(`complained ${system.to_address}`);
-    change = { status: 'complained', detail: `${report.feedbackType} report` };
-  }
-  // kept for inspection like every report; it names no project's email
-  await tx
-    .insertInto('mail_reports')
-    .values({ project_id: null, email_id: null, kind: report.kind, detail: JSON.stringify(report) })
-    .execute();
-  if (change)
-    // a complaint outranks a bounce; the body goes too, it will not be sent again
-    await tx
-      .updateTable('system_emails')
-      .set({ status: change.status, last_error: change.detail, next_attempt_at: null, raw: null })
-      .where('id', '=', system.id)
-      .where('status', '!=', 'complained')
-      .execute();
-  return { emailId: null, systemEmailId: system.id, applied };
 }

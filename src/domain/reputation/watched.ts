@@ -6,7 +6,8 @@ import type { Scope } from './breaker.ts';
  * What the circuit breaker watches a message as part of: its campaign or flow, its sending domain
  * (a verified domain of its project) and its project. Transactional mail is neither counted nor
  * held, unless the operator chose (POSTHORN_BREAKER_HOLDS_TRANSACTIONAL) that a domain's or
- * project's stop holds it too: then it counts toward them as well.
+ * project's stop holds it too: then it counts toward them as well. The service's own mail (codes,
+ * notices: stream `system`) is never watched.
  */
 
 export interface Watched {
@@ -42,7 +43,11 @@ export async function sendingDomainIds(
   }
   const t = Date.now();
   const wanted = [
-    ...new Set(rows.filter((r) => withTransactional || r.stream !== 'transactional').map(keyOf)),
+    ...new Set(
+      rows
+        .filter((r) => r.stream !== 'system' && (withTransactional || r.stream !== 'transactional'))
+        .map(keyOf),
+    ),
   ];
   const stale = wanted.filter((k) => {
     const hit = known.get(k);
@@ -67,7 +72,7 @@ export function watchedOf(
   domainIds: Map<string, string | null>,
   withTransactional = false,
 ): Watched[] {
-  if (row.stream === 'transactional' && !withTransactional) return [];
+  if (row.stream === 'system' || (row.stream === 'transactional' && !withTransactional)) return [];
   const projectId = row.project_id;
   const out: Watched[] = [];
   if (row.campaign_id) out.push({ scope: 'campaign', id: row.campaign_id, projectId });

@@ -193,9 +193,11 @@ function routeBuckets(route: ChosenRoute): Bucket[] {
  * sending domain and the domain of its first recipient (To, then Cc, then Bcc), the healthy first.
  */
 function routesOf(deps: DeliveryDeps, row: EmailRow): ChosenRoute[] {
+  // the rules see the service's own mail as transactional mail of no project
+  const { stream } = row;
   return deps.routes.choose({
-    stream: row.stream,
-    projectId: row.project_id,
+    stream: stream === 'system' ? 'transactional' : stream,
+    projectId: stream === 'system' ? null : row.project_id,
     fromDomain: domainOf(addressOf(row.from_address)).toLowerCase(),
     recipientDomain: domainOf(bareRecipients(row)[0] ?? '').toLowerCase(),
   });
@@ -214,12 +216,18 @@ async function attachmentsOf(deps: DeliveryDeps, rows: EmailRow[]) {
 
 /**
  * The suppressed addresses among the rows' recipients, per project and stream (lower-cased): an
- * unsubscribe blocks marketing and automation only, so one batch may hold both answers.
+ * unsubscribe blocks marketing and automation only, so one batch may hold both answers. Nothing is
+ * suppressed for the service's own mail: a person asking for a code gets it.
  */
 async function suppressedByProject(deps: DeliveryDeps, rows: EmailRow[]) {
   const suppressed = new Map<string, Set<string>>();
   for (const group of new Set(rows.map((r) => `${r.project_id}:${r.stream}`))) {
     const mine = rows.filter((r) => `${r.project_id}:${r.stream}` === group);
+    // the service's own mail (a code asked for now) is sent whatever earlier mail met
+    if (mine[0].stream === 'system') {
+      suppressed.set(group, new Set());
+      continue;
+    }
     suppressed.set(
       group,
       await suppressedAmong(deps.ctx.db, mine[0].project_id, mine.flatMap(bareRecipients), mine[0].stream),

@@ -4,8 +4,8 @@ import { enqueue } from '../../db/enqueue.ts';
 import type { DomainContext } from '../core/context.ts';
 import { NotFoundError } from '../core/errors.ts';
 import { isUuid } from '../core/ids.ts';
-import { queueSystemEmail } from '../emails/system-mail.ts';
 import { countWebhookAttempt } from '../maintenance/metrics.ts';
+import { queueSystemEmail } from '../sending/system-mail.ts';
 import { attemptDelivery, presentDelivery } from './endpoints.ts';
 
 const FAILING_DAYS = 5;
