@@ -4,6 +4,7 @@ import SMTPConnection, {
   type SMTPConnectionOptions,
   type SMTPConnectionSendInfo,
 } from 'nodemailer/lib/smtp-connection';
+import { type Claimant, type PooledSession, SessionPool } from './session-pool.ts';
 
 /**
  * An SMTP error as nodemailer's connection reports it: `code` (EENVELOPE, EMESSAGE, EAUTH, ESOCKET…),
@@ -29,41 +30,26 @@ function connectionWasGone(err: SmtpSendError): boolean {
   return err.responseCode === 421 || err.code === 'ECONNECTION' || err.code === 'ESOCKET';
 }
 
-type Waiter = (resource: Resource | Error) => void;
-
-interface Resource {
+interface Resource extends PooledSession {
   connection: SMTPConnection;
-  /** Messages it carried (sent or refused): a reused connection may have been closed by the server in between. */
-  carried: number;
-  dead: boolean;
-  idleSince: number;
-  /** Still counted among the pool's open connections. */
-  counted: boolean;
 }
 
 /**
- * A pool of SMTP connections to one relay, each carrying one message at a time, for messages that
- * are already MIME (composed and DKIM-signed): the bytes go straight to `SMTPConnection.send`, with
- * none of nodemailer's mail composition (its `Mail`/`SMTPPool` parse the raw message again, make a
- * Message-ID for it and run their plugins: a sixth of the worker's CPU in `bench:postfix`). Like
- * nodemailer's pool: a connection the server closed while it was idle is dropped; a
- * message refused by the server leaves its connection usable (RSET); a reused connection that
- * fails before a byte of the message was read sends it again over a new one.
+ * The sessions to one relay, each carrying one message at a time, for messages that are already
+ * MIME (composed and DKIM-signed): the bytes go straight to `SMTPConnection.send`, with none of
+ * nodemailer's mail composition (its `Mail`/`SMTPPool` parse the raw message again, make a
+ * Message-ID for it and run their plugins: a sixth of the worker's CPU in `bench:postfix`). Which
+ * send gets a session is the one session pool's (session-pool.ts: the service's own mail first,
+ * then transactional, bulk at most all but a tenth of the sessions, fair between projects). Like
+ * nodemailer's pool: a session the server closed while it was idle is dropped; a message refused
+ * by the server leaves its session usable (RSET); a reused session that fails before a byte of the
+ * message was read sends it again over a new one.
  */
 export class SmtpConnectionPool {
-  private readonly idle: Resource[] = [];
-  /** Sends waiting for a connection: transactional mail's first, then bulk mail's. */
-  private readonly waiting: { urgent: Waiter[]; bulk: Waiter[] } = { urgent: [], bulk: [] };
-  private open = 0;
+  private readonly pool: SessionPool<Resource>;
   private closed = false;
-  /** Bulk sends (marketing, automation) in progress, and those waiting for their share. */
-  private bulkInUse = 0;
-  private readonly bulkQueue: (() => void)[] = [];
-
   private readonly options: SMTPConnectionOptions & { auth?: { user: string; pass: string } };
   private readonly maxConnections: number;
-  /** A connection idle for longer is closed with QUIT rather than reused. */
-  private readonly idleTimeoutMs: number;
 
   constructor(
     options: SMTPConnectionOptions & { auth?: { user: string; pass: string } },
@@ -72,53 +58,43 @@ export class SmtpConnectionPool {
   ) {
     this.options = options;
     this.maxConnections = maxConnections;
-    this.idleTimeoutMs = idleTimeoutMs;
+    this.pool = new SessionPool<Resource>({
+      cap: () => maxConnections,
+      // a campaign through a slow relay never holds every session a transactional message needs
+      bulkShare: 0.9,
+      idleMs: idleTimeoutMs,
+      end: (resource, polite) => (polite ? resource.connection.quit() : resource.connection.close()),
+    });
   }
 
-  /**
-   * The most connections bulk mail may use at once: all but a tenth of the pool (at least one
-   * kept for transactional mail, when the pool has two or more), so a campaign through a slow
-   * relay never holds every connection a transactional message needs.
-   */
+  /** The most connections bulk mail may use at once: all but a tenth of the pool (at least one left). */
   get bulkLimit(): number {
-    return Math.max(1, this.maxConnections - Math.max(1, Math.ceil(this.maxConnections / 10)));
+    return this.pool.bulkLimit;
   }
 
   /**
    * Sends `raw` for `envelope`; rejects with the server's error (its `responseCode` when it
-   * answered). `bulk` mail uses at most `bulkLimit` connections and waits behind transactional mail.
+   * answered). `claimant`: who sends (its class and project), which decides its turn.
    */
   async send(
     envelope: { from: string; to: string[] },
     raw: Buffer,
-    opts: { bulk?: boolean; onSession?: () => void } = {},
+    opts: { claimant?: Claimant; onSession?: () => void } = {},
   ): Promise<SMTPConnectionSendInfo> {
-    if (!opts.bulk) return this.sendNow(envelope, raw, false, opts.onSession);
-    if (this.bulkInUse >= this.bulkLimit) await new Promise<void>((resolve) => this.bulkQueue.push(resolve));
-    else this.bulkInUse++;
-    try {
-      return await this.sendNow(envelope, raw, true, opts.onSession);
-    } finally {
-      // the share passes to the next bulk send waiting, or is given back
-      const next = this.bulkQueue.shift();
-      if (next) next();
-      else this.bulkInUse--;
-    }
-  }
-
-  private async sendNow(
-    envelope: { from: string; to: string[] },
-    raw: Buffer,
-    bulk: boolean,
-    onSession?: () => void,
-  ): Promise<SMTPConnectionSendInfo> {
+    const claimant = opts.claimant ?? { urgency: 'transactional', project: null };
     for (let tries = 0; ; tries++) {
-      const resource = await this.acquire(bulk).catch((err: SmtpSendError) => {
-        // no connection (refused, timed out, the greeting or the login refused): nothing went out
-        if (!this.closed) err.notTaken = true;
-        throw err;
-      });
-      onSession?.();
+      const resource = await this.pool
+        .take(
+          claimant,
+          () => true,
+          () => this.connect(),
+        )
+        .catch((err: SmtpSendError) => {
+          // no connection (refused, timed out, the greeting or the login refused): nothing went out
+          if (!this.closed) err.notTaken = true;
+          throw err;
+        });
+      opts.onSession?.();
       // read only once the envelope is accepted: whether it was read tells if any byte went out
       const body = new Readable({
         read() {
@@ -134,7 +110,7 @@ export class SmtpConnectionPool {
           ),
         );
         resource.carried++;
-        this.release(resource);
+        this.pool.release(resource);
         return info;
       } catch (err) {
         const e = err as SmtpSendError;
@@ -143,10 +119,10 @@ export class SmtpConnectionPool {
           // the server refused this message; the session itself is fine
           resource.carried++;
           resource.connection.reset((resetErr) =>
-            resetErr ? this.discard(resource) : this.release(resource),
+            resetErr ? this.pool.drop(resource) : this.pool.release(resource),
           );
         } else {
-          this.discard(resource);
+          this.pool.drop(resource);
           // a reused connection the server had closed (a restart closes them all) before a byte
           // of the message went out: another try, over the next connection or a new one
           if (
@@ -169,64 +145,35 @@ export class SmtpConnectionPool {
    */
   async probe(): Promise<void> {
     const resource = await this.connect();
-    this.quit(resource);
+    resource.connection.quit();
   }
 
   /** Closes every connection; sends after this fail. */
   close(): void {
     this.closed = true;
-    for (const resource of this.idle.splice(0)) this.quit(resource);
-    for (const waiter of [...this.waiting.urgent.splice(0), ...this.waiting.bulk.splice(0)])
-      waiter(new Error('The SMTP pool is closed'));
-    for (const next of this.bulkQueue.splice(0)) next();
+    this.pool.close();
   }
 
-  private async acquire(bulk: boolean): Promise<Resource> {
-    if (this.closed) throw new Error('The SMTP pool is closed');
-    for (let resource = this.idle.pop(); resource; resource = this.idle.pop()) {
-      if (resource.dead) continue;
-      if (Date.now() - resource.idleSince > this.idleTimeoutMs) {
-        this.quit(resource);
-        continue;
-      }
-      return resource;
-    }
-    if (this.open >= this.maxConnections) {
-      const got = await new Promise<Resource | Error>((resolve) =>
-        (bulk ? this.waiting.bulk : this.waiting.urgent).push(resolve),
-      );
-      if (got instanceof Error) throw got;
-      return got;
-    }
-    return this.connect();
-  }
-
+  /** A new session (greeting, EHLO, login); the pool counts it. */
   private connect(): Promise<Resource> {
     const { auth, ...options } = this.options;
     const connection = new SMTPConnection(options);
-    const resource: Resource = { connection, carried: 0, dead: false, idleSince: Date.now(), counted: true };
-    this.open++;
+    const resource: Resource = { connection, carried: 0, dead: false, idleTimer: null };
     return new Promise((resolve, reject) => {
       let settled = false;
       const fail = (err: Error) => {
-        if (settled) return;
+        // once set up, a session's errors end it: a send in progress hears of it through its callback
+        if (settled) {
+          this.pool.drop(resource);
+          return;
+        }
         settled = true;
         resource.dead = true;
         connection.close();
-        this.forget(resource);
         reject(err);
       };
-      // after the connection is set up, its errors end it: a send in progress hears of it through its callback
-      connection.on('error', (err: Error) => {
-        resource.dead = true;
-        if (settled) this.forget(resource);
-        fail(err);
-      });
-      connection.once('end', () => {
-        resource.dead = true;
-        this.forget(resource);
-        fail(new Error('The relay closed the connection'));
-      });
+      connection.on('error', fail);
+      connection.once('end', () => fail(new Error('The relay closed the connection')));
       connection.connect((err) => {
         if (err) return fail(err);
         const ready = () => {
@@ -242,55 +189,5 @@ export class SmtpConnectionPool {
         connection.login(login, (loginErr) => (loginErr ? fail(loginErr) : ready()));
       });
     });
-  }
-
-  private release(resource: Resource): void {
-    if (resource.dead || this.closed) {
-      this.discard(resource);
-      return;
-    }
-    const waiter = this.nextWaiter();
-    if (waiter) {
-      waiter(resource);
-      return;
-    }
-    resource.idleSince = Date.now();
-    this.idle.push(resource);
-  }
-
-  /** A connection that cannot carry another message: closed, and its place given to a waiting send. */
-  private discard(resource: Resource): void {
-    if (!resource.dead) {
-      resource.dead = true;
-      resource.connection.close();
-    }
-    this.forget(resource);
-  }
-
-  private quit(resource: Resource): void {
-    resource.dead = true;
-    resource.connection.quit();
-    this.forget(resource);
-  }
-
-  private forget(resource: Resource): void {
-    const at = this.idle.indexOf(resource);
-    if (at !== -1) this.idle.splice(at, 1);
-    if (!resource.counted) return;
-    resource.counted = false;
-    this.open--;
-    this.wakeOne();
-  }
-
-  /** A send waiting for a connection opens a new one now that there is room. */
-  private wakeOne(): void {
-    if (this.open >= this.maxConnections || this.closed) return;
-    const waiter = this.nextWaiter();
-    if (waiter) this.connect().then(waiter, waiter);
-  }
-
-  /** The send to give a connection next: transactional mail's before bulk mail's. */
-  private nextWaiter(): Waiter | undefined {
-    return this.waiting.urgent.shift() ?? this.waiting.bulk.shift();
   }
 }

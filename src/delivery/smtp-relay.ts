@@ -1,5 +1,11 @@
 import { SmtpConnectionPool, type SmtpSendError } from './smtp-pool.ts';
-import { DeliveryError, type DeliveryResult, type OutboundMessage, type Transport } from './transport.ts';
+import {
+  claimantOf,
+  DeliveryError,
+  type DeliveryResult,
+  type OutboundMessage,
+  type Transport,
+} from './transport.ts';
 
 /** The commands of one message's transaction: a refusal of any of them is about this message. */
 const MESSAGE_COMMANDS = new Set(['MAIL FROM', 'RCPT TO', 'DATA']);
@@ -72,7 +78,7 @@ export function createSmtpRelayTransport(
     async send(message: OutboundMessage): Promise<DeliveryResult> {
       try {
         const info = await pool.send({ from: message.from, to: message.to }, message.raw, {
-          bulk: message.tags.stream !== 'transactional',
+          claimant: claimantOf(message),
           onSession: message.onSession,
         });
         return {

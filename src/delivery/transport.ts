@@ -1,4 +1,5 @@
 import type { ProviderTags } from './routes/tags.ts';
+import type { Claimant } from './session-pool.ts';
 
 /** A message ready to leave: envelope plus the exact bytes. */
 export interface OutboundMessage {
@@ -10,6 +11,11 @@ export interface OutboundMessage {
   attempt: number;
   /** What the route tells its provider about the message (in the route's dialect). */
   tags: ProviderTags;
+  /**
+   * Its turn for a session (session-pool.ts): the service's own mail first, then transactional,
+   * then bulk, fair between projects. Absent: as its tags' stream says.
+   */
+  claimant?: Claimant;
   /**
    * Called when the message stops waiting: a session (or the provider's API call) starts for it.
    * The delivery scheduler bounds what waits, not what is in a session.
@@ -125,4 +131,14 @@ export interface Transport {
   /** Whether the way out works again (for a route marked unhealthy); absent: it cannot fail so. */
   probe?(): Promise<void>;
   close(): Promise<void>;
+}
+
+/** Who a message is in the session pools: as it says, else as its tags' stream and project say. */
+export function claimantOf(message: Pick<OutboundMessage, 'claimant' | 'tags'>): Claimant {
+  return (
+    message.claimant ?? {
+      urgency: message.tags.stream === 'transactional' ? 'transactional' : 'bulk',
+      project: message.tags.project,
+    }
+  );
 }

@@ -98,7 +98,11 @@ describe('SmtpConnectionPool (the relay transport under the worker)', () => {
     const pool = poolFor(r.port, 4);
     expect(pool.bulkLimit).toBe(3);
     const send = (to: string, bulk: boolean) =>
-      pool.send({ from: 'a@example.com', to: [to] }, message(0), { bulk }).then(() => to);
+      pool
+        .send({ from: 'a@example.com', to: [to] }, message(0), {
+          claimant: { urgency: bulk ? 'bulk' : 'transactional', project: 'p' },
+        })
+        .then(() => to);
     const done: string[] = [];
     const bulk = Array.from({ length: 8 }, (_, n) =>
       send(`bulk${n}@example.org`, true).then((to) => done.push(to)),

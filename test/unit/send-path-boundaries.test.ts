@@ -41,4 +41,12 @@ describe('the send path keeps its concerns in one place each', () => {
     const found = linesMatching(READS_ROUTES, (file) => file === 'config.ts');
     expect(found.some((line) => line.startsWith('delivery/index.ts'))).toBe(true);
   });
+
+  it('one session pool: every file that opens SMTP sessions to send keeps them in delivery/session-pool.ts', () => {
+    const opening = sources().filter((file) => /new SMTPConnection\(/.test(readFileSync(file, 'utf8')));
+    const rel = opening.map((file) => path.relative(SRC, file)).sort();
+    // the relay's sessions and a direct route's lanes; the gate's one-off checks open none
+    expect(rel).toEqual(['delivery/direct/lanes.ts', 'delivery/smtp-pool.ts']);
+    for (const file of opening) expect(readFileSync(file, 'utf8')).toMatch(/new SessionPool</);
+  });
 });

@@ -1,5 +1,6 @@
 import SMTPConnection from 'nodemailer/lib/smtp-connection';
 import type { SourceAddress } from '../routes/config.ts';
+import { type Claimant, SessionPool } from '../session-pool.ts';
 import type { SmtpSendError } from '../smtp-pool.ts';
 import type { MxHost } from './mx.ts';
 import {
@@ -57,9 +58,8 @@ export class Lane {
   readonly source: SourceAddress | null;
   /** Connections allowed now: the site's, halved by each slow-down, regained as mail is taken. */
   cap: number;
-  open = 0;
-  private readonly idle: Conn[] = [];
-  private readonly waiters: (() => void)[] = [];
+  /** Its sessions: the one session pool's (who gets one next: the service's own mail, then transactional, fair between projects). */
+  private readonly pool: SessionPool<Conn>;
   private closed = false;
   /** Until when the site is held for this source after it asked to slow down, and its answer. */
   suspendedUntil = 0;
@@ -94,7 +94,6 @@ export class Lane {
     if (lastMinute > 0) this.learnedIntervalMs = (PACE_WINDOW_MS / lastMinute) * (1 + PACE_MARGIN);
   }
   private readonly dialing: Dialing;
-  private readonly leases: ConnectionLeases | undefined;
 
   constructor(
     limits: SiteLimits,
@@ -104,7 +103,6 @@ export class Lane {
     paceKey: string,
     leases?: ConnectionLeases,
   ) {
-    this.leases = leases;
     this.limits = limits;
     this.paceKey = paceKey;
     this.source = source;
@@ -112,6 +110,27 @@ export class Lane {
     this.dialing = dialing;
     this.backoffMs = backoffMs;
     this.firstBackoffMs = backoffMs;
+    this.pool = new SessionPool<Conn>({
+      cap: () => this.cap,
+      // idle sessions of a cap shared across processes close sooner: another may wait for the lease
+      idleMs: leases ? SHARED_IDLE_MS : IDLE_MS,
+      end: (conn, polite) => (polite ? conn.connection.quit() : conn.connection.close()),
+      ...(leases ? { leases: { key: paceKey, max: () => limits.maxConnections, leases } } : {}),
+      leaseRetryMs: LEASE_RETRY_MS,
+      tooMany: (waiting) =>
+        waiting >= WAITING_PER_CONNECTION * limits.maxConnections + 20
+          ? new Held(
+              Date.now() + BUSY_BACK_MS,
+              `${waiting} messages already wait for this site's ${this.cap} connections`,
+              true,
+            )
+          : null,
+    });
+  }
+
+  /** Sessions open to the site from this process. */
+  get open(): number {
+    return this.pool.open;
   }
 
   /** Transactions given to the lane and not yet answered: how busy it is. */
@@ -156,9 +175,9 @@ export class Lane {
     this.cap = Math.max(1, Math.floor(this.cap / 2));
     this.takenSinceCut = 0;
     // connections beyond the new cap close as they come back; idle ones now
-    while (this.open > this.cap && this.idle.length > 0) this.quit(this.idle[0]);
-    // the messages waiting for a connection look again, and find the hold
-    for (const waiter of this.waiters.splice(0)) waiter();
+    this.pool.trim();
+    // the messages waiting for a connection are held with the site
+    this.pool.refuseWaiting(() => new Held(this.suspendedUntil, this.holdReason));
     return true;
   }
 
@@ -172,113 +191,51 @@ export class Lane {
     if (++this.takenSinceCut >= RAMP_EVERY) {
       this.takenSinceCut = 0;
       this.cap++;
-      this.wake();
+      this.pool.wake();
     }
   }
 
   /**
-   * A connection to one of these hosts: an idle one, a new one, or the next one freed. `verified`:
-   * only over TLS with a certificate valid for the host (MTA-STS `enforce`), never in clear.
+   * A session to one of these hosts for `claimant`: an idle one, a new one, or the next one freed
+   * (given by the pool's order). `verified`: only over TLS with a certificate valid for the host
+   * (MTA-STS `enforce`), never in clear. Throws Held while the site holds its mail.
    */
-  async acquire(hosts: MxHost[], verified = false, now: () => number = Date.now): Promise<Conn> {
+  async acquire(
+    hosts: MxHost[],
+    verified = false,
+    now: () => number = Date.now,
+    claimant: Claimant = { urgency: 'transactional', project: null },
+  ): Promise<Conn> {
+    if (this.closed) throw new Temporary('451 4.4.0 the route is closing');
+    if (this.suspendedUntil > now()) throw new Held(this.suspendedUntil, this.holdReason);
     const names = new Set(hosts.map((h) => h.host));
-    for (;;) {
-      if (this.closed) throw new Temporary('451 4.4.0 the route is closing');
-      if (this.suspendedUntil > now()) throw new Held(this.suspendedUntil, this.holdReason);
-      const at = this.idle.findIndex((c) => names.has(c.mx) && (c.verified || !verified));
-      if (at !== -1) {
-        const [conn] = this.idle.splice(at, 1);
-        if (conn.idleTimer) clearTimeout(conn.idleTimer);
-        conn.idleTimer = null;
-        return conn;
-      }
-      if (this.open < this.cap) {
-        if (!this.leases) return this.connect(hosts, verified);
-        // the site's cap is shared with the other worker processes: a lease first, then the socket
-        if (!(await this.leases.take(this.paceKey, this.limits.maxConnections))) {
-          await this.waitAWhile(LEASE_RETRY_MS);
-          continue;
-        }
-        try {
-          const conn = await this.connect(hosts, verified);
-          conn.leased = true;
-          return conn;
-        } catch (err) {
-          this.leases.give(this.paceKey);
-          this.wake();
-          throw err;
-        }
-      }
-      // an idle connection to another of the site's hosts makes room for this one
-      if (this.idle.length > 0) this.quit(this.idle[0]);
-      else if (this.waiters.length >= WAITING_PER_CONNECTION * this.limits.maxConnections + 20)
-        throw new Held(
-          now() + BUSY_BACK_MS,
-          `${this.waiters.length} messages already wait for this site's ${this.cap} connections`,
-          true,
-        );
-      else await new Promise<void>((resolve) => this.waiters.push(resolve));
-    }
+    return this.pool.take(
+      claimant,
+      (c) => names.has(c.mx) && (c.verified || !verified),
+      () => this.connect(hosts, verified),
+    );
   }
 
   /** A connection done with a transaction: kept for the next, or closed when it carried its share. */
   release(conn: Conn): void {
     if (conn.dead) return;
-    if (this.closed || conn.carried >= this.limits.messagesPerConnection || this.open > this.cap) {
-      this.quit(conn);
-      return;
-    }
-    conn.idleTimer = setTimeout(() => this.quit(conn), this.leases ? SHARED_IDLE_MS : IDLE_MS);
-    conn.idleTimer.unref();
-    this.idle.push(conn);
-    this.wake();
+    if (conn.carried >= this.limits.messagesPerConnection) this.pool.quit(conn);
+    else this.pool.release(conn);
   }
 
   /** Ends a connection politely (QUIT). */
   quit(conn: Conn): void {
-    this.forget(conn, () => conn.connection.quit());
+    this.pool.quit(conn);
   }
 
   /** Ends a connection that cannot go on (an error, a failed RSET). */
   drop(conn: Conn): void {
-    this.forget(conn, () => conn.connection.close());
+    this.pool.drop(conn);
   }
 
   close(): void {
     this.closed = true;
-    for (const conn of [...this.idle]) this.quit(conn);
-    for (const waiter of this.waiters.splice(0)) waiter();
-  }
-
-  /** Waits for a connection to come free, or `ms`, whichever is first. */
-  private waitAWhile(ms: number): Promise<void> {
-    return new Promise<void>((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        const at = this.waiters.indexOf(done);
-        if (at !== -1) this.waiters.splice(at, 1);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.waiters.push(done);
-    });
-  }
-
-  private forget(conn: Conn, end: () => void): void {
-    if (conn.idleTimer) clearTimeout(conn.idleTimer);
-    conn.idleTimer = null;
-    const at = this.idle.indexOf(conn);
-    if (at !== -1) this.idle.splice(at, 1);
-    if (conn.dead) return;
-    conn.dead = true;
-    end();
-    this.open--;
-    if (conn.leased) this.leases?.give(this.paceKey);
-    this.wake();
-  }
-
-  private wake(): void {
-    this.waiters.shift()?.();
+    this.pool.close();
   }
 
   /** Opens a connection to the first of the hosts and addresses that greets us (RFC 5321 §5.1). */
@@ -331,7 +288,6 @@ export class Lane {
       greetingTimeout: Math.min(60_000, timeoutMs),
       socketTimeout: timeoutMs,
     });
-    this.open++;
     const conn: Conn = {
       connection,
       mx: host,
@@ -344,9 +300,14 @@ export class Lane {
     return new Promise((resolve, reject) => {
       let settled = false;
       const fail = (err: Error) => {
-        this.drop(conn);
-        if (settled) return;
+        // once set up, the pool ends it; before, it was never the pool's
+        if (settled) {
+          this.drop(conn);
+          return;
+        }
         settled = true;
+        conn.dead = true;
+        connection.close();
         reject(err);
       };
       // after the greeting, an error ends the connection; a transaction in progress hears of it itself

@@ -1,7 +1,13 @@
 import { domainOf } from '../../mail/address.ts';
 import type { DirectRoute, SourceAddress } from '../routes/config.ts';
 import type { SmtpSendError } from '../smtp-pool.ts';
-import { type DeliveryResult, isPermanent, type OutboundMessage, type Transport } from '../transport.ts';
+import {
+  claimantOf,
+  type DeliveryResult,
+  isPermanent,
+  type OutboundMessage,
+  type Transport,
+} from '../transport.ts';
 import { answerAll, answersOf, transact, type Via, withSiteRetry } from './answers.ts';
 import { Lane, type SitePace } from './lanes.ts';
 import { type MtaSts, mxMatches, type StsPolicy } from './mta-sts.ts';
@@ -259,7 +265,7 @@ class DirectTransport implements Transport {
     for (let tries = 0; ; tries++) {
       let conn: Conn;
       try {
-        conn = await lane.acquire(hosts, enforce, this.now);
+        conn = await lane.acquire(hosts, enforce, this.now, claimantOf(message));
       } catch (err) {
         if (err instanceof Held) return this.heldAnswers(to, site, err);
         if (!(err instanceof Temporary)) return answerAll(to, 451, `451 4.4.0 ${(err as Error).message}`);

@@ -3,6 +3,7 @@ import type { Config } from '../../config.ts';
 import type { EmailsTable } from '../../db/schema.ts';
 import type { ChosenRoute, Routes } from '../../delivery/index.ts';
 import type { ProviderTags } from '../../delivery/routes/tags.ts';
+import type { Claimant } from '../../delivery/session-pool.ts';
 import { type DeliveryError, type DeliveryResult, deliveryErrorOf } from '../../delivery/transport.ts';
 import type { DkimKey } from '../../mail/dkim.ts';
 import { bounceAddress, returnPathDomain } from '../../mail/verp.ts';
@@ -35,6 +36,8 @@ export async function handOver(
     tags: ProviderTags;
     /** Told when a session starts for the message (OutboundMessage.onSession). */
     onSession?: () => void;
+    /** Its turn for a session (OutboundMessage.claimant). */
+    claimant?: Claimant;
   },
 ): Promise<DeliveryResult> {
   const { sharedDomain } = deps.ctx.config;
@@ -47,6 +50,7 @@ export async function handOver(
     attempt: message.attempt,
     tags: message.tags,
     onSession: message.onSession,
+    claimant: message.claimant,
   };
   let failure: DeliveryError | undefined;
   for (const route of routes) {

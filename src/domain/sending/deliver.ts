@@ -368,6 +368,10 @@ async function deliverOne(
         attempt: row.attempts,
         tags: providerTagsOf(row),
         onSession: extra.onSession,
+        claimant: {
+          urgency: row.stream === 'system' || row.stream === 'transactional' ? row.stream : 'bulk',
+          project: row.project_id,
+        },
       });
       const held = result.recipients.map((r) => r.heldUntil);
       if (held.length > 0 && held.every((at) => at !== undefined)) {
