@@ -14,7 +14,7 @@ import { loadConfig } from '../src/config.ts';
 import { addJobs } from '../src/db/enqueue.ts';
 import { campaignJob } from '../src/domain/campaigns/send.ts';
 import { dayOf, moveClock, now } from '../src/domain/core/clock.ts';
-import { DEFAULT_WARMUP_SCHEDULE } from '../src/domain/reputation/warmup.ts';
+import { DEFAULT_WARMUP_SCHEDULE } from '../src/domain/shaping/warmup.ts';
 import { startRuntime } from '../src/runtime.ts';
 import { guardBench, json, machine, readyBenchAccount } from './server.ts';
 

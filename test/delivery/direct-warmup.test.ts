@@ -4,7 +4,7 @@ import { MxResolver } from '../../src/delivery/direct/mx.ts';
 import { createDirectTransport } from '../../src/delivery/direct/transport.ts';
 import type { OutboundMessage, Transport } from '../../src/delivery/transport.ts';
 import { dayOf, moveClock, now, resetClock } from '../../src/domain/core/clock.ts';
-import { sourceWarmup } from '../../src/domain/reputation/warmup-count.ts';
+import { sourceWarmup } from '../../src/domain/shaping/warmup-count.ts';
 import { createTestDatabase } from '../helpers/database.ts';
 import { simRoute } from '../helpers/direct-transport.ts';
 import { type SimInternet, type SimServer, startSimInternet } from '../helpers/sim-internet.ts';

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectDatabase, type DatabaseHandle } from '../../src/db/database.ts';
-import { takeSlots } from '../../src/domain/emails/pace.ts';
+import { takeSlots } from '../../src/domain/shaping/pace.ts';
 import { createTestDatabase } from '../helpers/database.ts';
 
 /**

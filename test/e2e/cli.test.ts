@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCliLogin } from '../helpers/cli-login.ts';
 import { eventually } from '../helpers/eventually.ts';
@@ -159,7 +160,7 @@ describe('posthorn login: browser pairing', () => {
       .selectFrom('emails')
       .select('subject')
       .where('stream', '=', 'system')
-      .where('to_addresses', '=', [email])
+      .where(sql<boolean>`${email} = any(to_addresses)`)
       .execute();
     expect(sent).toEqual([{ subject: message.parsed.subject }]);
     const dashboardCookie = signedIn.setCookies.find((c) => c.startsWith('posthorn_session='));

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, type TestBrowser } from '../helpers/browser.ts';
@@ -72,7 +73,7 @@ describe('signing up from the dashboard', () => {
       .selectFrom('emails')
       .select('subject')
       .where('stream', '=', 'system')
-      .where('to_addresses', '=', [email])
+      .where(sql<boolean>`${email} = any(to_addresses)`)
       .execute();
     expect(sent).toEqual([{ subject: message.parsed.subject }]); // exactly one email
 
@@ -99,7 +100,7 @@ describe('signing up from the dashboard', () => {
       .selectFrom('emails')
       .select('id')
       .where('stream', '=', 'system')
-      .where('to_addresses', '=', [email])
+      .where(sql<boolean>`${email} = any(to_addresses)`)
       .execute();
     expect(after).toHaveLength(1);
   });

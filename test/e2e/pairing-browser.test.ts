@@ -1,6 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser } from '../helpers/browser.ts';
 import { startCliLogin } from '../helpers/cli-login.ts';
@@ -63,7 +64,7 @@ describe('posthorn login in a real headless Chromium (from the npm package @spar
         .selectFrom('emails')
         .select('subject')
         .where('stream', '=', 'system')
-        .where('to_addresses', '=', [email])
+        .where(sql<boolean>`${email} = any(to_addresses)`)
         .execute();
       expect(sent).toEqual([{ subject: message.parsed.subject }]);
       await page.fill('input[name="login_code"]', loginCode);

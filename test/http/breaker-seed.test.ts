@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectDatabase, type DatabaseHandle } from '../../src/db/database.ts';
-import { Breaker } from '../../src/domain/reputation/breaker.ts';
+import { Breaker } from '../../src/domain/shaping/breaker.ts';
 import { createTestDatabase } from '../helpers/database.ts';
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Breaker, judge, ratesOf } from '../../src/domain/reputation/breaker.ts';
+import { Breaker, judge, ratesOf } from '../../src/domain/shaping/breaker.ts';
 
 const settings = { minMessages: 200, bounceWarn: 2, bounceStop: 5, complaintWarn: 0.1, complaintStop: 0.3 };
 

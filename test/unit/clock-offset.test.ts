@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { clockOffsetMs } from '../../src/domain/emails/pace.ts';
+import { clockOffsetMs } from '../../src/domain/shaping/pace.ts';
 
 describe("a worker's estimate of its clock's lead over the database's", () => {
   it('is the smallest lead seen in the last ten seconds, so one slow answer does not move it', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { withSimulator } from '../../src/delivery/simulator.ts';
 import { DeliveryError, type DeliveryResult, type Transport } from '../../src/delivery/transport.ts';
-import { applyFailure, applyResult, newOutcome } from '../../src/domain/emails/delivery-outcomes.ts';
+import { applyFailure, applyResult, newOutcome } from '../../src/domain/sending/delivery-outcomes.ts';
 
 /** A relay (final = false) or mailbox (final = true) stand-in that accepts all but `refuse`. */
 function hop(final: boolean, refuse: Record<string, [number, string]> = {}): Transport {

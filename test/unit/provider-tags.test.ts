@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type ProviderTags, sesEmailTags, tagHeaders, tagPairs } from '../../src/delivery/routes/tags.ts';
-import { providerTagsOf } from '../../src/domain/emails/hand-over.ts';
+import { providerTagsOf } from '../../src/domain/sending/hand-over.ts';
 
 const campaignMail: ProviderTags = {
   email: '0b4f2c55-6a53-4c43-9d36-0e1b8a4f1d10',

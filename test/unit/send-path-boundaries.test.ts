@@ -49,4 +49,17 @@ describe('the send path keeps its concerns in one place each', () => {
     expect(rel).toEqual(['delivery/direct/lanes.ts', 'delivery/smtp-pool.ts']);
     for (const file of opening) expect(readFileSync(file, 'utf8')).toMatch(/new SessionPool</);
   });
+
+  it('only the shaping module keeps the state of a limit (rates, the breaker, warm-ups, connection leases)', () => {
+    const limitTables =
+      /\b(send_rates|breaker_counts|breaker_trips|warmup_usage|warmup_source_usage|connection_leases)\b/;
+    const shaping = (file: string) => file.startsWith('domain/shaping/') || file === 'db/schema.ts';
+    expect(linesMatching(limitTables, shaping)).toEqual([]);
+  });
+
+  it('the send path asks one module for its limits: deliver.ts imports shaping/limits.ts, not its parts', () => {
+    const deliver = readFileSync(path.join(SRC, 'domain/sending/deliver.ts'), 'utf8');
+    expect(deliver).toMatch(/from '\.\.\/shaping\/limits\.ts'/);
+    expect(deliver).not.toMatch(/shaping\/(pace|breaker-write|warmup|warmup-count|watched)\.ts/);
+  });
 });

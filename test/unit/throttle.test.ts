@@ -5,7 +5,7 @@ import {
   lateAllowanceMs,
   type RateBook,
   writerPace,
-} from '../../src/domain/emails/throttle.ts';
+} from '../../src/domain/shaping/throttle.ts';
 
 const book = (over: Partial<RateBook> = {}): RateBook => ({
   projects: new Map(),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { watchedOf } from '../../src/domain/reputation/watched.ts';
+import { watchedOf } from '../../src/domain/shaping/watched.ts';
 
 /** What the circuit breaker judges a message as part of (reputation/watched.ts). */
 

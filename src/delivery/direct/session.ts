@@ -1,5 +1,6 @@
 import type { TLSSocket } from 'node:tls';
 import type SMTPConnection from 'nodemailer/lib/smtp-connection';
+import type { SessionLeases } from '../session-pool.ts';
 import type { SmtpSendError } from '../smtp-pool.ts';
 
 /** What a lane's connections are, and how their failures read (lanes.ts). */
@@ -20,14 +21,11 @@ export interface Conn {
 }
 
 /**
- * A site's connection cap across every worker process (PostgreSQL: domain/sending/leases.ts):
+ * A site's connection cap across every worker process (PostgreSQL: domain/shaping/leases.ts):
  * `take` counts one more connection to the lane when the processes' sum is below `max`, `give`
- * counts one less.
+ * counts one less. The one session pool asks it (session-pool.ts).
  */
-export interface ConnectionLeases {
-  take(lane: string, max: number): Promise<boolean>;
-  give(lane: string): void;
-}
+export type ConnectionLeases = SessionLeases;
 
 /** A failure for now, before any transaction: `slowDown` when the site asked us to. */
 export class Temporary extends Error {

@@ -5,9 +5,9 @@ import type { DomainContext } from '../core/context.ts';
 import { ConflictError, NotFoundError } from '../core/errors.ts';
 import { deleteUnlessBusy, findInProject } from '../core/find.ts';
 import { type Page, readPage } from '../core/pages.ts';
-import { presentRate } from '../emails/sending-rates.ts';
 import type { ProjectFacts } from '../plans/project-facts.ts';
-import { campaignWarmup } from '../reputation/warmup.ts';
+import { presentRate } from '../shaping/sending-rates.ts';
+import { campaignWarmup } from '../shaping/warmup.ts';
 import { countAudience } from './audience.ts';
 import {
   applyInput,

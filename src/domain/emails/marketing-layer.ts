@@ -3,7 +3,7 @@ import { addFooter, listUnsubscribeHeaders, trackLinks } from '../../mail/market
 import type { DomainContext } from '../core/context.ts';
 import { publicUrls } from '../marketing/tokens.ts';
 import { PLACEHOLDER_ADDRESS } from '../plans/project-facts.ts';
-import type { EmailRow } from './delivery-outcomes.ts';
+import type { EmailRow } from '../sending/delivery-outcomes.ts';
 
 const LAYERED_STREAMS: EmailRow['stream'][] = ['marketing', 'automation'];
 

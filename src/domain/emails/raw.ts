@@ -2,8 +2,8 @@ import { composeMessage } from '../../mail/compose.ts';
 import type { DomainContext } from '../core/context.ts';
 import { ConflictError } from '../core/errors.ts';
 import { findInProject } from '../core/find.ts';
-import type { EmailRow } from './delivery-outcomes.ts';
-import { outgoingMessages } from './outgoing.ts';
+import type { EmailRow } from '../sending/delivery-outcomes.ts';
+import { outgoingMessages } from '../sending/outgoing.ts';
 
 /**
  * GET /emails/{id}/raw: the message's MIME source as delivery would compose it now, through the

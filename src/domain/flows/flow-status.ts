@@ -2,14 +2,14 @@ import type { FlowStatus } from '../../db/schema.ts';
 import type { DomainContext } from '../core/context.ts';
 import { ConflictError } from '../core/errors.ts';
 import type { ProjectFacts } from '../plans/project-facts.ts';
+import type { GateOverride } from '../reputation/gate-pass.ts';
 import {
   BREAKER_PAUSE,
   checkBreakerResume,
   closeTrips,
   passWiderStops,
   type Resumer,
-} from '../reputation/breaker-write.ts';
-import type { GateOverride } from '../reputation/gate-pass.ts';
+} from '../shaping/breaker-write.ts';
 import { nudgeAdvance } from './engine.ts';
 import { flowSenders, passFlowGate } from './flow-gate.ts';
 import { checkActivation, type FlowRow, findFlow, flowView, loadDefinition } from './flows.ts';

@@ -2,10 +2,10 @@ import type { Selectable } from 'kysely';
 import type { DomainsTable } from '../../db/schema.ts';
 import type { DomainContext } from '../core/context.ts';
 import { ValidationError } from '../core/errors.ts';
-import { applyRate } from '../emails/sending-rates.ts';
 import { requireInboundPlan } from '../inbound/recipients.ts';
-import { warmupChanges } from '../reputation/warmup.ts';
-import { forgetWarmingDomains } from '../reputation/warmup-count.ts';
+import { applyRate } from '../shaping/sending-rates.ts';
+import { warmupChanges } from '../shaping/warmup.ts';
+import { forgetWarmingDomains } from '../shaping/warmup-count.ts';
 import { findDomain, presentDomain } from './domains.ts';
 
 type DomainRow = Selectable<DomainsTable>;

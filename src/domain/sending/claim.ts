@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import { BULK_PRIORITY } from '../../db/enqueue.ts';
-import type { EmailRow } from '../emails/delivery-outcomes.ts';
+import type { EmailRow } from './delivery-outcomes.ts';
 
 /**
  * Claims: a delivery job moves its messages to `sending` under a claim (one row of

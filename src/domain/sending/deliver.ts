@@ -3,6 +3,11 @@ import { deliveryErrorOf } from '../../delivery/transport.ts';
 import { addressOf, domainOf } from '../../mail/address.ts';
 import { type ComposeInput, composeMessage } from '../../mail/compose.ts';
 import type { DkimKey } from '../../mail/dkim.ts';
+import { suppressedAmong } from '../emails/suppressions.ts';
+import { createSigningKeys } from '../sending-domains/dkim-keys.ts';
+import type { Tally } from '../shaping/breaker.ts';
+import { type BatchLimits, limitsOf } from '../shaping/limits.ts';
+import { handBack } from '../shaping/throttle.ts';
 import {
   applyFailure,
   applyResult,
@@ -10,19 +15,9 @@ import {
   newOutcome,
   type Outcome,
   recordOutcomes,
-} from '../emails/delivery-outcomes.ts';
-import { type DeliveryDeps, handOver, providerTagsOf } from '../emails/hand-over.ts';
-import { outgoingMessages } from '../emails/outgoing.ts';
-import { type Pace, pacesOf } from '../emails/pace.ts';
-import { suppressedAmong } from '../emails/suppressions.ts';
-import { type Bucket, handBack, intervalMs } from '../emails/throttle.ts';
-import { sharedDefaultFrom } from '../plans/project-facts.ts';
-import { type Breaker, breakerFor, type Tally, type Trip } from '../reputation/breaker.ts';
-import { writeBreaker } from '../reputation/breaker-write.ts';
-import { reserve } from '../reputation/warmup.ts';
-import { handedOverUses, warmingDomains } from '../reputation/warmup-count.ts';
-import { sendingDomainIds, type Watched, watchedOf } from '../reputation/watched.ts';
-import { createSigningKeys } from '../sending-domains/dkim-keys.ts';
+} from './delivery-outcomes.ts';
+import { type DeliveryDeps, handOver, providerTagsOf } from './hand-over.ts';
+import { outgoingMessages } from './outgoing.ts';
 import type { BatchProgress } from './scheduler.ts';
 
 /**
@@ -56,10 +51,8 @@ export async function deliverClaimed(
   const signingKey = createSigningKeys(deps.ctx);
   // each message goes to the routes its rule names, the healthy first (chosen once per message)
   const routes = new Map(rows.map((row) => [row.id, routesOf(deps, row)]));
-  // throttled rows, and rows meant for a route with a rate, wait for a slot when ready to leave
-  const paces = await pacesOf(deps.ctx.db, rows, (row) =>
-    routeBuckets((routes.get(row.id) as ChosenRoute[])[0]),
-  );
+  // every limit of the batch (throttles, route rates, the breaker's stops, warm-up): shaping/limits.ts
+  const limits = await limitsOf(deps.ctx, rows, (row) => (routes.get(row.id) as ChosenRoute[])[0]);
   const attachments = await attachmentsOf(deps, rows);
   const suppressed = await suppressedByProject(deps, rows);
   const settled = await settledOf(deps, rows, (row) =>
@@ -67,13 +60,6 @@ export async function deliverClaimed(
       (suppressed.get(`${row.project_id}:${row.stream}`) as Set<string>).has(r.toLowerCase()),
     ),
   );
-  // the circuit breaker's view of the rows' campaigns; its trips are written with the outcomes
-  const breaker = breakerFor(deps.ctx.config.breaker);
-  const { holdsTransactional } = deps.ctx.config.breaker;
-  const domainIds = await sendingDomainIds(deps.ctx.db, rows, holdsTransactional);
-  const watched = new Map(rows.map((row) => [row.id, watchedOf(row, domainIds, holdsTransactional)]));
-  await breaker.seed(deps.ctx.db, [...watched.values()].flat());
-  const trips: Trip[] = [];
   // what goes on the wire: rendered again, the marketing layer, the composer's input (rows untouched)
   const outgoing = await outgoingMessages(deps.ctx, rows, attachments, 'background');
   const answers = rows.map(async (row, i): Promise<Outcome | HandedBack> => {
@@ -83,11 +69,8 @@ export async function deliverClaimed(
       return await deliverOne(deps, routes.get(row.id) as ChosenRoute[], row, message.input, {
         key: await signingKey(row.project_id, domainOf(row.from_address)),
         suppressed: suppressed.get(`${row.project_id}:${row.stream}`) as Set<string>,
-        pace: paces.get(row.id) ?? null,
         settled: settled.get(row.id),
-        breaker,
-        watched: watched.get(row.id) ?? [],
-        trips,
+        limits,
         onSession: () => progress.session(row.id),
       });
     } catch (err) {
@@ -97,7 +80,7 @@ export async function deliverClaimed(
   });
   let answered = 0;
   for await (const results of asTheyCome(answers, RECORD_LINGER_MS))
-    answered += await record(deps, rows, results, breaker, trips);
+    answered += await record(deps, rows, results, limits);
   return answered;
 }
 
@@ -140,31 +123,21 @@ async function record(
   deps: DeliveryDeps,
   rows: EmailRow[],
   results: (Outcome | HandedBack)[],
-  breaker: Breaker,
-  trips: Trip[],
+  limits: BatchLimits,
 ): Promise<number> {
   const waiting = results.filter((r): r is HandedBack => !('events' in r));
   const outcomes = results.filter((r): r is Outcome => 'events' in r);
   await handBack(deps.ctx.db, waiting);
   if (outcomes.length === 0) return 0;
-  const unwritten = breaker.takeUnwritten();
-  const tripped = trips.splice(0);
-  // transactional and flow mail handed over counts toward a warm-up's day (never held by it)
   const taken = new Set(outcomes.filter((o) => TAKEN.has(o.status)).map((o) => o.id));
-  const warmups = handedOverUses(
-    await warmingDomains(deps.ctx.db),
-    rows.filter((r) => taken.has(r.id)),
-  );
+  const counted = await limits.written(rows.filter((r) => taken.has(r.id)));
   try {
-    await recordOutcomes(deps.ctx, rows, outcomes, async (tx) => {
-      await writeBreaker(tx, unwritten, tripped, sharedDefaultFrom(deps.ctx));
-      await reserve(tx, warmups);
-    });
+    await recordOutcomes(deps.ctx, rows, outcomes, counted.write);
   } catch (err) {
-    breaker.giveBack(unwritten, tripped);
+    counted.failed();
     throw err;
   }
-  breaker.confirm(tripped);
+  counted.ok();
   return outcomes.length;
 }
 
@@ -177,15 +150,6 @@ function unexpectedFailure(id: string, err: unknown): Outcome {
     response,
     events: [{ type: 'deferred', recipient: null, detail: { response } }],
   };
-}
-
-/**
- * The rate of the route a message is meant for (its first choice), shared by every worker process
- * through the same buckets as the campaign throttles: every stream through the route respects it.
- */
-function routeBuckets(route: ChosenRoute): Bucket[] {
-  const step = route.rate ? intervalMs(route.rate) : null;
-  return step === null ? [] : [{ key: `route:${route.name}`, intervalMs: step }];
 }
 
 /**
@@ -311,12 +275,9 @@ async function deliverOne(
   extra: {
     key: DkimKey;
     suppressed: Set<string>;
-    pace: Pace;
     settled: Settled | undefined;
-    breaker: Breaker;
-    /** What the breaker watches the message as part of (reputation/watched.ts). */
-    watched: Watched[];
-    trips: Trip[];
+    /** The batch's limits (shaping/limits.ts): the row's pace and the breaker's stops. */
+    limits: BatchLimits;
     onSession: () => void;
   },
 ): Promise<Outcome | HandedBack> {
@@ -348,7 +309,7 @@ async function deliverOne(
   const send = async () => {
     // what the circuit breaker stopped (its campaign, flow, domain or project) hands nothing more
     // over, from the moment it tripped: asked at the hand-over, after the compose and any wait
-    const stopped = extra.watched.find((w) => extra.breaker.stopped(w.scope, w.id));
+    const stopped = extra.limits.stopped(row);
     if (stopped) {
       heldUntil = Date.now() + BREAKER_HOLD_MS;
       // what it becomes if it is not handed back (past POSTHORN_RETRY_FOR_HOURS): deferred, so the
@@ -379,17 +340,16 @@ async function deliverOne(
         heldBySite = result.recipients.find((r) => r.heldBy === 'site')?.response ?? null;
       }
       applyResult(outcome, result);
-      const met = tallyOf(outcome);
-      for (const w of extra.watched)
-        extra.trips.push(...extra.breaker.observe(w.scope, w.id, w.projectId, met));
+      extra.limits.observe(row, tallyOf(outcome));
     } catch (err) {
       applyFailure(outcome, deliveryErrorOf(err), recipients);
     }
   };
   // a throttled message is composed, waits for its slot and is handed over in its turn (or goes
   // back to the queue when no slot is free soon); any other leaves at once
-  if (extra.pace) {
-    const slot = await extra.pace(compose, send);
+  const pace = extra.limits.pace(row);
+  if (pace) {
+    const slot = await pace(compose, send);
     if (!slot.leave) return { id: row.id, atMs: slot.atMs, bulk: row.stream !== 'transactional' };
   } else {
     await compose();

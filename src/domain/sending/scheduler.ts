@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { DeliveryDeps } from '../emails/hand-over.ts';
 import { claimEmails, releaseClaim } from './claim.ts';
+import type { DeliveryDeps } from './hand-over.ts';
 
 /**
  * The delivery scheduler of one worker process (DESIGN: "jobs claim, the scheduler delivers"). A

@@ -6,6 +6,7 @@ import type { DomainContext } from '../core/context.ts';
 import { presentEmail } from '../emails/read.ts';
 import { getInbound } from '../inbound/messages.ts';
 import { presentDomain } from '../sending-domains/domains.ts';
+import { tripsOf } from '../shaping/breaker-api.ts';
 import { fanOut, type WebhookEvent } from './fan-out.ts';
 import { projectsWithWebhooks } from './subscribed.ts';
 
@@ -113,7 +114,7 @@ export interface DispatchPayload {
   inbound_id?: string;
   domain_id?: string;
   domain_event?: string;
-  /** The circuit breaker's decisions (reputation/breaker.ts): `breaker.tripped`. */
+  /** The circuit breaker's decisions (shaping/breaker.ts): `breaker.tripped`. */
   breaker_trip_ids?: string[];
   /** What DMARC reports showed (dmarc/alerts.ts): `dmarc.unknown_source`, `dmarc.alignment_dropped`. */
   dmarc_alert_ids?: string[];
@@ -146,7 +147,7 @@ async function dmarcAlertEvents(ctx: Pick<DomainContext, 'db'>, ids: string[]): 
 
 /** A breaker decision as webhooks and the API show it. */
 async function breakerEvents(ctx: Pick<DomainContext, 'db'>, ids: string[]): Promise<WebhookEvent[]> {
-  const rows = await ctx.db.selectFrom('breaker_trips').selectAll().where('id', 'in', ids).execute();
+  const rows = await tripsOf(ctx, ids);
   return rows.map((r) => ({
     type: 'breaker.tripped',
     key: r.id,

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { DomainContext } from '../../domain/core/context.ts';
-import { openTrips, resumeStops } from '../../domain/reputation/breaker-api.ts';
+import { openTrips, resumeStops } from '../../domain/shaping/breaker-api.ts';
 import { authOf, projectOf } from '../auth.ts';
 import { errors, Nullable, Timestamp, typed } from '../schemas.ts';
 

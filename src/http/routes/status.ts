@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { DomainContext } from '../../domain/core/context.ts';
-import { projectRate, setProjectRate } from '../../domain/emails/sending-rates.ts';
 import { accountStatus, limits, type SmtpPorts, setFooterAddress } from '../../domain/plans/project-facts.ts';
+import { projectRate, setProjectRate } from '../../domain/shaping/sending-rates.ts';
 import { projectFactsOf, projectOf } from '../auth.ts';
 import { errors, Nullable, SendingRate, typed, Uuid } from '../schemas.ts';
 

@@ -1,10 +1,10 @@
 import type { ComposeInput } from '../../mail/compose.ts';
 import type { DomainContext } from '../core/context.ts';
-import { SYSTEM_PROJECT } from '../sending/system-mail.ts';
+import { type MessageBody, withMarketingLayer } from '../emails/marketing-layer.ts';
 import type { JobLane } from '../templates/fair-pool.ts';
 import { renderStored } from '../templates/send.ts';
 import type { EmailRow } from './delivery-outcomes.ts';
-import { type MessageBody, withMarketingLayer } from './marketing-layer.ts';
+import { SYSTEM_PROJECT } from './system-mail.ts';
 
 /** A stored attachment's bytes, by message and position. */
 export interface StoredAttachment {

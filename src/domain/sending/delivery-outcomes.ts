@@ -10,10 +10,10 @@ import {
   type RecipientResult,
 } from '../../delivery/transport.ts';
 import type { DomainContext } from '../core/context.ts';
+import { type EmailEventInput, recordEmailEvents } from '../emails/events.ts';
+import { type SuppressionReason, suppress } from '../emails/suppressions.ts';
 import { countDeliveries } from '../maintenance/metrics.ts';
-import { type EmailEventInput, recordEmailEvents } from './events.ts';
 import { nextAttemptAt } from './hand-over.ts';
-import { type SuppressionReason, suppress } from './suppressions.ts';
 
 export type EmailRow = Selectable<EmailsTable>;
 
@@ -224,7 +224,11 @@ export async function recordOutcomes(
     const settled = outcomes.filter((o) => o.status !== 'deferred').map((o) => o.id);
     const system = rows.filter((r) => r.stream === 'system' && settled.includes(r.id)).map((r) => r.id);
     if (system.length > 0)
-      await tx.updateTable('emails').set({ text_body: null, html: null }).where('id', 'in', system).execute();
+      await tx
+        .updateTable('emails')
+        .set({ text_body: null, html: null, body_pruned_at: new Date() })
+        .where('id', 'in', system)
+        .execute();
     await also?.(tx);
   });
   countDeliveries(outcomes.map((o) => o.status));

@@ -3,8 +3,8 @@ import type { Db } from '../../db/database.ts';
 import { addJobs, BULK_PRIORITY } from '../../db/enqueue.ts';
 import type { RouteView } from '../../delivery/routes/view.ts';
 import { domainOf } from '../../mail/address.ts';
-import type { EmailRow } from './delivery-outcomes.ts';
-import { recordEmailEvents } from './events.ts';
+import { recordEmailEvents } from '../emails/events.ts';
+import type { EmailRow } from '../sending/delivery-outcomes.ts';
 
 /**
  * Throttling of marketing and automation mail. A rate (messages per second and per hour, either

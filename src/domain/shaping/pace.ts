@@ -1,7 +1,7 @@
 import { setTimeout } from 'node:timers/promises';
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
-import type { EmailRow } from './delivery-outcomes.ts';
+import type { EmailRow } from '../sending/delivery-outcomes.ts';
 import {
   type Bucket,
   bucketsOf,

@@ -26,6 +26,11 @@ type TripRow = {
   resume_reason: string | null;
 };
 
+/** The breaker's decisions of these ids (what `breaker.tripped` webhooks announce). */
+export function tripsOf(ctx: Pick<DomainContext, 'db'>, ids: string[]) {
+  return ctx.db.selectFrom('breaker_trips').selectAll().where('id', 'in', ids).execute();
+}
+
 export function presentTrip(r: TripRow) {
   return {
     id: r.id,
