@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Lane } from '../../src/delivery/direct/lanes.ts';
 import type { DirectOptions } from '../../src/delivery/direct/transport.ts';
-import type { DirectRoute, SiteOverride } from '../../src/delivery/routes/config.ts';
+import { type DirectRoute, parseRoutes, type SiteOverride } from '../../src/delivery/routes/config.ts';
+import { RFC_PHASE_TIMEOUTS } from '../../src/delivery/routes/direct-config.ts';
 import type { OutboundMessage, Transport } from '../../src/delivery/transport.ts';
 import { simTransport } from '../helpers/direct-transport.ts';
 import { type SimInternet, type SimServer, startSimInternet } from '../helpers/sim-internet.ts';
@@ -33,6 +34,10 @@ beforeAll(async () => {
   net.mx('refusing.test', [[10, 'mx.refusing.test']]);
   oldTls = await net.server('mx.oldtls.test', '127.0.0.84', { tlsVersion: 'TLSv1' });
   slowDot = await net.server('mx.slowdot.test', '127.0.0.87', { tarpit: true });
+  await net.server('mx.stuckmail.test', '127.0.0.88', { stallAt: 'mail' });
+  net.mx('stuckmail.test', [[10, 'mx.stuckmail.test']]);
+  await net.server('mx.stuckrcpt.test', '127.0.0.89', { stallAt: 'rcpt' });
+  net.mx('stuckrcpt.test', [[10, 'mx.stuckrcpt.test']]);
   net.mx('slowdot.test', [[10, 'mx.slowdot.test']]);
   net.mx('oldtls.test', [[10, 'mx.oldtls.test']]);
   // MX hosts that do not exist (NXDOMAIN), and one domain with one that exists and one that does not
@@ -169,6 +174,46 @@ describe('a transaction that outlasts its deadline', () => {
     expect(answer.response).toMatch(/took longer than 1 s/);
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(slowDot.held).toBe(0); // the connection was closed
+  });
+});
+
+describe('each step of a transaction has its own deadline (RFC 5321 §4.5.3.2, per route)', () => {
+  // the idle timeout (10 s) and the whole transaction's (600 s) are far: only the step's can end these
+  const phaseTimeouts = { mail: 1, rcpt: 1, data: 120, dataBlock: 180, dataDone: 1 };
+
+  it('a server that never answers MAIL FROM, RCPT TO or the final dot is left at that step, saying which', async () => {
+    const t = transport([], {}, { phaseTimeouts });
+    const [mail, rcpt, dot] = await Promise.all(
+      ['reader@stuckmail.test', 'reader@stuckrcpt.test', 'reader@slowdot.test'].map(
+        async (to) => (await t.send(message(to))).recipients[0],
+      ),
+    );
+    for (const answer of [mail, rcpt, dot]) {
+      expect(answer.accepted).toBe(false);
+      expect(answer.responseCode).toBe(451);
+    }
+    expect(mail.response).toMatch(/mx\.stuckmail\.test did not answer MAIL FROM within 1 s/);
+    expect(rcpt.response).toMatch(/mx\.stuckrcpt\.test did not answer RCPT TO within 1 s/);
+    expect(dot.response).toMatch(/mx\.slowdot\.test did not answer the end of the data within 1 s/);
+  });
+
+  it("takes the RFC's minimums by default, and a routes file may set each", () => {
+    expect(RFC_PHASE_TIMEOUTS).toEqual({ mail: 300, rcpt: 300, data: 120, dataBlock: 180, dataDone: 600 });
+    const routes = parseRoutes({
+      routes: { mx: { type: 'direct', phase_timeouts: { rcpt: 60, data_done: 900 } } },
+      rules: [{ match: {}, routes: ['mx'] }],
+    });
+    expect((routes.routes.get('mx') as DirectRoute).phaseTimeouts).toEqual({
+      ...RFC_PHASE_TIMEOUTS,
+      rcpt: 60,
+      dataDone: 900,
+    });
+    expect(() =>
+      parseRoutes({
+        routes: { mx: { type: 'direct', phase_timeouts: { rcpt: 0, quit: 5 } } },
+        rules: [{ match: {}, routes: ['mx'] }],
+      }),
+    ).toThrow(/routes\.mx\.phase_timeouts\.(rcpt|quit)/);
   });
 });
 

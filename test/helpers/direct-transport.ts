@@ -2,6 +2,7 @@ import { MtaSts } from '../../src/delivery/direct/mta-sts.ts';
 import { MxResolver } from '../../src/delivery/direct/mx.ts';
 import { createDirectTransport, type DirectOptions } from '../../src/delivery/direct/transport.ts';
 import type { DirectRoute } from '../../src/delivery/routes/config.ts';
+import { RFC_PHASE_TIMEOUTS } from '../../src/delivery/routes/direct-config.ts';
 import { DEFAULT_HEALTH } from '../../src/delivery/routes/health.ts';
 import type { Transport } from '../../src/delivery/transport.ts';
 import type { SimInternet } from './sim-internet.ts';
@@ -15,6 +16,7 @@ export function simRoute(net: SimInternet, extra: Partial<DirectRoute> = {}): Di
     port: net.port,
     timeoutSeconds: 10,
     transactionTimeoutSeconds: 600,
+    phaseTimeouts: RFC_PHASE_TIMEOUTS,
     ratePerSecond: null,
     ratePerHour: null,
     health: DEFAULT_HEALTH,

@@ -34,6 +34,8 @@ export interface SimBehaviour {
   messagesPerConnection?: number;
   /** The only TLS version STARTTLS negotiates (`TLSv1`: a server modern clients cannot talk TLS to). */
   tlsVersion?: 'TLSv1';
+  /** A command never answered (the session stays open): a server stuck at MAIL FROM or RCPT TO. */
+  stallAt?: 'mail' | 'rcpt';
 }
 
 export interface SimMessage {
@@ -180,6 +182,7 @@ async function startServer(
       callback();
     },
     onMailFrom(_address, session, callback) {
+      if (behaviour.stallAt === 'mail') return;
       const carried = (perSession.get(session.id) ?? 0) + 1;
       perSession.set(session.id, carried);
       if (behaviour.messagesPerConnection !== undefined && carried > behaviour.messagesPerConnection)
@@ -204,6 +207,7 @@ async function startServer(
       callback();
     },
     onRcptTo(address, session, callback) {
+      if (behaviour.stallAt === 'rcpt') return;
       const refusal = behaviour.refuse?.get(address.address.toLowerCase());
       if (refusal) return callback(Object.assign(new Error(refusal.message), { responseCode: refusal.code }));
       const triple = `${session.envelope.mailFrom ? session.envelope.mailFrom.address : ''}|${address.address}|${peerOf(session)}`;

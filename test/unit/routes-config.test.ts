@@ -269,6 +269,7 @@ describe('a direct route', () => {
       port: 25,
       timeoutSeconds: 300,
       transactionTimeoutSeconds: 600,
+      phaseTimeouts: { mail: 300, rcpt: 300, data: 120, dataBlock: 180, dataDone: 600 },
       ratePerSecond: null,
       ratePerHour: null,
       health: { unhealthyAfter: 3, probeSeconds: 15 },

@@ -288,6 +288,7 @@ class DirectTransport implements Transport {
         to,
         message.raw,
         this.route.transactionTimeoutSeconds * 1000,
+        this.route.phaseTimeouts,
       );
       try {
         const info = await done;

@@ -28,6 +28,44 @@ export interface SiteOverride {
   retrySchedule?: number[];
 }
 
+/**
+ * How long each step of a transaction may wait for the server, in seconds (RFC 5321 §4.5.3.2's
+ * minimums): MAIL FROM 5 min, each RCPT TO 5 min, DATA 2 min, sending the data 3 min, the answer
+ * to the final dot 10 min. A deadline, not an idle timeout: a byte every second does not extend it.
+ */
+export interface PhaseTimeouts {
+  mail: number;
+  rcpt: number;
+  data: number;
+  dataBlock: number;
+  dataDone: number;
+}
+
+export const RFC_PHASE_TIMEOUTS: PhaseTimeouts = {
+  mail: 300,
+  rcpt: 300,
+  data: 120,
+  dataBlock: 180,
+  dataDone: 600,
+};
+
+function phaseTimeoutsOf(c: Checker, at: string, value: unknown): PhaseTimeouts {
+  if (value === undefined) return RFC_PHASE_TIMEOUTS;
+  if (!isObject(value)) {
+    c.problem(at, 'must be an object of seconds {mail, rcpt, data, data_block, data_done}');
+    return RFC_PHASE_TIMEOUTS;
+  }
+  c.known(at, value, ['mail', 'rcpt', 'data', 'data_block', 'data_done']);
+  const d = RFC_PHASE_TIMEOUTS;
+  return {
+    mail: c.integer(`${at}.mail`, value.mail, d.mail, 1, 3600),
+    rcpt: c.integer(`${at}.rcpt`, value.rcpt, d.rcpt, 1, 3600),
+    data: c.integer(`${at}.data`, value.data, d.data, 1, 3600),
+    dataBlock: c.integer(`${at}.data_block`, value.data_block, d.dataBlock, 1, 3600),
+    dataDone: c.integer(`${at}.data_done`, value.data_done, d.dataDone, 1, 3600),
+  };
+}
+
 /** Straight to each recipient's MX (issue 32). */
 export interface DirectRoute {
   type: 'direct';
@@ -44,6 +82,8 @@ export interface DirectRoute {
    * server trickles its answers (the RFC's longest single wait, for the final dot, is 10 min).
    */
   transactionTimeoutSeconds: number;
+  /** Seconds each step of a transaction may wait for its answer (RFC 5321 §4.5.3.2), however the server trickles it. */
+  phaseTimeouts: PhaseTimeouts;
   ratePerSecond: number | null;
   ratePerHour: number | null;
   health: HealthSettings;
@@ -168,6 +208,7 @@ export function directRoute(c: Checker, at: string, value: Obj): DirectRoute {
     'port',
     'timeout_seconds',
     'transaction_timeout_seconds',
+    'phase_timeouts',
     'rate_per_second',
     'rate_per_hour',
     'unhealthy_after',
@@ -186,6 +227,7 @@ export function directRoute(c: Checker, at: string, value: Obj): DirectRoute {
       1,
       3600,
     ),
+    phaseTimeouts: phaseTimeoutsOf(c, `${at}.phase_timeouts`, value.phase_timeouts),
     ratePerSecond: rateOf(c, at, value),
     ratePerHour: ratePerHourOf(c, at, value),
     health: healthOf(c, at, value),
