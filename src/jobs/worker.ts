@@ -147,9 +147,6 @@ export async function startWorker(options: Omit<WorkerDeps, 'scheduler'>): Promi
     log: options.log,
   });
   const deps: WorkerDeps = { ...options, scheduler };
-  // what an earlier version's outbox still held leaves by the one path
-  const adopted = await adoptWaitingSystemMail(deps.ctx);
-  if (adopted > 0) deps.log.info(`${adopted} system email(s) waiting from before the upgrade queued again`);
   // jobs are locked by the worker POOL's id (graphile-worker 0.18), so that is what must heartbeat;
   // the workers' own ids are kept too, for versions that lock by worker
   events.on('pool:create', ({ workerPool }) => workerIds.add(workerPool.id));
@@ -197,6 +194,19 @@ export async function startWorker(options: Omit<WorkerDeps, 'scheduler'>): Promi
     stopped: () => deps.ctx.pool.ended,
   }).catch((err) =>
     deps.log.warn({ err }, 'the outbox drain at start failed: the crontab runs it within a minute'),
+  );
+  // what an earlier version's outbox still held leaves by the one path (waited for like the drain)
+  await whileDatabaseUnavailable(() => adoptWaitingSystemMail(deps.ctx), {
+    patienceMs: 60_000,
+    stopped: () => deps.ctx.pool.ended,
+  }).then(
+    (adopted) =>
+      adopted > 0 && deps.log.info(`${adopted} system email(s) waiting from before the upgrade queued again`),
+    (err) =>
+      deps.log.warn(
+        { err },
+        'the system mail of an earlier version could not be queued: tried at the next start',
+      ),
   );
   const stopWatching = watchWorkerLiveness(workerIds, deps.ctx.pool, deps.ctx.config.staleWorkerSeconds, {
     // what a dead process (or a batch that could not record) left in `sending`, queued again
