@@ -17,8 +17,9 @@ export interface OutboundMessage {
    */
   claimant?: Claimant;
   /**
-   * Called when the message stops waiting: a session (or the provider's API call) starts for it.
-   * The delivery scheduler bounds what waits, not what is in a session.
+   * Called when the message stops waiting in the process's room: a session (or the provider's API
+   * call) starts for it, or it joins its site's own bounded queue (a direct route's lane). The
+   * delivery scheduler bounds what waits before that, not what is in a session or a site's queue.
    */
   onSession?: () => void;
 }

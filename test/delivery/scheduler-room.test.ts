@@ -18,7 +18,7 @@ beforeAll(async () => {
   // the API alone: the accepted messages stay queued for the test's own scheduler to claim
   server = await startTestServer({}, ['api']);
   const account = await unlimitedSender(server);
-  for (let b = 0; b < 2; b++) {
+  for (let b = 0; b < 3; b++) {
     const batch = Array.from({ length: 61 }, (_, i) => ({
       from: FROM,
       to: `reader${b * 61 + i}@example.org`,
@@ -65,5 +65,24 @@ describe('the delivery scheduler', () => {
     await scheduler.stop(10_000);
     expect(delivered.reduce((a, b) => a + b, 0)).toBe(121);
     expect(scheduler.holding).toEqual({ inFlight: 0, waiting: 0 });
+  });
+
+  it('gives back the room of each message as its answer is written: a message a silent site holds keeps only its own', async () => {
+    const silent = new Promise<never>(() => {});
+    const scheduler = new DeliveryScheduler(
+      { ctx: server.runtime.ctx, routes: server.runtime.routes },
+      async (_deps, rows, progress) => {
+        // every message of the batch answered but the first, which waits on a site that never answers
+        progress.recorded?.(rows.slice(1).map((r) => r.id));
+        return silent;
+      },
+      { maxWaiting: 50, maxInFlight: 60, heartbeats: new Set(), log: pino({ level: 'silent' }) },
+    );
+    // four bulk jobs of 15, one after the other: each batch keeps one message, so all four find
+    // room (bulk's share is 40 waiting and 48 in flight), where whole batches held would stop the third
+    for (let i = 0; i < 4; i++)
+      await expect(scheduler.take(ids.slice(122 + i * 15, 122 + i * 15 + 15), true)).resolves.toBe(15);
+    expect(scheduler.holding).toEqual({ inFlight: 4, waiting: 4 });
+    await scheduler.stop(50);
   });
 });

@@ -262,6 +262,9 @@ class DirectTransport implements Transport {
   /** The transaction on the lane, once more on a new connection when a reused one was gone before a byte left. */
   private async sendOnLane({ lane, site, hosts, to, message, policy }: Attempt) {
     const enforce = policy?.mode === 'enforce';
+    // from here it waits in its site's own queue (the lane's, bounded there), not in the process's
+    // room: a silent site fills its lane, never the room every other site's mail needs
+    message.onSession?.();
     for (let tries = 0; ; tries++) {
       let conn: Conn;
       try {
@@ -273,7 +276,6 @@ class DirectTransport implements Transport {
         if (enforce && policy) return this.policyRefusal(to, hosts, lane, policy.mode, err.message);
         return answerAll(to, err.code, err.message, this.holdWait(lane, err.slowDown));
       }
-      message.onSession?.();
       const reused = conn.carried > 0;
       const via: Via = {
         mx: conn.mx,

@@ -79,8 +79,10 @@ export async function deliverClaimed(
     }
   });
   let answered = 0;
-  for await (const results of asTheyCome(answers, RECORD_LINGER_MS))
+  for await (const results of asTheyCome(answers, RECORD_LINGER_MS)) {
     answered += await record(deps, rows, results, limits);
+    progress.recorded?.(results.map((r) => r.id));
+  }
   return answered;
 }
 

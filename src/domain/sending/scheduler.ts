@@ -31,8 +31,13 @@ export interface SchedulerOptions {
 
 /** What the scheduler hears of each message of a batch. */
 export interface BatchProgress {
-  /** A session (or a provider's API call) started for the message: it waits no more. */
+  /**
+   * The message waits no more in the process's room: a session (or a provider's API call) started
+   * for it, or it waits in its site's own bounded queue (a direct route's lane).
+   */
   session(id: string): void;
+  /** These messages' answers are written (or they went back to the queue): they leave the process. */
+  recorded?(ids: string[]): void;
 }
 
 /** Delivers claimed rows and records their outcomes; resolves once every one is recorded. */
@@ -124,9 +129,22 @@ export class DeliveryScheduler {
       return 0;
     }
     const waiting = new Set(rows.map((r) => r.id));
+    const held = new Set(waiting);
     const progress: BatchProgress = {
       session: (id) => {
         if (waiting.delete(id)) this.settle(0, 1);
+      },
+      // each group of answers leaves at once: a batch one of whose messages waits on a silent site
+      // holds that message, not the room of the others (a tarpit held whole batches for 300 s)
+      recorded: (ids) => {
+        let done = 0;
+        let started = 0;
+        for (const id of ids) {
+          if (!held.delete(id)) continue;
+          done++;
+          if (waiting.delete(id)) started++;
+        }
+        this.settle(done, started);
       },
     };
     const batch = this.deliver(this.deps, rows, progress)
@@ -144,7 +162,7 @@ export class DeliveryScheduler {
       )
       .finally(() => {
         this.batches.delete(batch);
-        this.settle(rows.length, waiting.size);
+        this.settle(held.size, waiting.size);
       });
     this.batches.add(batch);
     return rows.length;
