@@ -1,8 +1,9 @@
-// A private Postfix for bench/postfix.ts: Debian's package (installed when missing), run as its
-// own instance with its own configuration and queue under a temporary directory, listening on
-// 127.0.0.1 only and relaying everything to one host and port (the bench's sink). Its queue files
-// are synced before it answers 250, as a stock Postfix does. Nothing is delivered locally and no
-// DNS is looked up.
+// A private Postfix for bench/postfix.ts and bench/direct.ts: Debian's package (installed when
+// missing), run as its own instance with its own configuration and queue under a temporary
+// directory, listening on 127.0.0.1 only and relaying everything to one host and port (the bench's
+// sink), or delivering to recipients' MX hosts through the bench's DNS server (with a tuning
+// added to its main.cf and master.cf when given). Its queue files are synced before it answers
+// 250, as a stock Postfix does. Nothing is delivered locally.
 import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -30,7 +31,8 @@ export function ensurePostfix() {
   return 'installed now';
 }
 
-// the services a relay-only Postfix needs, none chrooted (the chroot would need copies of /etc files)
+// the services a relay-only Postfix needs, none chrooted (the chroot would need copies of /etc files);
+// tlsmgr too, or the smtp client finds no entropy for TLS and sends in the clear
 const MASTER = (listen: string) => `
 ${listen} inet n - n - - smtpd
 pickup    unix  n       -       n       60      1       pickup
@@ -51,6 +53,7 @@ retry     unix  -       -       n       -       -       error
 discard   unix  -       -       n       -       -       discard
 anvil     unix  -       -       n       -       1       anvil
 scache    unix  -       -       n       -       1       scache
+tlsmgr    unix  -       -       n       1000?   1       tlsmgr
 postlog   unix-dgram n  -       n       -       1       postlogd
 `;
 
@@ -71,7 +74,23 @@ export interface PostfixInstance {
  */
 export type PostfixOut =
   | { relayPort: number }
-  | { resolvConf: string; bindAddress: string; heloName: string; retrySeconds: number };
+  | {
+      resolvConf: string;
+      bindAddress: string;
+      heloName: string;
+      retrySeconds: number;
+      tuning?: PostfixTuning;
+    };
+
+/**
+ * What a postmaster adds to a stock instance: lines for main.cf and master.cf, and files written
+ * beside them (main.cf names them as `$config_directory/<name>`).
+ */
+export interface PostfixTuning {
+  main: string;
+  master: string;
+  files: Record<string, string>;
+}
 
 /** Starts a private Postfix on 127.0.0.1:`port`, relaying to 127.0.0.1:`out` or (an object) delivering by DNS. */
 export function startPostfix(port: number, out: number | PostfixOut): PostfixInstance {
@@ -117,7 +136,8 @@ smtp_helo_name = ${way.heloName}
 smtp_tls_security_level = may
 minimal_backoff_time = ${way.retrySeconds}s
 maximal_backoff_time = ${way.retrySeconds * 8}s
-queue_run_delay = ${way.retrySeconds}s`
+queue_run_delay = ${way.retrySeconds}s
+${way.tuning?.main ?? ''}`
 }
 default_process_limit = 200
 smtpd_client_connection_count_limit = 0
@@ -133,7 +153,9 @@ ${held ? `header_checks = regexp:${path.join(etc, 'hold')}` : ''}
   writeFileSync(path.join(etc, 'main.cf'), mainCf(false));
   // held: the cleanup daemon files each message straight into the hold queue (synced, then 250)
   writeFileSync(path.join(etc, 'hold'), '/^Subject:/ HOLD\n');
-  writeFileSync(path.join(etc, 'master.cf'), MASTER(`127.0.0.1:${port}`));
+  const tuning = 'tuning' in way ? way.tuning : undefined;
+  writeFileSync(path.join(etc, 'master.cf'), MASTER(`127.0.0.1:${port}`) + (tuning?.master ?? ''));
+  for (const [name, text] of Object.entries(tuning?.files ?? {})) writeFileSync(path.join(etc, name), text);
   run('postconf', ['-e', `alternate_config_directories = ${etc}`]);
   if ('resolvConf' in way)
     // the master and every daemon it forks see the bench's resolver; the machine keeps its own
