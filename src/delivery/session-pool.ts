@@ -136,8 +136,11 @@ export class SessionPool<S extends PooledSession> {
     session.idleTimer = setTimeout(() => this.quit(session), this.options.idleMs);
     session.idleTimer.unref();
     this.idle.push(session);
-    // a waiter it does not fit (another host of the site) gets the room it takes
-    if (this.waiters.length > 0 && this.open >= this.options.cap()) this.quit(session);
+    // a waiter it does not fit (another host of the site) gets the room it takes; one that waits
+    // for its class's share does not (the session kept for transactional mail stays open)
+    const cap = this.options.cap();
+    if (this.open >= cap && this.waiters.some((w) => this.mayHold(w.claimant) && !w.fits(session)))
+      this.quit(session);
   }
 
   /** Ends a session politely (QUIT). */

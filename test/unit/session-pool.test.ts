@@ -98,4 +98,17 @@ describe('the session pool', () => {
     await expect(w1).rejects.toThrow('held');
     await expect(w2).rejects.toThrow('held');
   });
+
+  it('keeps the session left to transactional mail open while bulk mail waits for its share', async () => {
+    const { pool, take, ended, opened } = poolOf(2, 0.5);
+    expect(pool.bulkLimit).toBe(1);
+    await take('bulk', bulk('p'));
+    const waiting = take('bulk2', bulk('p'));
+    // each transactional message finds the second session, and it stays open between them
+    for (let i = 0; i < 3; i++) pool.release(await take(`tx${i}`, tx('q')));
+    expect(opened()).toBe(2);
+    expect(ended).toEqual([]);
+    pool.close();
+    await expect(waiting).rejects.toThrow(/closed/);
+  });
 });

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
-import { simpleParser } from 'mailparser';
 import type { Tx } from '../../db/database.ts';
 import { SYSTEM_PRIORITY } from '../../db/enqueue.ts';
 import { addressOf } from '../../mail/address.ts';
@@ -102,6 +101,8 @@ export async function adoptWaitingSystemMail(ctx: Pick<DomainContext, 'db' | 'co
     .where('raw', 'is not', null)
     .execute();
   if (waiting.length > 0) {
+    // loaded only when there is such mail: a worker does not otherwise carry the MIME parser
+    const { simpleParser } = await import('mailparser');
     await ctx.db.transaction().execute(async (tx) => {
       for (const row of waiting) {
         const parsed = await simpleParser(row.raw as Buffer);
