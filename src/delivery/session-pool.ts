@@ -90,11 +90,19 @@ export class SessionPool<S extends PooledSession> {
 
   /**
    * A session for `claimant` that `fits` (an idle one, a new one from `connect`, or the next one
-   * freed, given by urgency and fairness), held until `release`, `quit` or `drop`.
+   * freed, given by urgency and fairness), held until `release`, `quit` or `drop`. `check` runs
+   * before each try (a lane's hold: it throws while the site holds its mail), so a send that waited
+   * for a lease looks again before it opens a session.
    */
-  async take(claimant: Claimant, fits: (s: S) => boolean, connect: () => Promise<S>): Promise<S> {
+  async take(
+    claimant: Claimant,
+    fits: (s: S) => boolean,
+    connect: () => Promise<S>,
+    check: () => void = () => {},
+  ): Promise<S> {
     for (;;) {
       if (this.closed) throw new Error('the session pool is closed');
+      check();
       let grant = this.grantNow(claimant, fits);
       if (!grant) {
         const refused = this.options.tooMany?.(this.waiters.length);

@@ -111,4 +111,35 @@ describe('the session pool', () => {
     pool.close();
     await expect(waiting).rejects.toThrow(/closed/);
   });
+
+  it('looks again before each try: a send that waited for a lease hears a hold begun meanwhile', async () => {
+    let leases = 0;
+    let held = false;
+    const pool = new SessionPool<Fake>({
+      cap: () => 2,
+      idleMs: 60_000,
+      end: () => {},
+      // the other processes hold the site's cap the first time it is asked, then the site holds its mail
+      leases: {
+        key: 'lane',
+        max: () => 2,
+        leases: {
+          take: async () => {
+            leases++;
+            held = true;
+            return false;
+          },
+          give: () => {},
+        },
+      },
+      leaseRetryMs: 1,
+    });
+    const connect = async (): Promise<Fake> => ({ n: 1, dead: false, carried: 0, idleTimer: null });
+    const check = () => {
+      if (held) throw new Error('held by the site');
+    };
+    await expect(pool.take(tx('p'), () => true, connect, check)).rejects.toThrow('held by the site');
+    expect(leases).toBe(1);
+    expect(pool.open).toBe(0);
+  });
 });

@@ -207,12 +207,15 @@ export class Lane {
     claimant: Claimant = { urgency: 'transactional', project: null },
   ): Promise<Conn> {
     if (this.closed) throw new Temporary('451 4.4.0 the route is closing');
-    if (this.suspendedUntil > now()) throw new Held(this.suspendedUntil, this.holdReason);
     const names = new Set(hosts.map((h) => h.host));
     return this.pool.take(
       claimant,
       (c) => names.has(c.mx) && (c.verified || !verified),
       () => this.connect(hosts, verified),
+      // looked at again after a wait for a lease: a hold begun meanwhile holds this message too
+      () => {
+        if (this.suspendedUntil > now()) throw new Held(this.suspendedUntil, this.holdReason);
+      },
     );
   }
 
