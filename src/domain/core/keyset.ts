@@ -36,24 +36,26 @@ export async function keysetPage<Row extends { id: string; created_at: Date }>(
   if (!Number.isInteger(limit) || limit < 1 || limit > 100)
     throw new ValidationError('`limit` must be a whole number from 1 to 100');
   const anchorId = cursor.after ?? cursor.before;
-  let anchor: { created_at: Date; id: string } | undefined;
   if (anchorId !== undefined) {
     const found = isUuid(anchorId)
-      ? await sql<{ created_at: Date; id: string }>`
-          select created_at, id from ${sql.table(table)} where id = ${anchorId} and ${scope}`.execute(db)
+      ? await sql`select 1 from ${sql.table(table)} where id = ${anchorId} and ${scope}`.execute(db)
       : { rows: [] };
-    anchor = found.rows[0];
-    if (!anchor)
+    if (found.rows.length === 0)
       throw new ValidationError(
         `\`${cursor.after ? 'after' : 'before'}\` must be the id of an item of this list`,
       );
   }
   const newer = cursor.before !== undefined;
-  const beyond = anchor
-    ? newer
-      ? sql`and (created_at, id) > (${anchor.created_at}, ${anchor.id})`
-      : sql`and (created_at, id) < (${anchor.created_at}, ${anchor.id})`
-    : sql``;
+  // the anchor's created_at is read in the query, at PostgreSQL's microseconds: through a JavaScript
+  // Date it would lose them, and items written in one batch (one created_at) would be skipped going
+  // forward and the anchor itself returned going backward (issue 47)
+  const anchor = sql`(select created_at, id from ${sql.table(table)} where id = ${anchorId ?? null})`;
+  const beyond =
+    anchorId === undefined
+      ? sql``
+      : newer
+        ? sql`and (created_at, id) > ${anchor}`
+        : sql`and (created_at, id) < ${anchor}`;
   const order = newer ? sql`created_at asc, id asc` : sql`created_at desc, id desc`;
   const found = await sql<Row>`
     select * from ${sql.table(table)} where ${scope} ${beyond} order by ${order} limit ${limit + 1}`.execute(
