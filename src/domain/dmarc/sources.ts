@@ -115,10 +115,14 @@ export async function listLabels(ctx: Pick<DomainContext, 'db'>, domainId: strin
   }));
 }
 
-/** An address or network a person names, checked: `203.0.113.7`, `203.0.113.0/24`, `2001:db8::/32`. */
+/**
+ * An address or network a person names, checked: `203.0.113.7`, `203.0.113.0/24`, `2001:db8::/32`.
+ * Node's isIP takes an IPv6 zone id (`fe80::1%eth0`), which PostgreSQL's `inet` refuses: the
+ * address is checked here, in full, before it reaches the database.
+ */
 function checkSource(value: string): string {
   const [address, prefix, ...rest] = value.trim().split('/');
-  const version = isIP(address ?? '');
+  const version = /^[0-9a-f.:]+$/i.test(address ?? '') ? isIP(address) : 0;
   const max = version === 6 ? 128 : 32;
   if (
     version === 0 ||
