@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ValidationError } from '../domain/core/errors.ts';
+import { isResendPath, resendError } from './resend/errors.ts';
 
 /** Deeper JSON than this is refused: no request of this API needs it, and walking it costs stack. */
 const MAX_DEPTH = 64;
@@ -46,7 +47,7 @@ export function badStringIn(root: unknown): { path: string; problem: string } | 
 }
 
 /** A request target shortened for an error message: never echo a hostile path whole. */
-function shortPath(url: string): string {
+export function shortPath(url: string): string {
   const path = url.split('?')[0];
   return path.length > 80 ? `${path.slice(0, 80)}...` : path;
 }
@@ -54,11 +55,14 @@ function shortPath(url: string): string {
 /** The router's own refusals (a bad percent-encoding, an over-long path parameter) in the API's error shape. */
 export function answerFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   const tooLong = error.code === 'FST_ERR_MAX_PARAM_LENGTH';
-  reply.code(tooLong ? 414 : 400).send({
-    error: tooLong
-      ? `A path parameter of ${request.method} ${shortPath(request.url)} is too long`
-      : 'Malformed request path: it is not valid percent-encoded UTF-8',
-  });
+  const status = tooLong ? 414 : 400;
+  const message = tooLong
+    ? `A path parameter of ${request.method} ${shortPath(request.url)} is too long`
+    : 'Malformed request path: it is not valid percent-encoded UTF-8';
+  // the Resend door's paths get its error shape here too: the router refuses before the door's hooks
+  reply
+    .code(status)
+    .send(isResendPath(request.url) ? resendError(status, request, message) : { error: message });
 }
 
 const CLIENT_ERRORS: Record<string, [number, string]> = {

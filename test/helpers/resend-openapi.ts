@@ -56,6 +56,11 @@ const operations: ResendOperation[] = Object.entries(document.paths).flatMap(([t
   })),
 );
 
+/** Resend's whole description (nullable rewritten), for generating requests from its schemas. */
+export function resendDocument(): Record<string, any> {
+  return document;
+}
+
 /** Every operation in Resend's description. */
 export function resendOperations(): ResendOperation[] {
   return operations.map((operation) => ({ ...operation }));
