@@ -3,6 +3,7 @@ import { Type } from 'typebox';
 import type { DomainContext } from '../../domain/core/context.ts';
 import { AuthenticationError, ForbiddenError } from '../../domain/core/errors.ts';
 import { routesReport } from '../../domain/operator/routes-report.ts';
+import { refuseForeignHost } from '../host-check.ts';
 import { refuseMetricsCaller } from '../metrics.ts';
 import { errors, Nullable, typed } from '../schemas.ts';
 
@@ -72,11 +73,13 @@ export async function adminRoutes(instance: FastifyInstance, { ctx }: { ctx: Dom
         summary: 'The routes mail leaves by: settings, health and traffic per worker process, and the rules',
         operationId: 'listRoutes',
         description:
-          'For the operator: answered to clients on this machine (not through a proxy), or with `Authorization: Bearer <POSTHORN_METRICS_TOKEN>`. Health and traffic are what each worker process last wrote (every 2 s while mail flows).',
+          'For the operator: answered to clients on this machine (not through a proxy) that name the Host of POSTHORN_PUBLIC_URL or POSTHORN_APP_URL or a loopback address (any other Host is a 403: a page that rebound its name to this machine), or with `Authorization: Bearer <POSTHORN_METRICS_TOKEN>`. Health and traffic are what each worker process last wrote (every 2 s while mail flows).',
         response: { 200: RoutesReport, ...errors(401, 403) },
       },
     },
     async (request) => {
+      // served to this machine without a token: not to a page that rebound its name to 127.0.0.1
+      if (!ctx.config.metricsToken) refuseForeignHost(request, ctx.config, 'GET /v1/admin/routes');
       const refusal = refuseMetricsCaller(
         ctx.config.metricsToken,
         {

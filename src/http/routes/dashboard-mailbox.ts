@@ -4,6 +4,7 @@ import type { TrustProxy } from '../../config.ts';
 import type { DomainContext } from '../../domain/core/context.ts';
 import { type MailboxCaller, mailboxAvailability, requireMailbox } from '../../domain/mailbox/access.ts';
 import { listMailboxMessages, mailboxMessageRaw, readMailboxMessage } from '../../domain/mailbox/messages.ts';
+import { foreignHostReason, refuseForeignHost } from '../host-check.ts';
 import { isLoopbackAddress } from '../metrics.ts';
 import { errors, Nullable, PageQuery, page, pageOf, Timestamp, typed, Uuid } from '../schemas.ts';
 
@@ -60,7 +61,7 @@ const MessageParams = Type.Object({ id: Type.String({ description: 'mailbox mess
 // bytes, not JSON: declared per media type so that Fastify sends the Buffer as it is
 const Binary = Type.String({ format: 'binary' });
 
-const ACCESS = `Open without signing in, and only while mail is captured (no relay is configured): by default to clients on this machine only (POSTHORN_DEV_MAILBOX=local; a request that came through a proxy counts only through POSTHORN_TRUST_PROXY), to anyone with POSTHORN_DEV_MAILBOX=open, to nobody with off. Otherwise 404, saying why.`;
+const ACCESS = `Open without signing in, and only while mail is captured (no relay is configured): by default to clients on this machine only (POSTHORN_DEV_MAILBOX=local; a request that came through a proxy counts only through POSTHORN_TRUST_PROXY), to anyone with POSTHORN_DEV_MAILBOX=open, to nobody with off. Otherwise 404, saying why. Only for the Host of POSTHORN_PUBLIC_URL or POSTHORN_APP_URL or a loopback address (localhost, 127.0.0.1, [::1]); any other Host (a page that rebound its name to this machine) is a 403.`;
 
 /**
  * Whether the request comes from this machine: a loopback client address, and no forwarding headers
@@ -89,9 +90,12 @@ export async function dashboardMailboxRoutes(
   const app = typed(instance);
   const config = { auth: 'none' as const };
   const tags = ['dashboard'];
-  // before the request is read any further: a caller who may not read the mailbox learns only why
-  const guard = async (request: FastifyRequest) =>
+  // before the request is read any further: a caller who may not read the mailbox learns only why;
+  // a Host that is not this server's is a page that rebound its name to this machine (issue 47)
+  const guard = async (request: FastifyRequest) => {
+    refuseForeignHost(request, ctx.config, 'The dev mailbox');
     requireMailbox(ctx.config, devMailbox, callerOf(request, ctx.config.trustProxy));
+  };
 
   app.get(
     '/mailbox/status',
@@ -105,7 +109,11 @@ export async function dashboardMailboxRoutes(
         response: { 200: MailboxStatus },
       },
     },
-    async (request) => mailboxAvailability(ctx.config, devMailbox, callerOf(request, ctx.config.trustProxy)),
+    async (request) => {
+      const foreign = foreignHostReason(request, ctx.config, 'The dev mailbox');
+      if (foreign) return { available: false, reason: foreign };
+      return mailboxAvailability(ctx.config, devMailbox, callerOf(request, ctx.config.trustProxy));
+    },
   );
 
   app.get(
