@@ -24,6 +24,7 @@ declare global {
       /** Transactional mail's deliveries: run also by the workers kept for it (worker.ts). */
       deliver_transactional: { ids: string[] };
       send_login_code: { email: string };
+      send_password_reset: { email: string };
       // the address, the name and when the terms were ticked: the account is made by the job
       send_signup_code: { email: string; name: string; terms_accepted_at: string };
       import_contacts: { import_id: string };

@@ -1,5 +1,6 @@
 import type { Task } from 'graphile-worker';
 import { sendSignupCode } from '../domain/accounts/code-signup.ts';
+import { sendPasswordReset } from '../domain/accounts/password-resets.ts';
 import { sendLoginCode } from '../domain/accounts/sessions.ts';
 import type { DomainContext } from '../domain/core/context.ts';
 
@@ -17,4 +18,12 @@ export function sendLoginCodeTask(ctx: DomainContext): Task<'send_login_code'> {
  */
 export function sendSignupCodeTask(ctx: DomainContext): Task<'send_signup_code'> {
   return async (payload) => sendSignupCode(ctx, payload);
+}
+
+/**
+ * Emails a password reset link to the address if it has an account, and does nothing otherwise
+ * (domain/accounts/password-resets.ts `sendPasswordReset`): every forgot-password request queues one.
+ */
+export function sendPasswordResetTask(ctx: DomainContext): Task<'send_password_reset'> {
+  return async (payload) => sendPasswordReset(ctx, payload.email);
 }

@@ -28,7 +28,7 @@ import { watchWorkerLiveness } from './liveness.ts';
 import { maintenanceTask } from './maintenance.ts';
 import { patientPool } from './patient-pool.ts';
 import { recheckDomainsTask } from './recheck-domains.ts';
-import { sendLoginCodeTask, sendSignupCodeTask } from './send-login-code.ts';
+import { sendLoginCodeTask, sendPasswordResetTask, sendSignupCodeTask } from './send-login-code.ts';
 import { supervised } from './supervised.ts';
 import { webhookDeliverTask } from './webhook-deliver.ts';
 import { webhookDispatchTask } from './webhook-dispatch.ts';
@@ -53,6 +53,7 @@ export function taskList(deps: WorkerDeps): TaskHandlers {
   return {
     [LOGIN_CODE_TASK]: sendLoginCodeTask(deps.ctx),
     [SIGNUP_CODE_TASK]: sendSignupCodeTask(deps.ctx),
+    send_password_reset: sendPasswordResetTask(deps.ctx),
     deliver_email: deliverEmailTask(deps.scheduler, true),
     deliver_transactional: deliverEmailTask(deps.scheduler, false),
     import_contacts: importContactsTask(deps.ctx),

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { addJobs } from '../../db/enqueue.ts';
 import { normalizeEmail } from '../core/addresses.ts';
 import type { DomainContext } from '../core/context.ts';
 import { ValidationError } from '../core/errors.ts';
@@ -25,28 +26,43 @@ function resetText(name: string, link: string) {
   ].join('\n');
 }
 
+/** The job that emails a reset link (`sendPasswordReset`), queued by every forgot-password request. */
+export const PASSWORD_RESET_TASK = 'send_password_reset';
+
 /**
  * Forgot password: emails a single-use link to `{app_url}/reset?token=...`, valid one hour (only the
- * token's hash is stored). Answers the same whether or not the address has an account.
+ * token's hash is stored). The request does the same work for every address (it queues one job
+ * naming the address, in one statement) and gives the same answer, so neither the answer nor its
+ * time tells which addresses have accounts (issue 47); the job finds the account (`sendPasswordReset`).
  */
 export async function requestPasswordReset(ctx: DomainContext, input: { email: unknown }) {
   const email = normalizeEmail(input.email);
-  const answer = { sent: true, email, expires_in_minutes: RESET_TTL_MINUTES };
-  const account = await ctx.db
-    .selectFrom('accounts')
-    .select(['id', 'name', 'email'])
-    .where(sql<string>`lower(email)`, '=', email.toLowerCase())
-    .executeTakeFirst();
-  if (!account) return answer;
-  const recent = await ctx.db
-    .selectFrom('password_resets')
-    .select('id')
-    .where('account_id', '=', account.id)
-    .where('created_at', '>', new Date(Date.now() - RESET_EVERY_MS))
-    .executeTakeFirst();
-  if (recent) return answer;
-  const token = randomBase62(43);
+  await addJobs([{ task: PASSWORD_RESET_TASK, payload: { email }, maxAttempts: 5 }]).execute(ctx.db);
+  return { sent: true, email, expires_in_minutes: RESET_TTL_MINUTES };
+}
+
+/**
+ * Emails a reset link to the account with this address, if there is one and it was not sent one in
+ * the last minute; an address without an account gets nothing. The account row is locked, so two
+ * jobs at once send one link.
+ */
+export async function sendPasswordReset(ctx: DomainContext, email: string): Promise<void> {
   await ctx.db.transaction().execute(async (tx) => {
+    const account = await tx
+      .selectFrom('accounts')
+      .select(['id', 'name', 'email'])
+      .where(sql<string>`lower(email)`, '=', email.toLowerCase())
+      .forUpdate()
+      .executeTakeFirst();
+    if (!account) return;
+    const recent = await tx
+      .selectFrom('password_resets')
+      .select('id')
+      .where('account_id', '=', account.id)
+      .where('created_at', '>', new Date(Date.now() - RESET_EVERY_MS))
+      .executeTakeFirst();
+    if (recent) return;
+    const token = randomBase62(43);
     await tx
       .insertInto('password_resets')
       .values({
@@ -61,7 +77,6 @@ export async function requestPasswordReset(ctx: DomainContext, input: { email: u
       text: resetText(account.name, `${ctx.config.appUrl}/reset?token=${token}`),
     });
   });
-  return answer;
 }
 
 /**
