@@ -98,6 +98,10 @@ function startWorker(databaseUrl: string, apiPort: string, relay: string, dataDi
   // as `npm start` runs Posthorn: bin/posthorn.js (Node's compile cache on) with the same Node flags
   const start: string = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).scripts.start;
   const nodeFlags = start.split(' ').filter((a) => a.startsWith('--'));
+  // BENCH_CPU_PROF=<dir>: the worker writes its threads' CPU profiles to <dir>/worker when it stops, as
+  // bench/server.ts's processes do
+  if (process.env.BENCH_CPU_PROF)
+    nodeFlags.push('--cpu-prof', `--cpu-prof-dir=${path.join(process.env.BENCH_CPU_PROF, 'worker')}`);
   const child = spawn(process.execPath, [...nodeFlags, 'bin/posthorn.js', 'worker'], {
     cwd: root,
     env: {

@@ -33,9 +33,10 @@ export async function startBenchServer(
   const children: ChildProcess[] = [];
   const url = `http://127.0.0.1:${port}`;
   for (const role of roles) {
-    // BENCH_CPU_PROF=<dir>: each Posthorn process writes a CPU profile there when it stops
+    // BENCH_CPU_PROF=<dir>: each Posthorn process writes its CPU profiles to <dir>/<role> when it
+    // stops, one per thread (Node's default names: the template workers' threads each have one)
     const profile = process.env.BENCH_CPU_PROF
-      ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`, `--cpu-prof-name=${role}.cpuprofile`]
+      ? ['--cpu-prof', `--cpu-prof-dir=${path.join(process.env.BENCH_CPU_PROF, role)}`]
       : [];
     const child = spawn(process.execPath, [...profile, 'bin/posthorn.js', role], {
       cwd: root,
