@@ -39,7 +39,7 @@ export const EmailInputSchema = Type.Object(
           path: Type.Optional(
             Type.String({
               description:
-                'a URL the file is fetched from as the message is accepted (public addresses only, no redirects, 10 s), in place of `content`',
+                'a URL the file is fetched from as the message is accepted (public addresses only, no redirects), in place of `content`. A request fetches 4 files at once, all within 10 s; a message stops at its 40 MB (base64-encoded), a request at 80 MB',
             }),
           ),
           content_type: Type.Optional(Type.String()),
