@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { type SimInternet, startSimInternet } from '../test/helpers/sim-internet.ts';
+import { SIM_NETWORKS, type SimInternet, startSimInternet } from '../test/helpers/sim-internet.ts';
 import { type BenchServer, guardBench, json, readyBenchAccount, startBenchServer } from './server.ts';
 
 /**
@@ -26,7 +26,7 @@ export async function directBench(name: string, maxSeconds: number) {
       writeFileSync(
         routes,
         JSON.stringify({
-          routes: { direct: { type: 'direct', port: net.port, ...route } },
+          routes: { direct: { type: 'direct', port: net.port, allow_networks: SIM_NETWORKS, ...route } },
           rules: [{ match: {}, routes: ['direct'] }],
         }),
       );

@@ -60,6 +60,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type pg from 'pg';
 import { freePort } from '../src/db/embedded.ts';
+import { SIM_NETWORKS } from '../test/helpers/sim-internet.ts';
 import {
   allArrived,
   arrivals,
@@ -223,6 +224,7 @@ async function runPosthorn(tarpits: boolean) {
       routes: {
         direct: {
           type: 'direct',
+          allow_networks: SIM_NETWORKS,
           source_addresses: [{ address: '127.0.0.10', ehlo: 'mta1.bench.example' }],
           sites: SITES,
         },

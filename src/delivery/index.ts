@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
+import { routeGuard } from './direct/address-guard.ts';
 import type { SitePace } from './direct/lanes.ts';
 import { MtaSts } from './direct/mta-sts.ts';
 import { MxResolver } from './direct/mx.ts';
@@ -99,12 +100,16 @@ function transportOf(
   if (route.type === 'ses') return withSimulator(createSesTransport(route, { warn: log.warn, setting }));
   if (route.type === 'direct') {
     const resolver = new MxResolver({ servers: config.dnsServers });
+    // one guard for the route's connections and its MTA-STS fetches
+    const guard = routeGuard(route);
     return withSimulator(
       createDirectTransport(route, {
         resolver,
         name,
+        guard,
         mtaSts: new MtaSts({
           dns: resolver,
+          guard,
           port: config.mtaSts.port,
           ...(config.mtaSts.ca ? { ca: [config.mtaSts.ca] } : {}),
         }),

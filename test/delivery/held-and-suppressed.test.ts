@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/eventually.ts';
 import { type SignupResult, startTestServer, type TestServer, unlimitedSender } from '../helpers/server.ts';
-import { type SimInternet, type SimServer, startSimInternet } from '../helpers/sim-internet.ts';
+import { SIM_NETWORKS, type SimInternet, type SimServer, startSimInternet } from '../helpers/sim-internet.ts';
 
 /**
  * What a person reading an email sees of the back-off (issue 46), through the API: a message held
@@ -29,7 +29,7 @@ beforeAll(async () => {
   writeFileSync(
     routes,
     JSON.stringify({
-      routes: { direct: { type: 'direct', port: net.port } },
+      routes: { direct: { type: 'direct', port: net.port, allow_networks: SIM_NETWORKS } },
       rules: [{ match: {}, routes: ['direct'] }],
     }),
   );

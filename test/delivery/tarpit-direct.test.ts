@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/eventually.ts';
 import { type SignupResult, startTestServer, type TestServer, unlimitedSender } from '../helpers/server.ts';
-import { type SimInternet, type SimServer, startSimInternet } from '../helpers/sim-internet.ts';
+import { SIM_NETWORKS, type SimInternet, type SimServer, startSimInternet } from '../helpers/sim-internet.ts';
 
 /**
  * A tarpit on the simulated internet (issue 46): project A mails 50 domains whose MX takes the data
@@ -45,7 +45,7 @@ beforeAll(async () => {
   writeFileSync(
     routes,
     JSON.stringify({
-      routes: { direct: { type: 'direct', port: net.port } },
+      routes: { direct: { type: 'direct', port: net.port, allow_networks: SIM_NETWORKS } },
       rules: [{ match: {}, routes: ['direct'] }],
     }),
   );

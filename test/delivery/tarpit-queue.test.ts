@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/eventually.ts';
 import { type SignupResult, startTestServer, type TestServer, unlimitedSender } from '../helpers/server.ts';
-import { type SimInternet, type SimServer, startSimInternet } from '../helpers/sim-internet.ts';
+import { SIM_NETWORKS, type SimInternet, type SimServer, startSimInternet } from '../helpers/sim-internet.ts';
 
 /**
  * A silent site's queue is its own (issue 46): messages waiting for a tarpit's connections wait in
@@ -35,7 +35,12 @@ beforeAll(async () => {
     routes,
     JSON.stringify({
       routes: {
-        direct: { type: 'direct', port: net.port, sites: { 'mx.pit.test': { max_connections: 1 } } },
+        direct: {
+          type: 'direct',
+          port: net.port,
+          allow_networks: SIM_NETWORKS,
+          sites: { 'mx.pit.test': { max_connections: 1 } },
+        },
       },
       rules: [{ match: {}, routes: ['direct'] }],
     }),

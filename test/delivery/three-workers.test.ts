@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/eventually.ts';
 import { startTestServer, type TestServer, unlimitedSender } from '../helpers/server.ts';
-import { type SimInternet, type SimServer, startSimInternet } from '../helpers/sim-internet.ts';
+import { SIM_NETWORKS, type SimInternet, type SimServer, startSimInternet } from '../helpers/sim-internet.ts';
 import { workerProcesses } from '../helpers/worker-process.ts';
 
 /**
@@ -32,7 +32,12 @@ beforeAll(async () => {
     routes,
     JSON.stringify({
       routes: {
-        direct: { type: 'direct', port: net.port, sites: { 'mx.capped.test': { max_connections: 4 } } },
+        direct: {
+          type: 'direct',
+          port: net.port,
+          allow_networks: SIM_NETWORKS,
+          sites: { 'mx.capped.test': { max_connections: 4 } },
+        },
       },
       rules: [{ match: {}, routes: ['direct'] }],
     }),

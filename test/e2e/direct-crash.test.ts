@@ -6,7 +6,7 @@ import { setWorkspacePlan } from '../../src/domain/accounts/workspaces.ts';
 import { waitForAllStatus } from '../helpers/emails.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
-import { type SimInternet, startSimInternet } from '../helpers/sim-internet.ts';
+import { SIM_NETWORKS, type SimInternet, startSimInternet } from '../helpers/sim-internet.ts';
 import { workerProcesses } from '../helpers/worker-process.ts';
 
 /**
@@ -41,7 +41,9 @@ beforeAll(async () => {
   writeFileSync(
     routesFile,
     JSON.stringify({
-      routes: { direct: { type: 'direct', port: net.port, timeout_seconds: 10 } },
+      routes: {
+        direct: { type: 'direct', port: net.port, timeout_seconds: 10, allow_networks: SIM_NETWORKS },
+      },
       rules: [{ match: {}, routes: ['direct'] }],
     }),
   );

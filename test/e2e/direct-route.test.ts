@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setWorkspacePlan } from '../../src/domain/accounts/workspaces.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { signupConfirmedInDatabase, startTestServer, type TestServer } from '../helpers/server.ts';
-import { type SimInternet, type SimServer, startSimInternet } from '../helpers/sim-internet.ts';
+import { SIM_NETWORKS, type SimInternet, type SimServer, startSimInternet } from '../helpers/sim-internet.ts';
 
 /**
  * A direct route through the worker (issue 32): messages accepted by the API go to each
@@ -41,6 +41,7 @@ beforeAll(async () => {
         direct: {
           type: 'direct',
           port: net.port,
+          allow_networks: SIM_NETWORKS,
           source_addresses: [{ address: '127.0.0.40', ehlo: 'mta1.posthorn.test' }],
           sites: { 'mx.paced.test': { messages_per_hour: 1 } },
         },

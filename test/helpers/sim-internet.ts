@@ -12,6 +12,13 @@ import { startDnsServer, type TestDnsServer } from './dns-server.ts';
  * limit was broken. Nothing listens outside 127.0.0.0/8.
  */
 
+/**
+ * The networks a direct route on the simulated internet names in `allow_networks`: its servers
+ * are on 127.0.0.0/8, which a direct route refuses otherwise (issue 47). A test of that refusal
+ * writes its route without them.
+ */
+export const SIM_NETWORKS = ['127.0.0.0/8'];
+
 export interface SimBehaviour {
   /** Offer STARTTLS (default true), with a self-signed certificate for `certName` (default: the host). */
   tls?: boolean;
@@ -80,11 +87,11 @@ export interface SimInternet {
   /** The port every mail server listens on. */
   port: number;
   servers: SimServer[];
-  /** A mail server named `host` on `ip`, published in DNS (an A record for the host). */
+  /** A mail server named `host` on `ip`, published in DNS (an A record for the host, AAAA for ::1). */
   server(host: string, ip: string, behaviour?: SimBehaviour): Promise<SimServer>;
   /** Publishes `domain`'s MX records: `[preference, host]`; no hosts: a null MX. */
   mx(domain: string, hosts: [number, string][]): void;
-  /** Publishes an address record for a host with no server behind it (a dead MX), or a domain's own. */
+  /** Publishes an address record (A, or AAAA for an IPv6 address) for a host with no server behind it (a dead MX), or a domain's own. */
   address(name: string, ip: string): void;
   /** The network's certificate authority (trust it with a transport's `ca`), and a certificate it signs for `name`. */
   ca: string;
@@ -94,8 +101,9 @@ export interface SimInternet {
   /**
    * Publishes an MTA-STS policy for `domain`: the `_mta-sts` TXT record with `id`, and
    * `mta-sts.<domain>` on `ip` serving `policy` over HTTPS with a certificate the CA signed.
+   * `requests` counts the fetches it saw.
    */
-  mtaSts(domain: string, ip: string, policy: string, id?: string): Promise<void>;
+  mtaSts(domain: string, ip: string, policy: string, id?: string): Promise<{ requests: number }>;
   /**
    * Publishes an MTA-STS record for `domain` whose policy host on `ip` answers 200 and then sends
    * its body one byte every `everyMs` (2 s), never finishing while the network runs. `requests`
@@ -304,6 +312,8 @@ export async function startSimInternet(
   };
   const publish = (name: string, record: Parameters<TestDnsServer['zone']['set']>[1][number]) =>
     dns.zone.set(name, [...(dns.zone.get(name) ?? []), record]);
+  const addressRecord = (ip: string) =>
+    ip.includes(':') ? { type: 'AAAA' as const, address: ip } : { type: 'A' as const, address: ip };
   return {
     dns,
     port,
@@ -311,7 +321,7 @@ export async function startSimInternet(
     async server(host, ip, behaviour = {}) {
       const sim = await startServer(host, ip, port, behaviour, options.lean === true);
       servers.push(sim);
-      publish(host, { type: 'A', address: ip });
+      publish(host, addressRecord(ip));
       return sim;
     },
     mx(domain, hosts) {
@@ -319,14 +329,16 @@ export async function startSimInternet(
       for (const [priority, exchange] of hosts) publish(domain, { type: 'MX', exchange, priority });
     },
     address(name, ip) {
-      publish(name, { type: 'A', address: ip });
+      publish(name, addressRecord(ip));
     },
     ca: authority.cert,
     certificate,
     httpsPort,
     async mtaSts(domain, ip, policy, id = '20261126') {
       const host = `mta-sts.${domain}`;
+      const seen = { requests: 0 };
       const web = createHttpsServer(await certificate(host), (req, res) => {
+        seen.requests++;
         if (req.url !== '/.well-known/mta-sts.txt') {
           res.writeHead(404).end();
           return;
@@ -337,6 +349,7 @@ export async function startSimInternet(
       closers.push(() => new Promise<void>((resolve) => web.close(() => resolve())));
       dns.zone.set(`_mta-sts.${domain}`, [{ type: 'TXT', data: `v=STSv1; id=${id}` }]);
       publish(host, { type: 'A', address: ip });
+      return seen;
     },
     async mtaStsDrip(domain, ip, everyMs = 2_000) {
       const host = `mta-sts.${domain}`;

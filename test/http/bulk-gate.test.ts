@@ -8,6 +8,7 @@ import { setWorkspacePlan } from '../../src/domain/accounts/workspaces.ts';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.ts';
 import { publishRecords } from '../helpers/dns-zone.ts';
 import { signupConfirmedInDatabase, startTestServer, type TestServer } from '../helpers/server.ts';
+import { SIM_NETWORKS } from '../helpers/sim-internet.ts';
 import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.ts';
 
 /**
@@ -80,7 +81,11 @@ beforeAll(async () => {
     JSON.stringify({
       routes: {
         relay: { type: 'smtp', url: sink.url },
-        direct: { type: 'direct', source_addresses: [{ address: '127.0.0.1', ehlo: `mta.${DOMAIN}` }] },
+        direct: {
+          type: 'direct',
+          allow_networks: SIM_NETWORKS,
+          source_addresses: [{ address: '127.0.0.1', ehlo: `mta.${DOMAIN}` }],
+        },
       },
       rules: [
         { match: { stream: 'marketing' }, routes: ['direct'] },

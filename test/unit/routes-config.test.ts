@@ -270,6 +270,7 @@ describe('a direct route', () => {
       timeoutSeconds: 300,
       transactionTimeoutSeconds: 600,
       phaseTimeouts: { mail: 300, rcpt: 300, data: 120, dataBlock: 180, dataDone: 600 },
+      allowNetworks: [],
       ratePerSecond: null,
       ratePerHour: null,
       health: { unhealthyAfter: 3, probeSeconds: 15 },

@@ -1,4 +1,5 @@
 import https from 'node:https';
+import { type AddressGuard, describeRefused } from './address-guard.ts';
 import type { MxHost } from './mx.ts';
 
 /**
@@ -12,6 +13,9 @@ import type { MxHost } from './mx.ts';
  * the whole answer (FETCH_DEADLINE_MS: a host that sends a byte now and then is cut off too), one
  * domain has at most one fetch in flight (every message to it waits for that one), and a failed
  * fetch is not tried again for FAILED_FETCH_MS (the messages meanwhile go as without a policy).
+ * The policy host's addresses pass the route's address guard (address-guard.ts, the classes
+ * webhooks are judged by) and the connection goes to the addresses checked: a host on 127.0.0.1
+ * or a metadata address is never asked, and its domain is taken as having no policy.
  */
 
 export interface StsPolicy {
@@ -58,6 +62,8 @@ export interface StsDns {
 
 export interface MtaStsOptions {
   dns: StsDns;
+  /** Which addresses a policy host may be reached at: the direct route's guard. */
+  guard: AddressGuard;
   /** The HTTPS port of policy hosts: 443, except on a test network. */
   port?: number;
   /** Certificates to trust instead of the system's (a test network's CA). */
@@ -136,8 +142,15 @@ export class MtaSts {
 
   private async fetch(domain: string): Promise<StsPolicy> {
     const host = `mta-sts.${domain}`;
-    const [address] = await this.options.dns.addresses(host);
-    if (!address) throw new Error(`${host} has no address`);
+    const addresses = await this.options.dns.addresses(host);
+    if (addresses.length === 0) throw new Error(`${host} has no address`);
+    for (const { address } of addresses) {
+      const refused = this.options.guard.refusal(address);
+      if (refused !== null)
+        throw new Error(
+          `${host} resolves to ${address}, ${describeRefused(refused)}: its policy is not fetched`,
+        );
+    }
     const text = await new Promise<string>((resolve, reject) => {
       const request = https.get(
         {
@@ -145,11 +158,12 @@ export class MtaSts {
           servername: host,
           port: this.options.port ?? 443,
           path: '/.well-known/mta-sts.txt',
-          // the address our resolvers gave (the system's may not know the host), in the form asked for
+          // the addresses our resolvers gave and the guard passed, as webhooks pin theirs (the
+          // system's resolver may not know the host, and a second lookup could answer another)
           lookup: (_name, opts, callback) => {
             const answer = callback as (e: null, a: unknown, f?: number) => void;
-            if ((opts as { all?: boolean }).all) answer(null, [address]);
-            else answer(null, address.address, address.family);
+            if ((opts as { all?: boolean }).all) answer(null, addresses);
+            else answer(null, addresses[0].address, addresses[0].family);
           },
           ...(this.options.ca ? { ca: this.options.ca } : {}),
           timeout: FETCH_DEADLINE_MS,

@@ -6,8 +6,10 @@ import {
   type DeliveryResult,
   isPermanent,
   type OutboundMessage,
+  type RecipientResult,
   type Transport,
 } from '../transport.ts';
+import { type AddressGuard, refusedAnswer, routeGuard, screenHosts } from './address-guard.ts';
 import { answerAll, answersOf, transact, type Via, withSiteRetry } from './answers.ts';
 import { Lane, type SitePace } from './lanes.ts';
 import { type MtaSts, mxMatches, type StsPolicy } from './mta-sts.ts';
@@ -42,6 +44,8 @@ export interface SourceWarmup {
 
 export interface DirectOptions {
   resolver: WayFinder;
+  /** Which addresses its connections may go to (default: the route's, address-guard.ts's routeGuard). */
+  guard?: AddressGuard;
   /** Recipient domains' MTA-STS policies (absent: none are looked for). */
   mtaSts?: MtaSts;
   /** Certificates to trust instead of the system's when checking an MX host's (a test network's CA). */
@@ -85,10 +89,12 @@ class DirectTransport implements Transport {
   private readonly lanes = new Map<string, Lane[]>();
   private readonly route: DirectRoute;
   private readonly options: DirectOptions;
+  private readonly guard: AddressGuard;
 
   constructor(route: DirectRoute, options: DirectOptions) {
     this.route = route;
     this.options = options;
+    this.guard = options.guard ?? routeGuard(route);
     this.now = options.now ?? Date.now;
     this.backoffMs = options.backoffMs ?? 60_000;
     this.maxPaceWaitMs = options.maxPaceWaitMs ?? 15_000;
@@ -151,8 +157,15 @@ class DirectTransport implements Transport {
     return answerAll(to, 451, response, { heldUntil: held.until, heldBy: held.busy ? 'posthorn' : 'site' });
   }
 
-  /** Every recipient at one domain, in one transaction. */
-  private async deliverDomain(domain: string, to: string[], message: OutboundMessage) {
+  /**
+   * The way to `domain` with only the addresses the guard lets through, or every recipient's
+   * answer when there is none: a DNS failure defers; a null MX, no such domain, or no address
+   * but refused ones bounces, with no connection made.
+   */
+  private async wayTo(
+    domain: string,
+    to: string[],
+  ): Promise<Extract<Way, { kind: 'hosts' }> | RecipientResult[]> {
     let way: Way;
     try {
       way = await this.options.resolver.resolve(domain);
@@ -166,6 +179,17 @@ class DirectTransport implements Transport {
       const code = way.code ?? (nullMx ? '556 5.1.10' : '550 5.1.2');
       return answerAll(to, Number(code.slice(0, 3)), `${code} ${way.reason}`);
     }
+    const screened = screenHosts(way.hosts, this.guard);
+    if (screened.hosts.length > 0) return { ...way, hosts: screened.hosts };
+    // our refusal, not the recipient's mailbox's: the address is not suppressed for it
+    const { code, response } = refusedAnswer(domain, screened.refused);
+    return answerAll(to, code, response, { bounceType: 'block' });
+  }
+
+  /** Every recipient at one domain, in one transaction. */
+  private async deliverDomain(domain: string, to: string[], message: OutboundMessage) {
+    const way = await this.wayTo(domain, to);
+    if (Array.isArray(way)) return way;
     const policy = await this.options.mtaSts?.policyOf(domain).catch(() => null);
     const hosts =
       policy?.mode === 'enforce'

@@ -4,6 +4,7 @@
  */
 
 import { isIP } from 'node:net';
+import { type Network, parseNetwork } from '../address-class.ts';
 import { type Checker, healthOf, isObject, type Obj, rateOf, ratePerHourOf } from './checker.ts';
 import type { HealthSettings } from './health.ts';
 
@@ -84,6 +85,11 @@ export interface DirectRoute {
   transactionTimeoutSeconds: number;
   /** Seconds each step of a transaction may wait for its answer (RFC 5321 §4.5.3.2), however the server trickles it. */
   phaseTimeouts: PhaseTimeouts;
+  /**
+   * Networks beyond the public internet its MX hosts may be reached in (loopback, private,
+   * link-local, reserved; `allow_networks`): none by default (direct/address-guard.ts).
+   */
+  allowNetworks: Network[];
   ratePerSecond: number | null;
   ratePerHour: number | null;
   health: HealthSettings;
@@ -138,6 +144,26 @@ function warmupOf(c: Checker, at: string, value: unknown): SourceAddress['warmup
     else schedule = list as number[];
   }
   return start ? { startedOn: start, schedule } : undefined;
+}
+
+function networksOf(c: Checker, at: string, value: unknown): Network[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value) || value.length > 1000) {
+    c.problem(at, 'must be a list of networks, like ["10.0.0.0/8", "fd00::/8"]');
+    return [];
+  }
+  return value.flatMap((entry, i): Network[] => {
+    if (typeof entry !== 'string') {
+      c.problem(`${at}[${i}]`, 'must be a network as a string, like "10.0.0.0/8"');
+      return [];
+    }
+    const network = parseNetwork(entry);
+    if ('error' in network) {
+      c.problem(`${at}[${i}]`, network.error);
+      return [];
+    }
+    return [network];
+  });
 }
 
 function sitesOf(c: Checker, at: string, value: unknown): Map<string, SiteOverride> {
@@ -213,6 +239,7 @@ export function directRoute(c: Checker, at: string, value: Obj): DirectRoute {
     'rate_per_hour',
     'unhealthy_after',
     'probe_seconds',
+    'allow_networks',
   ]);
   return {
     type: 'direct',
@@ -228,6 +255,7 @@ export function directRoute(c: Checker, at: string, value: Obj): DirectRoute {
       3600,
     ),
     phaseTimeouts: phaseTimeoutsOf(c, `${at}.phase_timeouts`, value.phase_timeouts),
+    allowNetworks: networksOf(c, `${at}.allow_networks`, value.allow_networks),
     ratePerSecond: rateOf(c, at, value),
     ratePerHour: ratePerHourOf(c, at, value),
     health: healthOf(c, at, value),
