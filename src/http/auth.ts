@@ -18,6 +18,7 @@ import type { RequestLogWriter } from '../domain/keys/request-log.ts';
 import { type AuthenticatedKey, authenticateKey } from '../domain/keys/service.ts';
 import { type ProjectFacts, projectFacts } from '../domain/plans/project-facts.ts';
 import { sendRateLimitHeaders } from './errors.ts';
+import { routeRolesPlugin } from './route-roles.ts';
 
 /**
  * How a route authenticates:
@@ -73,6 +74,10 @@ declare module 'fastify' {
      * as usual: a stale session is still 401.
      */
     allowSignedOut?: boolean;
+    /** The /v1 operations a route stands for, whose role it takes (the Resend door's; route-roles.ts). */
+    counterparts?: string[];
+    /** A route that answers 405 to every caller: it stands for no operation (the Resend door's). */
+    unsupported?: boolean;
   }
   interface FastifyRequest {
     auth: RequestAuth | null;
@@ -275,6 +280,7 @@ export const authPlugin = fp(
   ) => {
     const { ctx, rateLimiter, requestLog } = opts;
     app.decorateRequest('auth', null);
+    await app.register(routeRolesPlugin);
 
     app.addHook('onRequest', async (request, reply) => {
       const mode = request.routeOptions.config?.auth ?? 'none';

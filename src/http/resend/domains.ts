@@ -14,8 +14,8 @@ import { typed } from '../schemas.ts';
 import { resendDomain } from './present.ts';
 import { CursorQuery, IdParams, listOf } from './schemas.ts';
 
+// each operation's role is its /v1 counterpart's (counterparts.ts)
 const project = { auth: 'project' as const };
-const manage = { auth: 'project' as const, role: 'admin' as const };
 
 const DomainOptions = {
   open_tracking: Type.Optional(Type.Boolean()),
@@ -71,7 +71,7 @@ export async function resendDomainRoutes(instance: FastifyInstance, { ctx }: { c
   app.post(
     '/domains',
     {
-      config: manage,
+      config: project,
       schema: {
         hide: true,
         body: Type.Object(
@@ -124,7 +124,7 @@ export async function resendDomainRoutes(instance: FastifyInstance, { ctx }: { c
   app.patch(
     '/domains/:id',
     {
-      config: manage,
+      config: project,
       schema: {
         hide: true,
         params: IdParams,
@@ -146,7 +146,7 @@ export async function resendDomainRoutes(instance: FastifyInstance, { ctx }: { c
   );
   app.delete(
     '/domains/:id',
-    { config: manage, schema: { hide: true, params: IdParams } },
+    { config: project, schema: { hide: true, params: IdParams } },
     async (request) => {
       await deleteDomain(ctx, projectOf(request), request.params.id);
       return { object: 'domain', id: request.params.id, deleted: true };
@@ -154,7 +154,7 @@ export async function resendDomainRoutes(instance: FastifyInstance, { ctx }: { c
   );
   app.post(
     '/domains/:id/verify',
-    { config: manage, schema: { hide: true, params: IdParams } },
+    { config: project, schema: { hide: true, params: IdParams } },
     async (request) => {
       const checked = await verifyDomain(ctx, dns, projectOf(request), request.params.id);
       return { object: 'domain', id: checked.id };

@@ -3,6 +3,7 @@ import type { DomainContext } from '../../domain/core/context.ts';
 import { shortPath } from '../request-checks.ts';
 import { resendAudienceRoutes } from './audience.ts';
 import { resendBroadcastRoutes } from './broadcasts.ts';
+import { adoptCounterpartRoles } from './counterparts.ts';
 import { resendDomainRoutes } from './domains.ts';
 import { resendEmailRoutes } from './emails.ts';
 import { resendError } from './errors.ts';
@@ -13,8 +14,9 @@ import { resendWebhookRoutes } from './webhooks.ts';
  * The Resend-compatible door (issue 35), at {public_url}/resend: Resend's paths, fields,
  * pagination and errors over Posthorn's domain code, so an application written for a Resend SDK
  * moves by changing its base URL. A Posthorn key is the Bearer: a project key, or an all-access
- * key (Resend's full access, which also manages API keys). /v1 stays as the spec says; this door
- * is documented in the README, not in /v1/openapi.json.
+ * key (Resend's full access, which also manages API keys). Each operation takes the role of its /v1
+ * counterpart (counterparts.ts). /v1 stays as the spec says; this door is documented in the
+ * README, not in /v1/openapi.json.
  */
 
 /** Every error this door answers, in Resend's shape: `{statusCode, name, message}`. */
@@ -33,6 +35,8 @@ function resendErrors(request: FastifyRequest, reply: FastifyReply, payload: unk
 
 export async function resendRoutes(app: FastifyInstance, deps: { ctx: DomainContext }) {
   app.addHook('onSend', async (request, reply, payload) => resendErrors(request, reply, payload));
+  // every operation takes its /v1 counterpart's role
+  adoptCounterpartRoles(app);
   // every other path here is Resend's "not found" (not the dashboard's page, which answers the rest)
   const notFound = (request: FastifyRequest, reply: FastifyReply) =>
     reply.code(404).send({
@@ -52,7 +56,7 @@ export async function resendRoutes(app: FastifyInstance, deps: { ctx: DomainCont
     app.route({
       method,
       url: path,
-      config: { auth: 'project' },
+      config: { auth: 'project', unsupported: true },
       schema: { hide: true },
       handler: async (_request, reply) =>
         reply.code(405).send({

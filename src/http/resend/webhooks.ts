@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { type Selectable, sql } from 'kysely';
 import { Type } from 'typebox';
 import type { WebhookEndpointsTable } from '../../db/schema.ts';
+import { hasRole } from '../../domain/accounts/roles.ts';
 import type { DomainContext } from '../../domain/core/context.ts';
 import { ValidationError } from '../../domain/core/errors.ts';
 import { keysetPage } from '../../domain/core/keyset.ts';
@@ -12,8 +13,9 @@ import {
   updateEndpoint,
   type WebhookEventType,
 } from '../../domain/webhooks/endpoints.ts';
-import { projectFactsOf, projectOf } from '../auth.ts';
+import { authOf, projectFactsOf, projectOf } from '../auth.ts';
 import { typed } from '../schemas.ts';
+import { roleOf } from './counterparts.ts';
 import { posthornEvents, resendEvents, UNSUPPORTED_EVENTS } from './present.ts';
 import { CursorQuery, IdParams, listOf } from './schemas.ts';
 
@@ -86,9 +88,13 @@ export async function resendWebhookRoutes(instance: FastifyInstance, { ctx }: { 
       );
     },
   );
+  // Resend shows the signing secret on every read; /v1 only to who may rotate it (issue 47, item 4)
+  const secretRole = roleOf(instance, 'POST /v1/webhooks/:id/secret/rotate');
   app.get('/webhooks/:id', { config: project, schema: { hide: true, params: IdParams } }, async (request) => {
     const found = await getEndpointWithSecret(ctx, projectOf(request), request.params.id);
-    return { object: 'webhook', ...summary(found), signing_secret: found.secret };
+    const role = authOf(request).role;
+    const mayRead = role === null || hasRole(role, secretRole);
+    return { object: 'webhook', ...summary(found), ...(mayRead ? { signing_secret: found.secret } : {}) };
   });
   app.patch(
     '/webhooks/:id',

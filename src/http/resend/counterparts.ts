@@ -1,0 +1,114 @@
+import type { FastifyInstance, RouteOptions } from 'fastify';
+import type { Role } from '../../db/schema.ts';
+import { ROLES } from '../../domain/accounts/roles.ts';
+
+/**
+ * The one rule for who may call the Resend door (issue 47, item 4): each of its operations stands
+ * for one or more /v1 operations and takes their role, read from the /v1 route's own declaration
+ * (the strictest when several), never restated here. A door route missing from this table stops
+ * the server at start, so a new operation cannot slip in with the default role.
+ *
+ * Keys are not affected by roles (src/http/auth.ts); a dashboard session (`Bearer phs_...`) acting
+ * as a Member is refused (403) exactly where /v1 refuses it.
+ */
+export const COUNTERPARTS: Record<string, string[]> = {
+  'POST /resend/emails': ['POST /v1/emails'],
+  'POST /resend/emails/batch': ['POST /v1/emails/batch'],
+  'GET /resend/emails': ['GET /v1/emails'],
+  'GET /resend/emails/metrics': ['GET /v1/emails/stats'],
+  'GET /resend/emails/:id': ['GET /v1/emails/:id'],
+  // /v1 has no reschedule: moving a scheduled email is changing it, as cancelling it is
+  'PATCH /resend/emails/:id': ['POST /v1/emails/:id/cancel'],
+  'POST /resend/emails/:id/cancel': ['POST /v1/emails/:id/cancel'],
+
+  'POST /resend/domains': ['POST /v1/domains'],
+  'GET /resend/domains': ['GET /v1/domains'],
+  'GET /resend/domains/:id': ['GET /v1/domains/:id'],
+  'PATCH /resend/domains/:id': ['PATCH /v1/domains/:id'],
+  'DELETE /resend/domains/:id': ['DELETE /v1/domains/:id'],
+  'POST /resend/domains/:id/verify': ['POST /v1/domains/:id/check'],
+
+  'POST /resend/api-keys': ['POST /v1/projects/:project_id/api-keys'],
+  'GET /resend/api-keys': ['GET /v1/projects/:project_id/api-keys'],
+  // /v1 has no rename: renaming a key is managing it, as rotating it is
+  'PATCH /resend/api-keys/:id': ['POST /v1/api-keys/:id/rotate'],
+  'DELETE /resend/api-keys/:id': ['DELETE /v1/api-keys/:id'],
+
+  'POST /resend/contacts': ['POST /v1/contacts', 'POST /v1/lists/:id/contacts'],
+  'POST /resend/audiences/:id/contacts': ['POST /v1/contacts', 'POST /v1/lists/:id/contacts'],
+  'GET /resend/contacts': ['GET /v1/contacts'],
+  'GET /resend/segments/:id/contacts': ['GET /v1/contacts'],
+  'GET /resend/audiences/:id/contacts': ['GET /v1/contacts'],
+  'GET /resend/contacts/:id': ['GET /v1/contacts/:id'],
+  'GET /resend/audiences/:audience_id/contacts/:id': ['GET /v1/contacts/:id'],
+  'PATCH /resend/contacts/:id': ['PATCH /v1/contacts/:id'],
+  'PATCH /resend/audiences/:audience_id/contacts/:id': ['PATCH /v1/contacts/:id'],
+  'DELETE /resend/contacts/:id': ['DELETE /v1/contacts/:id'],
+  'DELETE /resend/audiences/:audience_id/contacts/:id': ['DELETE /v1/contacts/:id'],
+  'GET /resend/contacts/:id/segments': ['GET /v1/contacts/:id'],
+  'POST /resend/contacts/:id/segments/:segment_id': ['POST /v1/lists/:id/contacts'],
+  'DELETE /resend/contacts/:id/segments/:segment_id': ['DELETE /v1/lists/:id/contacts'],
+  'POST /resend/segments': ['POST /v1/lists'],
+  'GET /resend/segments': ['GET /v1/lists'],
+  'GET /resend/segments/:id': ['GET /v1/lists/:id'],
+  'PATCH /resend/segments/:id': ['PATCH /v1/lists/:id'],
+  'DELETE /resend/segments/:id': ['DELETE /v1/lists/:id'],
+  'POST /resend/audiences': ['POST /v1/lists'],
+  'GET /resend/audiences': ['GET /v1/lists'],
+  'GET /resend/audiences/:id': ['GET /v1/lists/:id'],
+  'PATCH /resend/audiences/:id': ['PATCH /v1/lists/:id'],
+  'DELETE /resend/audiences/:id': ['DELETE /v1/lists/:id'],
+
+  // `send: true` sends (or schedules) what it creates
+  'POST /resend/broadcasts': ['POST /v1/campaigns', 'POST /v1/campaigns/:id/send'],
+  'GET /resend/broadcasts': ['GET /v1/campaigns'],
+  'GET /resend/broadcasts/:id': ['GET /v1/campaigns/:id'],
+  'PATCH /resend/broadcasts/:id': ['PATCH /v1/campaigns/:id'],
+  'DELETE /resend/broadcasts/:id': ['DELETE /v1/campaigns/:id'],
+  'POST /resend/broadcasts/:id/send': ['POST /v1/campaigns/:id/send', 'POST /v1/campaigns/:id/schedule'],
+  'POST /resend/broadcasts/:id/cancel': ['POST /v1/campaigns/:id/cancel'],
+  'GET /resend/broadcasts/:id/recipients': ['GET /v1/campaigns/:id/activity'],
+  'GET /resend/broadcasts/:id/clicked-links': ['GET /v1/campaigns/:id/activity'],
+
+  'POST /resend/webhooks': ['POST /v1/webhooks'],
+  'GET /resend/webhooks': ['GET /v1/webhooks'],
+  // the answer carries the signing secret only for a caller who may rotate it (webhooks.ts)
+  'GET /resend/webhooks/:id': ['GET /v1/webhooks/:id'],
+  'PATCH /resend/webhooks/:id': ['PATCH /v1/webhooks/:id'],
+  'DELETE /resend/webhooks/:id': ['DELETE /v1/webhooks/:id'],
+};
+
+const strictest = (roles: Role[]): Role =>
+  roles.reduce((a, b) => (ROLES.indexOf(b) > ROLES.indexOf(a) ? b : a), 'member');
+
+/** The role of `METHOD /v1/path`, as that route declares it; the server does not start without it. */
+export function roleOf(app: FastifyInstance, operation: string): Role {
+  const [method, url] = operation.split(' ');
+  const role = app.declaredRole(method, url);
+  if (role === undefined)
+    throw new Error(`Resend door: ${operation} is not a registered route (src/http/resend/counterparts.ts)`);
+  return role;
+}
+
+/**
+ * The door's onRoute hook: each operation takes its counterparts' role. Routes open to
+ * all (the not-found answer) and those that answer 405 to everyone (unsupported.ts) stand for none.
+ */
+export function adoptCounterpartRoles(app: FastifyInstance) {
+  app.addHook('onRoute', (route: RouteOptions) => {
+    const auth = route.config?.auth ?? 'none';
+    if (auth === 'none') return;
+    if (route.config?.unsupported) return;
+    const method = [route.method].flat()[0] === 'HEAD' ? 'GET' : [route.method].flat()[0];
+    const counterparts = COUNTERPARTS[`${method} ${route.url}`];
+    if (!counterparts)
+      throw new Error(
+        `Resend door: ${method} ${route.url} has no /v1 counterpart in src/http/resend/counterparts.ts, so no role`,
+      );
+    route.config = {
+      ...route.config,
+      role: strictest(counterparts.map((c) => roleOf(app, c))),
+      counterparts,
+    };
+  });
+}
