@@ -62,6 +62,7 @@ export interface Config {
   systemFrom: string;
   secret: string;
   rateLimitPerSecond: number;
+  signupsPerIp: number; // sign-up attempts (POST /v1/signup) per client IP an hour; 0: no limit
   workerConcurrency: number;
   /** Of workerConcurrency, the workers that deliver transactional mail only (at most all but one). */
   transactionalWorkers: number;
@@ -369,6 +370,7 @@ export function loadConfig(env: Env = process.env): Config {
     systemFrom: env.POSTHORN_SYSTEM_FROM || `Posthorn <no-reply@${sharedDomain}>`,
     secret: loadSecret(env, dataDir),
     rateLimitPerSecond: integer(env, 'POSTHORN_RATE_LIMIT', 100, 0, 1_000_000),
+    signupsPerIp: integer(env, 'POSTHORN_SIGNUP_LIMIT', 20, 0, 1_000_000),
     workerConcurrency: integer(env, 'POSTHORN_WORKER_CONCURRENCY', 10, 1, 1000),
     transactionalWorkers: integer(env, 'POSTHORN_TRANSACTIONAL_WORKERS', 2, 0, 1000),
     deliveryQueue: integer(env, 'POSTHORN_DELIVERY_QUEUE', 200, 1, 1_000_000),

@@ -54,6 +54,8 @@ export async function startTestServer(
     PORT: '0',
     POSTHORN_SMTP_RELAY: sink.url,
     POSTHORN_RATE_LIMIT: '0',
+    // tests sign many accounts up from 127.0.0.1; test/http/signup-limits.test.ts sets its own
+    POSTHORN_SIGNUP_LIMIT: '0',
     POSTHORN_PG_POOL_SIZE: '6',
     // in all: 2 of them kept for transactional deliveries, 1 for the event path, 3 for every job
     POSTHORN_WORKER_CONCURRENCY: '6',

@@ -7,6 +7,7 @@ import { createKey } from '../keys/service.ts';
 import { queueSystemEmail } from '../sending/system-mail.ts';
 import { CODE_TTL_MINUTES, consumeCode, issueCode } from './codes.ts';
 import { presentProject } from './projects.ts';
+import { takeSignupAttempt, tellOfSignupAttempt } from './signup-guard.ts';
 import { insertWorkspace, presentWorkspace } from './workspaces.ts';
 
 type AccountRow = Selectable<AccountsTable>;
@@ -58,10 +59,13 @@ export function checkSignup(input: SignupInput): { email: string; name: string }
 /**
  * Creates the account, a workspace on the default plan (POSTHORN_DEFAULT_PLAN) with a starter
  * project, a project key and an all-access key, and queues the verification code email: all in one
- * transaction.
+ * transaction. Attempts are limited per address and per client IP (signup-guard.ts); an address that
+ * has an account is a 409, and its owner is told by email.
  */
-export async function signup(ctx: DomainContext, input: SignupInput) {
+export async function signup(ctx: DomainContext, input: SignupInput, meta: { ip?: string | null } = {}) {
   const { email, name } = checkSignup(input);
+  const attempt = { email, ip: meta.ip ?? null };
+  await takeSignupAttempt(ctx, attempt, ctx.config.signupsPerIp);
   try {
     return await ctx.db.transaction().execute(async (tx) => {
       const account = await tx
@@ -98,6 +102,7 @@ export async function signup(ctx: DomainContext, input: SignupInput) {
     });
   } catch (err) {
     if ((err as { code?: string }).code === '23505') {
+      await tellOfSignupAttempt(ctx, attempt);
       throw new ConflictError('An account with this email already exists; log in instead');
     }
     throw err;

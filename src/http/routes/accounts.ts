@@ -55,12 +55,12 @@ export async function accountRoutes(instance: FastifyInstance, { ctx }: { ctx: D
         summary: 'Create an account with a workspace, a starter project, a project key and an all-access key',
         operationId: 'signUp',
         description:
-          "No password. `accept_terms` must be the person's own answer (JSON true). A six-character code is emailed; until it is confirmed the account can read the API but cannot send. Both key secrets are shown only in this response.",
+          "No password. `accept_terms` must be the person's own answer (JSON true). A six-character code is emailed; until it is confirmed the account can read the API but cannot send. Both key secrets are shown only in this response. An address that has an account is a 409, and that account is told by email. At most 5 attempts an hour per address and POSTHORN_SIGNUP_LIMIT (20) per client IP: then 429 with Retry-After.",
         body: SignupRequest,
-        response: { 200: SignupResult, ...errors(400, 409, 413) },
+        response: { 200: SignupResult, ...errors(400, 409, 413, 429) },
       },
     },
-    async (request) => signup(ctx, request.body),
+    async (request) => signup(ctx, request.body, { ip: request.ip }),
   );
 
   app.post(
