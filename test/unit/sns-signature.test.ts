@@ -50,7 +50,16 @@ describe("SNS's hosts", () => {
   it('are https on sns.<region>.amazonaws.com (or .com.cn), and nothing else', () => {
     expect(isSnsUrl('https://sns.eu-west-1.amazonaws.com/cert.pem')).toBe(true);
     expect(isSnsUrl('https://sns.cn-north-1.amazonaws.com.cn/cert.pem')).toBe(true);
+    for (const region of ['us-east-1', 'ap-southeast-2', 'us-gov-west-1', 'il-central-1', 'ca-west-1'])
+      expect(isSnsUrl(`https://sns.${region}.amazonaws.com/cert.pem`), region).toBe(true);
     for (const url of [
+      // a region label, not another service's host under amazonaws.com (issue 47): S3 serves
+      // anyone's files at sns.s3.amazonaws.com (a bucket named sns)
+      'https://sns.s3.amazonaws.com/cert.pem',
+      'https://sns.s3-website.amazonaws.com/cert.pem',
+      'https://sns.s3.eu-west-1.amazonaws.com/cert.pem',
+      'https://sns.execute-api.amazonaws.com/cert.pem',
+      'https://sns.eu-west.amazonaws.com/cert.pem',
       'http://sns.eu-west-1.amazonaws.com/cert.pem',
       'https://sns.eu-west-1.amazonaws.com:8443/cert.pem',
       'https://sns.eu-west-1.amazonaws.com.attacker.example/cert.pem',

@@ -21,8 +21,13 @@ export class SnsFormatError extends Error {}
 export class SnsSignatureError extends Error {}
 
 const TYPES = ['Notification', 'SubscriptionConfirmation', 'UnsubscribeConfirmation'];
-/** SNS's own hosts, per region (the China regions end in .amazonaws.com.cn). */
-const SNS_HOST = /^sns\.[a-z0-9-]+\.amazonaws\.com(\.cn)?$/;
+/**
+ * SNS's own hosts, per region (the China regions end in .amazonaws.com.cn). The label must be a
+ * region (us-east-1, us-gov-west-1, cn-north-1): AWS's own validator takes any label of three or
+ * more characters, and a looser pattern takes sns.s3.amazonaws.com, where anyone can serve a file
+ * from a bucket named `sns` (issue 47).
+ */
+const SNS_HOST = /^sns\.[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d{1,2}\.amazonaws\.com(\.cn)?$/;
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
 /** The fields signed, in the order SNS signs them, for each type (AWS: "Verifying the signatures of Amazon SNS messages"). */
