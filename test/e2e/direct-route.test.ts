@@ -6,13 +6,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setWorkspacePlan } from '../../src/domain/accounts/workspaces.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { signupConfirmedInDatabase, startTestServer, type TestServer } from '../helpers/server.ts';
-import { SIM_NETWORKS, type SimInternet, type SimServer, startSimInternet } from '../helpers/sim-internet.ts';
+import { type SimInternet, type SimServer, startSimInternet } from '../helpers/sim-internet.ts';
 
 /**
  * A direct route through the worker (issue 32): messages accepted by the API go to each
  * recipient's MX on a simulated internet. A greylisted recipient is delivered on the message's
  * first retry, and that retry goes to it alone: the recipient another domain took on the first
- * attempt gets no second copy. Each attempt's MX host, address and TLS are on the timeline.
+ * attempt gets no second copy. Each attempt's MX host, address and TLS are on the timeline. An
+ * MX on an address outside the route's allow_networks is bounced without a connection (issue 47).
  */
 
 const FROM = 'Direct Test <onboarding@posthorn.localhost>';
@@ -21,6 +22,7 @@ let net: SimInternet;
 let grey: SimServer;
 let open: SimServer;
 let paced: SimServer;
+let loopback: SimServer;
 let server: TestServer;
 let key: string;
 
@@ -33,6 +35,9 @@ beforeAll(async () => {
   net.mx('nomail.test', []);
   paced = await net.server('mx.paced.test', '127.0.0.43');
   net.mx('paced.test', [[10, 'mx.paced.test']]);
+  // outside the route's allow_networks: a loopback address it must not reach
+  loopback = await net.server('mx.loop.test', '127.0.0.1');
+  net.mx('loop.test', [[10, 'mx.loop.test']]);
   const file = path.join(dir, 'routes.json');
   writeFileSync(
     file,
@@ -41,7 +46,8 @@ beforeAll(async () => {
         direct: {
           type: 'direct',
           port: net.port,
-          allow_networks: SIM_NETWORKS,
+          // the servers and the source address (127.0.0.40-47), not 127.0.0.1
+          allow_networks: ['127.0.0.40/29'],
           source_addresses: [{ address: '127.0.0.40', ehlo: 'mta1.posthorn.test' }],
           sites: { 'mx.paced.test': { messages_per_hour: 1 } },
         },
@@ -135,6 +141,36 @@ describe('a direct route', () => {
       { timeoutMs: 30_000 },
     );
     expect(done.events.find((e) => e.type === 'bounced')?.detail.response).toMatch(/^556 5\.1\.10 .*null MX/);
+  });
+
+  it('bounces a recipient whose MX is on 127.0.0.1 with no connection made, and does not suppress it', async () => {
+    const res = await server.call('POST', '/v1/emails', {
+      key,
+      body: { from: FROM, to: ['dora@loop.test'], subject: 'Inside', text: 'Hello' },
+    });
+    expect(res.status).toBe(200);
+    const done = await eventually(
+      async () => {
+        const e = await email(res.body.id);
+        expect(e.status).toBe('bounced');
+        return e;
+      },
+      { timeoutMs: 30_000 },
+    );
+    expect(done.events.find((e) => e.type === 'bounced')?.detail).toMatchObject({
+      response: expect.stringMatching(
+        /^550 5\.4\.4 mail for loop\.test is not delivered to internal addresses: mx\.loop\.test \(127\.0\.0\.1\) is a loopback address/,
+      ),
+      bounce_type: 'block',
+    });
+    expect(loopback.accepted + loopback.refusedConnections).toBe(0);
+    expect(loopback.messages).toEqual([]);
+    const suppressed = await server.runtime.ctx.db
+      .selectFrom('suppressions')
+      .select('email')
+      .where('email', '=', 'dora@loop.test')
+      .execute();
+    expect(suppressed).toEqual([]);
   });
 
   it('holds a message its site has no room for back in the queue, without spending an attempt', async () => {
