@@ -171,9 +171,7 @@ describe('what a request may fetch (issue 47)', () => {
     for (const [i, outcome] of outcomes.entries()) {
       expect(outcome).toBeInstanceOf(ValidationError);
       expect((outcome as Error).message).toMatch(
-        new RegExp(
-          `^\`\\[${i}\\]\\.attachments\\[0\\]\\.path\`: \\S+/hang/r${i + 1} took longer than 0\\.5 s$`,
-        ),
+        new RegExp(`^\`attachments\\[0\\]\\.path\`: \\S+/hang/r${i + 1} took longer than 0\\.5 s$`),
       );
     }
     // the deadline is the request's: the files still waiting for a place when it passed never started
@@ -205,7 +203,7 @@ describe('what a request may fetch (issue 47)', () => {
     ]);
     expect(outcomes[0]).toMatchObject({ attachments: [{ filename: 'report.csv' }] });
     expect(outcomes[1]).toBeInstanceOf(ValidationError);
-    expect((outcomes[1] as Error).message).toMatch(/^`\[1\]\.attachments\[1\]\.path`: .*answered 404$/);
+    expect((outcomes[1] as Error).message).toMatch(/^`attachments\[1\]\.path`: .*answered 404$/);
     expect(outcomes[2]).toEqual({ html: '<p>no files</p>' });
   });
 });

@@ -1,15 +1,21 @@
-import { createHash } from 'node:crypto';
-import { sql } from 'kysely';
-import type { Db, Tx } from '../../db/database.ts';
 import { deliveryJobKey, deliveryTask } from '../../db/enqueue.ts';
 import type { EmailStatus } from '../../db/schema.ts';
 import type { DomainContext } from '../core/context.ts';
-import { ConflictError, NotFoundError, SendRefusedError, ValidationError } from '../core/errors.ts';
+import { NotFoundError, SendRefusedError, ValidationError } from '../core/errors.ts';
 import { type ProjectFacts, type Stream, sharedDefaultFrom } from '../plans/project-facts.ts';
 import { expandTemplates, type TemplateUse } from '../templates/send.ts';
 import { projectsWithWebhooks } from '../webhooks/subscribed.ts';
+import type { TargetPolicy } from '../webhooks/target.ts';
+import { fetchAttachmentPaths, fetchEachAttachmentPaths } from './attachment-url.ts';
 import { emailRow } from './email-row.ts';
 import { write as writeNow } from './email-writer.ts';
+import {
+  claimIdempotencyKey,
+  dropExpiredKey,
+  type Idempotency,
+  storeAnswer,
+  storedResponse,
+} from './idempotency.ts';
 import { checkFromAddress, checkSend, checkStream } from './send-checks.ts';
 import { suppressedAmong } from './suppressions.ts';
 import { type EmailInput, type ValidEmail, validateEmail } from './validate.ts';
@@ -71,18 +77,21 @@ const ofOneMessage = (err: unknown) =>
   err instanceof NotFoundError ||
   (err instanceof SendRefusedError && err.reason === 'unverified_domain');
 
-/** Each message checked on its own: the invalid ones go to `refused`, the rest are kept. */
+/**
+ * Each message checked on its own: the invalid ones go to `refused` (those already refused, a
+ * file of theirs not fetched, with the rest), the others are kept.
+ */
 async function checkEach(
   ctx: DomainContext,
   sender: Sender,
-  inputs: EmailInput[],
+  inputs: (EmailInput | ValidationError)[],
   refused: Refusal[],
 ): Promise<Checked> {
-  checkStream(sender.facts, sender.stream);
   const now = new Date();
   const checked: Checked = { messages: [], indexes: [], used: [] };
   for (const [index, input] of inputs.entries()) {
     try {
+      if (input instanceof ValidationError) throw input;
       const expanded = await expandTemplates(ctx, sender.facts.id, [input], () => '');
       const message = validateEmail(expanded.inputs[0], now);
       checkFromAddress(ctx, sender.facts, message.from.address);
@@ -94,32 +103,68 @@ async function checkEach(
       refused.push({ index, message: (err as Error).message });
     }
   }
+  refused.sort((a, b) => a.index - b.index);
   return checked;
 }
 
-export interface Idempotency {
-  key: string;
-  /** Identifies the request: same key with another request is a conflict. */
-  requestHash: Buffer;
+/** The messages checked, their files fetched first when the door asks for it (after any replay). */
+async function checkInputs(
+  ctx: DomainContext,
+  sender: Sender,
+  inputs: EmailInput[],
+  opts: AcceptOptions,
+): Promise<Checked> {
+  if (!opts.refused) {
+    const fetched = opts.fetchFrom ? await fetchAttachmentPaths(opts.fetchFrom, inputs) : inputs;
+    return checkAll(ctx, sender, fetched, opts.batch);
+  }
+  // what refuses the request whole, before any file is fetched
+  checkStream(sender.facts, sender.stream);
+  const outcomes = opts.fetchFrom ? await fetchEachAttachmentPaths(opts.fetchFrom, inputs) : inputs;
+  return checkEach(ctx, sender, outcomes, opts.refused);
 }
+
+export type { Idempotency } from './idempotency.ts';
 
 /**
  * What an accept answers: the messages it accepted now, or (a retry of an idempotent request) the
- * first request's answer as it was stored, with the messages it accepted read from it.
+ * first request's answer as it was stored, with the messages it accepted read from it; `response`
+ * is the answer as the door gives it, the same both times.
  */
 export type AcceptResult =
-  | { kind: 'accepted'; emails: AcceptedEmail[] }
+  | { kind: 'accepted'; emails: AcceptedEmail[]; response: unknown }
   | { kind: 'replay'; emails: AcceptedEmail[]; response: unknown };
 
-const accepted = (emails: AcceptedEmail[]): AcceptResult => ({ kind: 'accepted', emails });
+export interface AcceptOptions {
+  batch: boolean;
+  idempotency?: Idempotency;
+  /**
+   * A permissive batch (Resend's `x-batch-validation: permissive`): each message is checked on its
+   * own, the invalid ones are named here by their index and the valid ones are accepted together,
+   * in one write. Without it a batch is refused whole at its first invalid message.
+   */
+  refused?: Refusal[];
+  /**
+   * Attachments given by `path` are fetched under this policy (attachment-url.ts): after a replay
+   * is answered, before any check; in a permissive batch a file not fetched refuses its message.
+   */
+  fetchFrom?: TargetPolicy;
+  /**
+   * The answer as the door words it, given and stored for a replay; by default a batch's `{data}`
+   * (with `errors` when permissive), a single message's object.
+   */
+  answer?: (emails: AcceptedEmail[], refused: Refusal[]) => unknown;
+}
 
-export function requestHash(path: string, body: unknown): Buffer {
-  return createHash('sha256').update(path).update('\n').update(JSON.stringify(body)).digest();
+function answerOf(opts: AcceptOptions, emails: AcceptedEmail[]): unknown {
+  if (opts.answer) return opts.answer(emails, opts.refused ?? []);
+  return opts.batch ? { data: emails, ...(opts.refused ? { errors: opts.refused } : {}) } : emails[0];
 }
 
 /**
  * Accepts messages for delivery: answers a retry of an idempotent request first (before any check: the
- * send it repeats may have used the last of a limit), validates every message (a batch is refused
+ * send it repeats may have used the last of a limit; before any file is fetched again), fetches the
+ * attachments given by `path` when the door asks for it, validates every message (a batch is refused
  * whole, naming the first bad message), runs the send checks, then commits the rows, their events,
  * usage and delivery jobs in one transaction before answering. Suppressed recipients are dropped; a
  * message with none left is stored as `suppressed`.
@@ -128,26 +173,20 @@ export async function acceptEmails(
   ctx: DomainContext,
   sender: Sender,
   inputs: EmailInput[],
-  opts: {
-    batch: boolean;
-    idempotency?: Idempotency;
-    /**
-     * A permissive batch (Resend's `x-batch-validation: permissive`): each message is checked on its
-     * own, the invalid ones are named here by their index and the valid ones are accepted together,
-     * in one write. Without it a batch is refused whole at its first invalid message.
-     */
-    refused?: Refusal[];
-  },
+  opts: AcceptOptions,
 ): Promise<AcceptResult> {
   const projectId = sender.facts.id;
   if (opts.idempotency) {
     const stored = await storedResponse(ctx.db, projectId, opts.idempotency);
     if (stored) return stored;
   }
-  const checked = opts.refused
-    ? await checkEach(ctx, sender, inputs, opts.refused)
-    : await checkAll(ctx, sender, inputs, opts.batch);
+  const checked = await checkInputs(ctx, sender, inputs, opts);
   const { messages } = checked;
+  const accepted = (emails: AcceptedEmail[]): AcceptResult => ({
+    kind: 'accepted',
+    emails,
+    response: answerOf(opts, emails),
+  });
   if (messages.length === 0) return accepted([]);
   try {
     await checkSend(ctx, sender.facts, {
@@ -167,41 +206,26 @@ export async function acceptEmails(
     ? await suppressedAmong(ctx.pool, projectId, allRecipients, sender.stream)
     : new Set<string>();
 
-  if (opts.idempotency) {
-    await ctx.db
-      .deleteFrom('idempotency_keys')
-      .where('project_id', '=', projectId)
-      .where('key', '=', opts.idempotency.key)
-      .where('created_at', '<', idempotencyCutoff())
-      .execute();
-  }
+  if (opts.idempotency) await dropExpiredKey(ctx.db, projectId, opts.idempotency);
 
   const { results, write } = prepareWrite(ctx, sender, messages, suppressed, checked.used);
   // messages stored as suppressed never reach the worker: announce them in the same write
   const suppressedIds = results.filter((r) => r.status === 'suppressed').map((r) => r.id);
   if (suppressedIds.length > 0 && (await projectsWithWebhooks(ctx.db, [projectId])).size > 0)
     write.jobs.push({ task: 'webhook_dispatch', payload: { suppressed_email_ids: suppressedIds } });
+  const answer = accepted(results);
   if (!opts.idempotency) {
     await (ctx.emailWriter ? ctx.emailWriter.submit(write) : writeNow(ctx.db, write));
-    return accepted(results);
+    return answer;
   }
   const idempotency = opts.idempotency;
   return ctx.db.transaction().execute(async (tx) => {
     const replay = await claimIdempotencyKey(tx, projectId, idempotency);
     if (replay) return replay;
     await applyWrite(tx, write);
-    await tx
-      .updateTable('idempotency_keys')
-      .set({
-        status_code: 200,
-        response: JSON.stringify(
-          opts.batch ? { data: results, ...(opts.refused ? { errors: opts.refused } : {}) } : results[0],
-        ),
-      })
-      .where('project_id', '=', projectId)
-      .where('key', '=', idempotency.key)
-      .execute();
-    return accepted(results);
+    // the answer given is the one stored: a replay says exactly what it said
+    await storeAnswer(tx, projectId, idempotency, answer.response);
+    return answer;
   });
 }
 
@@ -296,63 +320,4 @@ function prepareWrite(
   }
   if (total > 0) write.usage.push({ projectId, total, onSharedDomain: onShared });
   return { results, write };
-}
-
-const IDEMPOTENCY_TTL_MS = 86_400_000;
-const idempotencyCutoff = () => new Date(Date.now() - IDEMPOTENCY_TTL_MS);
-
-/** The stored answer for a request's key: the replay for the same request, 409 for another one. */
-function answerFromStored(
-  stored: { request_hash: Buffer; response: unknown },
-  idem: Idempotency,
-): AcceptResult {
-  if (!stored.request_hash.equals(idem.requestHash)) {
-    throw new ConflictError(
-      'This Idempotency-Key was already used with a different request; use a new key for a new request',
-    );
-  }
-  // stored as answered: a batch's `{data: [...]}`, a single message's object
-  const response = stored.response as { data?: AcceptedEmail[] } | AcceptedEmail;
-  const emails =
-    'data' in response && Array.isArray(response.data) ? response.data : [response as AcceptedEmail];
-  return { kind: 'replay', emails, response: stored.response };
-}
-
-/**
- * The committed answer under this key (younger than 24 h), if any. Only committed keys are seen, and
- * a key commits together with its response; a request still in flight is caught by
- * `claimIdempotencyKey`.
- */
-async function storedResponse(db: Db, projectId: string, idem: Idempotency): Promise<AcceptResult | null> {
-  const stored = await db
-    .selectFrom('idempotency_keys')
-    .select(['request_hash', 'response'])
-    .where('project_id', '=', projectId)
-    .where('key', '=', idem.key)
-    .where('created_at', '>=', idempotencyCutoff())
-    .where('response', 'is not', null)
-    .executeTakeFirst();
-  return stored ? answerFromStored(stored, idem) : null;
-}
-
-/**
- * Takes the idempotency key for this request. A concurrent request with the same key waits on the
- * unique index until the first commits, then replays its response.
- */
-async function claimIdempotencyKey(
-  tx: Tx,
-  projectId: string,
-  idem: Idempotency,
-): Promise<AcceptResult | null> {
-  const inserted = await sql<{ key: string }>`
-    insert into idempotency_keys (project_id, key, request_hash) values (${projectId}, ${idem.key}, ${idem.requestHash})
-    on conflict do nothing returning key`.execute(tx);
-  if (inserted.rows.length > 0) return null;
-  const existing = await tx
-    .selectFrom('idempotency_keys')
-    .selectAll()
-    .where('project_id', '=', projectId)
-    .where('key', '=', idem.key)
-    .executeTakeFirstOrThrow();
-  return answerFromStored(existing, idem);
 }

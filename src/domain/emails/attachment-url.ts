@@ -210,8 +210,9 @@ async function fetchAll<T extends Fetchable>(
   strict: boolean,
 ): Promise<(T | ValidationError)[]> {
   const request = new RequestFetching(timeoutMs);
+  // a permissive batch's refusals carry their message's index beside them
   const at = (i: number) => (j: number) =>
-    messages.length > 1 ? `\`[${i}].attachments[${j}].path\`` : `\`attachments[${j}].path\``;
+    strict && messages.length > 1 ? `\`[${i}].attachments[${j}].path\`` : `\`attachments[${j}].path\``;
   try {
     const outcomes = await Promise.all(
       messages.map((m, i) =>
@@ -243,7 +244,8 @@ export async function fetchAttachmentPaths<T extends Fetchable>(
 
 /**
  * A permissive batch's messages, fetched as a strict batch's are (the same places, budget and
- * deadline): each message with its files, or the refusal of its own that names the file.
+ * deadline): each message with its files, or the refusal of its own that names the file
+ * (`attachments[j].path`: the batch gives its index beside it).
  */
 export async function fetchEachAttachmentPaths<T extends Fetchable>(
   policy: TargetPolicy,

@@ -7,7 +7,6 @@ import type { DomainContext } from '../../domain/core/context.ts';
 import { ValidationError } from '../../domain/core/errors.ts';
 import { keysetPage } from '../../domain/core/keyset.ts';
 import { acceptEmails, type Refusal } from '../../domain/emails/accept.ts';
-import { fetchAttachmentPaths } from '../../domain/emails/attachment-url.ts';
 import { cancelEmail, getEmail, presentEmail } from '../../domain/emails/read.ts';
 import { rescheduleEmail } from '../../domain/emails/reschedule.ts';
 import { emailStats, MAX_STATS_DAYS } from '../../domain/emails/stats.ts';
@@ -24,34 +23,24 @@ const project = { auth: 'project' as const };
 
 type EmailInput = Static<typeof EmailInputSchema>;
 
-/** Resend's "permissive" batch: each valid message is sent, each invalid one named by its index. */
+/**
+ * Resend's "permissive" batch: each valid message is sent, each invalid one (a file of its own not
+ * fetched included) named by its index; a replay answers exactly this.
+ */
 async function permissiveBatch(
   ctx: DomainContext,
   request: FastifyRequest,
   sender: Awaited<ReturnType<typeof senderOf>>,
   emails: EmailInput[],
 ) {
-  const errors: Refusal[] = [];
-  // attachments fetched first: a file that cannot be fetched refuses its own message only
-  const fetched: { index: number; email: EmailInput }[] = [];
-  for (const [index, email] of emails.entries()) {
-    try {
-      fetched.push({ index, email: (await fetchAttachmentPaths(targetPolicy(ctx), [email]))[0] });
-    } catch (err) {
-      if (!(err instanceof ValidationError)) throw err;
-      errors.push({ index, message: err.message });
-    }
-  }
-  const refused: Refusal[] = [];
-  const result = await acceptEmails(
-    ctx,
-    sender,
-    fetched.map((f) => f.email),
-    { batch: true, idempotency: idempotencyOf(request), refused },
-  );
-  if (result.kind === 'replay') return result.response;
-  errors.push(...refused.map((r) => ({ index: fetched[r.index].index, message: r.message })));
-  return { data: result.emails.map((a) => ({ id: a.id })), errors: errors.sort((a, b) => a.index - b.index) };
+  const result = await acceptEmails(ctx, sender, emails, {
+    batch: true,
+    idempotency: idempotencyOf(request, 'permissive'),
+    refused: [],
+    fetchFrom: targetPolicy(ctx),
+    answer: (accepted, errors: Refusal[]) => ({ data: accepted.map((a) => ({ id: a.id })), errors }),
+  });
+  return result.response;
 }
 
 /** Emails and batch, as Resend's API has them. */
@@ -61,10 +50,10 @@ export async function resendEmailRoutes(instance: FastifyInstance, { ctx }: { ct
     '/emails',
     { config: project, bodyLimit: MAX_BODY, schema: { hide: true, body: EmailInputSchema } },
     async (request) => {
-      const [email] = await fetchAttachmentPaths(targetPolicy(ctx), [request.body]);
-      const result = await acceptEmails(ctx, await senderOf(request, ctx), [email], {
+      const result = await acceptEmails(ctx, await senderOf(request, ctx), [request.body], {
         batch: false,
         idempotency: idempotencyOf(request),
+        fetchFrom: targetPolicy(ctx),
       });
       return { id: result.emails[0].id };
     },
@@ -82,10 +71,10 @@ export async function resendEmailRoutes(instance: FastifyInstance, { ctx }: { ct
         throw new ValidationError('Header `x-batch-validation` must be strict or permissive');
       const sender = await senderOf(request, ctx);
       if (mode === 'permissive') return permissiveBatch(ctx, request, sender, request.body);
-      const emails = await fetchAttachmentPaths(targetPolicy(ctx), request.body);
-      const result = await acceptEmails(ctx, sender, emails, {
+      const result = await acceptEmails(ctx, sender, request.body, {
         batch: true,
         idempotency: idempotencyOf(request),
+        fetchFrom: targetPolicy(ctx),
       });
       return { data: result.emails.map((a) => ({ id: a.id })) };
     },

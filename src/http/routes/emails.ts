@@ -2,8 +2,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { DomainContext } from '../../domain/core/context.ts';
 import { ValidationError } from '../../domain/core/errors.ts';
-import { acceptEmails, type Idempotency, requestHash, type Sender } from '../../domain/emails/accept.ts';
-import { fetchAttachmentPaths } from '../../domain/emails/attachment-url.ts';
+import { acceptEmails, type Sender } from '../../domain/emails/accept.ts';
+import { type Idempotency, requestHash } from '../../domain/emails/idempotency.ts';
 import { rawEmailSource } from '../../domain/emails/raw.ts';
 import {
   cancelEmail,
@@ -37,13 +37,18 @@ const { bounce_rate: bounce, complaint_rate: complaint } = RATE_THRESHOLDS;
 
 const MAX_BODY = 45 * 1024 * 1024;
 
-export function idempotencyOf(request: FastifyRequest): Idempotency | undefined {
+/**
+ * The request's `Idempotency-Key`, if it has one, with what identifies the request: its route, its
+ * body and the `mode` that changes its meaning (a permissive batch is not the strict one).
+ */
+export function idempotencyOf(request: FastifyRequest, mode?: string): Idempotency | undefined {
   const header = request.headers['idempotency-key'];
   if (header === undefined) return undefined;
   const key = Array.isArray(header) ? header[0] : header;
   if (key.length < 1 || key.length > 256)
     throw new ValidationError('Header `Idempotency-Key` must be 1 to 256 characters');
-  return { key, requestHash: requestHash(`${request.method} ${request.routeOptions.url}`, request.body) };
+  const route = `${request.method} ${request.routeOptions.url}${mode ? ` (${mode})` : ''}`;
+  return { key, requestHash: requestHash(route, request.body) };
 }
 
 export async function senderOf(request: FastifyRequest, ctx: DomainContext): Promise<Sender> {
@@ -74,12 +79,12 @@ export async function emailRoutes(instance: FastifyInstance, { ctx }: { ctx: Dom
       },
     },
     async (request) => {
-      const [email] = await fetchAttachmentPaths(targetPolicy(ctx), [request.body]);
-      const result = await acceptEmails(ctx, await senderOf(request, ctx), [email], {
+      const result = await acceptEmails(ctx, await senderOf(request, ctx), [request.body], {
         batch: false,
         idempotency: idempotencyOf(request),
+        fetchFrom: targetPolicy(ctx),
       });
-      return result.kind === 'replay' ? result.response : result.emails[0];
+      return result.response;
     },
   );
 
@@ -102,12 +107,12 @@ export async function emailRoutes(instance: FastifyInstance, { ctx }: { ctx: Dom
       },
     },
     async (request) => {
-      const emails = await fetchAttachmentPaths(targetPolicy(ctx), request.body);
-      const result = await acceptEmails(ctx, await senderOf(request, ctx), emails, {
+      const result = await acceptEmails(ctx, await senderOf(request, ctx), request.body, {
         batch: true,
         idempotency: idempotencyOf(request),
+        fetchFrom: targetPolicy(ctx),
       });
-      return result.kind === 'replay' ? result.response : { data: result.emails };
+      return result.response;
     },
   );
 
