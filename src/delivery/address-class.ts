@@ -15,8 +15,9 @@ function ipv4Parts(ip: string): number[] {
 }
 
 function classifyV4(ip: string): AddressClass {
-  const [a, b, c] = ipv4Parts(ip);
+  const [a, b, c, d] = ipv4Parts(ip);
   if (a === 169 && b === 254 && c === 169) return 'metadata'; // 169.254.169.254 and neighbours (cloud metadata)
+  if (a === 100 && b === 100 && c === 100 && d === 200) return 'metadata'; // Alibaba Cloud's, inside 100.64/10
   if (a === 0) return 'unspecified';
   if (a === 127) return 'loopback';
   if (a === 10 || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168)) return 'private';

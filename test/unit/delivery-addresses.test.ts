@@ -43,6 +43,7 @@ describe('a route that allows no network', () => {
     ['169.254.169.254', 'metadata'],
     ['::ffff:169.254.169.254', 'metadata'],
     ['fd00:ec2::254', 'metadata'],
+    ['100.100.100.200', 'metadata'],
     ['224.0.0.1', 'multicast'],
     ['2001:db8::25', 'reserved'],
     ['203.0.113.5', 'own'],
@@ -81,6 +82,8 @@ describe('a route that allows networks', () => {
   });
   it('never reaches metadata, unspecified or multicast addresses, nor its own', () => {
     expect(guard.refusal('169.254.169.254')).toBe('metadata');
+    expect(new AddressGuard(networks('100.64.0.0/10'), [], null).refusal('100.100.100.200')).toBe('metadata');
+    expect(new AddressGuard(networks('100.64.0.0/10'), [], null).refusal('100.100.100.201')).toBeNull();
     expect(guard.refusal('0.0.0.0')).toBe('unspecified');
     expect(guard.refusal('224.0.0.5')).toBe('multicast');
     expect(new AddressGuard(networks('fd00::/8'), [], null).refusal('fd00:ec2::254')).toBe('metadata');
