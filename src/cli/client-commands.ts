@@ -12,11 +12,13 @@ import {
   clientOf,
   openBrowser,
   print,
+  projectChoice,
   run,
   table,
   withCommon,
 } from './command-io.ts';
 import { credentialsPath, loadProfile, removeProfile, saveProfile } from './credentials.ts';
+import { chooseProjectAfterLogin, registerProjectCommands } from './projects.ts';
 
 /** The client commands of `posthorn` (the server commands are in main.ts). */
 export function registerClientCommands(program: Command) {
@@ -51,6 +53,8 @@ export function registerClientCommands(program: Command) {
         api_key: result.account_key.key,
         key_id: result.account_key.id,
         email: result.account.email,
+        // the all-access key stays in the sign-up project when the account gets another
+        project_id: result.project.id,
       });
       print(opts, { ...result, credentials_file: file }, () =>
         [
@@ -90,20 +94,25 @@ export function registerClientCommands(program: Command) {
             `the pairing was ${state.status === 'pending' ? 'not authorised in time' : state.status}: run \`posthorn login\` again`,
           );
         }
+        const project = await chooseProjectAfterLogin(opts, state.key);
         const file = saveProfile(opts.profile, {
           api_url: apiUrlOf(opts),
           api_key: state.key,
           ...(state.key_id ? { key_id: state.key_id } : {}),
+          ...(project ? { project_id: project } : {}),
         });
         print(
           opts,
-          { logged_in: true, credentials_file: file },
-          () => `Logged in: the key is saved in ${file} (profile "${opts.profile}").`,
+          { logged_in: true, credentials_file: file, project_id: project ?? null },
+          () =>
+            `Logged in: the key is saved in ${file} (profile "${opts.profile}")${project ? `; commands act in project ${project}` : ''}.`,
         );
         return;
       }
     }),
   );
+
+  registerProjectCommands(program);
 
   withCommon(
     program.command('verify-email <code>').description('confirm your account email with the emailed code'),
@@ -119,12 +128,16 @@ export function registerClientCommands(program: Command) {
   ).action(
     run(async (opts: Common) => {
       const me = await clientOf(opts).me();
+      // a project key acts in its own project, whatever was named
+      const named = projectChoice(opts);
+      const chosen = named?.id === me.project.id ? named : null;
       print(
         opts,
-        me,
+        { ...me, project_chosen_by: chosen?.by ?? 'key' },
         () =>
           `${table([
             ['Project', `${me.project.name} (${me.project.id})`],
+            ['Chosen by', chosen?.by ?? 'the key (its only project)'],
             ['Can send', me.sending.ready ? 'yes' : 'no'],
             ['Email confirmed', me.sending.email_confirmed ? 'yes' : 'no'],
             ['Verified domains', me.sending.verified_domains.join(', ') || 'none'],
@@ -310,7 +323,8 @@ export function registerClientCommands(program: Command) {
     .description('serve the Model Context Protocol over stdio (the same API and credentials as the CLI)')
     .option('--profile <name>', 'credentials profile to use', 'default')
     .option('--api-url <url>', 'API base URL including /v1 (or POSTHORN_API_URL)')
-    .action(async (opts: { profile: string; apiUrl?: string }) => {
+    .option('--project <id>', "the tools' default project (or POSTHORN_PROJECT; else the profile's)")
+    .action(async (opts: { profile: string; apiUrl?: string; project?: string }) => {
       const { runMcpServer } = await import('../mcp/server.ts');
       await runMcpServer(opts);
     });

@@ -10,6 +10,7 @@ export interface Common {
   profile: string;
   json?: boolean;
   apiUrl?: string;
+  project?: string;
 }
 
 const DEFAULT_URL = 'http://localhost:3000/v1';
@@ -18,7 +19,11 @@ export function withCommon(cmd: Command): Command {
   return cmd
     .option('--profile <name>', 'credentials profile to use', 'default')
     .option('--json', 'print JSON for scripts instead of text')
-    .option('--api-url <url>', 'API base URL including /v1 (or POSTHORN_API_URL)');
+    .option('--api-url <url>', 'API base URL including /v1 (or POSTHORN_API_URL)')
+    .option(
+      '--project <id>',
+      "the project to act in, for a key that reaches several (or POSTHORN_PROJECT; else the profile's, from `posthorn projects use`)",
+    );
 }
 
 export function apiUrlOf(opts: Common): string {
@@ -26,6 +31,18 @@ export function apiUrlOf(opts: Common): string {
     (opts.apiUrl || process.env.POSTHORN_API_URL || loadProfile(opts.profile)?.api_url) ??
     DEFAULT_URL
   ).replace(/\/+$/, '');
+}
+
+/**
+ * The project a command acts in and what chose it: `--project`, else POSTHORN_PROJECT, else the
+ * profile's remembered one (only with the profile's own key: POSTHORN_API_KEY may be another
+ * account's), else none (the key's only project, or the server asks).
+ */
+export function projectChoice(opts: Common): { id: string; by: string } | null {
+  if (opts.project) return { id: opts.project, by: '--project' };
+  if (process.env.POSTHORN_PROJECT) return { id: process.env.POSTHORN_PROJECT, by: 'POSTHORN_PROJECT' };
+  const remembered = process.env.POSTHORN_API_KEY ? undefined : loadProfile(opts.profile)?.project_id;
+  return remembered ? { id: remembered, by: `profile "${opts.profile}"` } : null;
 }
 
 /** The client for a command: POSTHORN_API_KEY, else the profile's key; refuses when there is none. */
@@ -36,7 +53,7 @@ export function clientOf(opts: Common): PosthornClient {
       `not logged in (profile "${opts.profile}"): run \`posthorn signup\` or \`posthorn login\`, or set POSTHORN_API_KEY`,
     );
   }
-  return new PosthornClient({ baseUrl: apiUrlOf(opts), apiKey });
+  return new PosthornClient({ baseUrl: apiUrlOf(opts), apiKey, projectId: projectChoice(opts)?.id });
 }
 
 export class CliError extends Error {}
@@ -66,7 +83,11 @@ export function run<A extends unknown[]>(fn: (...args: A) => Promise<void>) {
     } catch (err) {
       const message =
         err instanceof ApiError
-          ? `${err.message}${err.status ? ` (HTTP ${err.status})` : ''}`
+          ? `${err.message}${err.status ? ` (HTTP ${err.status})` : ''}${
+              /X-Project-Id` is required/.test(err.message)
+                ? '\nchoose one with --project <id>, POSTHORN_PROJECT, or `posthorn projects use <id>`'
+                : ''
+            }`
           : (err as Error).message;
       // exit now with 1: a library's exit hook must not turn a failure into success
       await new Promise<void>((resolve) => process.stderr.write(`posthorn: ${message}\n`, () => resolve()));

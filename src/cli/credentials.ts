@@ -7,6 +7,12 @@ export interface Profile {
   api_key: string;
   key_id?: string;
   email?: string;
+  /**
+   * The project this profile's key acts in (`X-Project-Id`), chosen after `posthorn login` or
+   * `signup`, or with `posthorn projects use`: an all-access key reaches every project its user
+   * administers, and asks which once there are several.
+   */
+  project_id?: string;
 }
 
 interface CredentialsFile {

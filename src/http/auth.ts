@@ -74,6 +74,11 @@ declare module 'fastify' {
      * as usual: a stale session is still 401.
      */
     allowSignedOut?: boolean;
+    /**
+     * An all-access key that names no project (no `X-Project-Id`) acts in its account's default
+     * project instead of being asked to choose (the Resend door: a Resend client sends no such header).
+     */
+    defaultProject?: boolean;
     /** The /v1 operations a route stands for, whose role it takes (the Resend door's; route-roles.ts). */
     counterparts?: string[];
     /** A route that answers 405 to every caller: it stands for no operation (the Resend door's). */
@@ -270,7 +275,10 @@ async function byKey(ctx: DomainContext, request: FastifyRequest, mode: AuthMode
     );
   }
   request.auth = auth;
-  if (mode === 'project') auth.projectId = await selectProject(ctx, key, header(request, 'x-project-id'));
+  if (mode === 'project')
+    auth.projectId = await selectProject(ctx, key, header(request, 'x-project-id'), {
+      orDefault: request.routeOptions.config?.defaultProject === true,
+    });
 }
 
 export const authPlugin = fp(

@@ -3,17 +3,28 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { z } from 'zod';
 import { loadProfile, removeProfile, saveProfile } from '../cli/credentials.ts';
+import { chooseProjectAfterLogin } from '../cli/projects.ts';
 import { ApiError, PosthornClient } from '../sdk/client.ts';
 
 const DEFAULT_URL = 'http://localhost:3000/v1';
 
 type ToolResult = { content: { type: 'text'; text: string }[]; isError?: boolean };
 
+/** The optional argument of every tool that acts in a project. */
+const project = z
+  .string()
+  .optional()
+  .describe(
+    'the project id to act in, for a key that reaches several projects (see list_projects); default: the server’s setting (--project, POSTHORN_PROJECT, or the project remembered at login)',
+  );
+
 /**
  * The MCP tool server (`posthorn mcp`, stdio): the same API through the same SDK and the same
  * credentials file as the CLI. Every failure comes back as a tool error with the API's message.
+ * The project a tool acts in: its `project` argument, else `--project`, POSTHORN_PROJECT or the
+ * profile's remembered project, as the CLI chooses (issue 47, item 5).
  */
-export async function runMcpServer(opts: { profile: string; apiUrl?: string }) {
+export async function runMcpServer(opts: { profile: string; apiUrl?: string; project?: string }) {
   const apiUrl = () =>
     (
       opts.apiUrl ||
@@ -21,10 +32,16 @@ export async function runMcpServer(opts: { profile: string; apiUrl?: string }) {
       loadProfile(opts.profile)?.api_url ||
       DEFAULT_URL
     ).replace(/\/+$/, '');
-  const client = (needKey = true) => {
+  const client = (needKey = true, projectId?: string) => {
     const apiKey = process.env.POSTHORN_API_KEY || loadProfile(opts.profile)?.api_key;
     if (needKey && !apiKey) throw new Error('Not logged in: use the signup or login_start tool first');
-    return new PosthornClient({ baseUrl: apiUrl(), apiKey });
+    // the profile's remembered project goes with the profile's own key only
+    const remembered = process.env.POSTHORN_API_KEY ? undefined : loadProfile(opts.profile)?.project_id;
+    return new PosthornClient({
+      baseUrl: apiUrl(),
+      apiKey,
+      projectId: projectId || opts.project || process.env.POSTHORN_PROJECT || remembered,
+    });
   };
   const tool = (fn: () => Promise<unknown>) => async (): Promise<ToolResult> => {
     try {
@@ -56,6 +73,7 @@ export async function runMcpServer(opts: { profile: string; apiUrl?: string }) {
           api_url: apiUrl(),
           api_key: result.account_key.key,
           key_id: result.account_key.id,
+          project_id: result.project.id,
         });
         return {
           account: result.account,
@@ -94,12 +112,17 @@ export async function runMcpServer(opts: { profile: string; apiUrl?: string }) {
       tool(async () => {
         const state = await client(false).pollPairing(poll_token);
         if (state.status === 'authorized' && state.key) {
+          const chosen = await chooseProjectAfterLogin(
+            { profile: opts.profile, apiUrl: apiUrl(), project: opts.project },
+            state.key,
+          );
           saveProfile(opts.profile, {
             api_url: apiUrl(),
             api_key: state.key,
             ...(state.key_id ? { key_id: state.key_id } : {}),
+            ...(chosen ? { project_id: chosen } : {}),
           });
-          return { status: 'authorized', stored: true };
+          return { status: 'authorized', stored: true, project_id: chosen ?? null };
         }
         return { status: state.status };
       })(),
@@ -118,14 +141,23 @@ export async function runMcpServer(opts: { profile: string; apiUrl?: string }) {
     {
       description:
         'Read-only: the project, whether it can send and why not, the compliance footer and the inbound address.',
-      inputSchema: {},
+      inputSchema: { project },
     },
-    async () => tool(() => client().me())(),
+    async (args) => tool(() => client(true, args.project).me())(),
   );
   server.registerTool(
     'list_workspaces',
     { description: 'Read-only: the workspaces of the account (needs an all-access key).', inputSchema: {} },
     async () => tool(() => client().workspaces())(),
+  );
+  server.registerTool(
+    'list_projects',
+    {
+      description:
+        'Read-only: the projects of the account with your role (needs an all-access key); the tools’ `project` argument takes their ids.',
+      inputSchema: {},
+    },
+    async () => tool(() => client().projects())(),
   );
   server.registerTool(
     'send_email',
@@ -138,40 +170,44 @@ export async function runMcpServer(opts: { profile: string; apiUrl?: string }) {
         subject: z.string().min(1),
         html: z.string().optional(),
         text: z.string().optional(),
+        project,
       },
     },
-    async (args) => tool(() => client().sendEmail(args))(),
+    async ({ project: chosen, ...args }) => tool(() => client(true, chosen).sendEmail(args))(),
   );
   server.registerTool(
     'get_email',
     {
       description: 'Read-only: what became of one message, with its event timeline.',
-      inputSchema: { id: z.string() },
+      inputSchema: { id: z.string(), project },
     },
-    async ({ id }) => tool(() => client().getEmail(id))(),
+    async ({ id, project: chosen }) => tool(() => client(true, chosen).getEmail(id))(),
   );
   server.registerTool(
     'list_domains',
-    { description: 'Read-only: the project’s sending domains and their DNS records.', inputSchema: {} },
-    async () => tool(() => client().listDomains())(),
+    {
+      description: 'Read-only: the project’s sending domains and their DNS records.',
+      inputSchema: { project },
+    },
+    async (args) => tool(() => client(true, args.project).listDomains())(),
   );
   server.registerTool(
     'add_domain',
     {
       description:
         'Add a sending domain (side effect: creates a DKIM key); returns the DNS records to publish.',
-      inputSchema: { domain: z.string().describe('like example.com') },
+      inputSchema: { domain: z.string().describe('like example.com'), project },
     },
-    async ({ domain }) => tool(() => client().addDomain(domain))(),
+    async ({ domain, project: chosen }) => tool(() => client(true, chosen).addDomain(domain))(),
   );
   server.registerTool(
     'check_domain',
     {
       description:
         'Look the domain’s records up in DNS now and update its status (side effect: status may change).',
-      inputSchema: { id: z.string().describe('domain id') },
+      inputSchema: { id: z.string().describe('domain id'), project },
     },
-    async ({ id }) => tool(() => client().checkDomain(id))(),
+    async ({ id, project: chosen }) => tool(() => client(true, chosen).checkDomain(id))(),
   );
   server.registerTool(
     'create_contact',
@@ -182,9 +218,10 @@ export async function runMcpServer(opts: { profile: string; apiUrl?: string }) {
         first_name: z.string().optional(),
         last_name: z.string().optional(),
         properties: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
+        project,
       },
     },
-    async (args) => tool(() => client().createContact(args))(),
+    async ({ project: chosen, ...args }) => tool(() => client(true, chosen).createContact(args))(),
   );
   server.registerTool(
     'track_event',
@@ -200,9 +237,10 @@ export async function runMcpServer(opts: { profile: string; apiUrl?: string }) {
           .string()
           .optional()
           .describe('ISO 4217; optional: a value without it is revenue without a currency'),
+        project,
       },
     },
-    async (args) => tool(() => client().trackEvent(args))(),
+    async ({ project: chosen, ...args }) => tool(() => client(true, chosen).trackEvent(args))(),
   );
 
   await server.connect(new StdioServerTransport());

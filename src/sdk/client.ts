@@ -33,13 +33,23 @@ export interface Me {
   inbound: { domain: string; address: string };
 }
 
+export interface ProjectSummary {
+  id: string;
+  name: string;
+  workspace_id: string;
+  role?: string;
+}
+
 export class PosthornClient {
   readonly baseUrl: string;
   readonly apiKey: string | undefined;
+  /** The project the project API acts in (`X-Project-Id`), for a key that reaches several. */
+  readonly projectId: string | undefined;
 
-  constructor(opts: { baseUrl: string; apiKey?: string }) {
+  constructor(opts: { baseUrl: string; apiKey?: string; projectId?: string }) {
     this.baseUrl = opts.baseUrl.replace(/\/+$/, '');
     this.apiKey = opts.apiKey;
+    this.projectId = opts.projectId || undefined;
   }
 
   async request<T>(
@@ -54,6 +64,7 @@ export class PosthornClient {
         method,
         headers: {
           ...(this.apiKey ? { authorization: `Bearer ${this.apiKey}` } : {}),
+          ...(this.projectId ? { 'x-project-id': this.projectId } : {}),
           ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
           ...headers,
         },
@@ -94,6 +105,10 @@ export class PosthornClient {
       'GET',
       '/workspaces',
     );
+  }
+  /** The projects of the account with the caller's role (an all-access key; a project key is 403). */
+  projects() {
+    return this.request<{ data: ProjectSummary[] }>('GET', '/projects');
   }
   revokeKey(id: string) {
     return this.request<void>('DELETE', `/api-keys/${encodeURIComponent(id)}`);

@@ -250,3 +250,138 @@ describe('posthorn domains and keys', () => {
     expect(wrong.stderr).toMatch(/not found \(HTTP 404\)/);
   }, 60_000);
 });
+
+describe('posthorn and projects (issue 47, item 5)', () => {
+  const projectOfEmail = async (id: string) =>
+    (
+      await server.runtime.ctx.db
+        .selectFrom('emails')
+        .select('project_id')
+        .where('id', '=', id)
+        .executeTakeFirstOrThrow()
+    ).project_id;
+  const send = ['send', '--from', 'onboarding@posthorn.localhost', '--to', 'reader@example.org'];
+
+  it('sends with --project, POSTHORN_PROJECT or the remembered project once the account has two', async () => {
+    const api = `${server.url}/v1`;
+    const email = 'two-projects@example.com';
+    const profile = ['--profile', 'projects'];
+    const signup = await posthorn([
+      'signup',
+      '--email',
+      email,
+      '--name',
+      'Two',
+      '--accept-terms',
+      '--api-url',
+      api,
+      ...profile,
+    ]);
+    expect(signup.code, signup.stderr).toBe(0);
+    expect((await posthorn(['verify-email', await server.codeFor(email), ...profile])).code).toBe(0);
+    const stored = () =>
+      JSON.parse(readFileSync(path.join(configDir, 'credentials.json'), 'utf8')).profiles.projects;
+    const first = stored().project_id as string;
+    const second = (
+      await server.call('POST', '/v1/workspaces', { key: stored().api_key, body: { name: 'Second' } })
+    ).body.project.id as string;
+    expect(second).toBeTruthy();
+
+    // the key alone (no project named) is asked which project; the CLI says how to choose
+    const asked = await posthorn([...send, '--subject', 'Asked', '--text', 'x'], {
+      POSTHORN_API_KEY: stored().api_key,
+      POSTHORN_API_URL: api,
+    });
+    expect(asked.code).toBe(1);
+    expect(asked.stderr).toMatch(/X-Project-Id` is required.*\(HTTP 400\)\nchoose one with --project/s);
+
+    // the profile remembers the sign-up project
+    const remembered = await posthorn([
+      ...send,
+      '--subject',
+      'Remembered',
+      '--text',
+      'x',
+      '--json',
+      ...profile,
+    ]);
+    expect(remembered.code, remembered.stderr).toBe(0);
+    expect(await projectOfEmail(JSON.parse(remembered.stdout).id)).toBe(first);
+    // --project names the other
+    const named = await posthorn([
+      ...send,
+      '--subject',
+      'Named',
+      '--text',
+      'x',
+      '--json',
+      '--project',
+      second,
+      ...profile,
+    ]);
+    expect(named.code, named.stderr).toBe(0);
+    expect(await projectOfEmail(JSON.parse(named.stdout).id)).toBe(second);
+    // and POSTHORN_PROJECT
+    const byEnv = await posthorn(['whoami', '--json', ...profile], { POSTHORN_PROJECT: second });
+    expect(JSON.parse(byEnv.stdout)).toMatchObject({
+      project: { id: second },
+      project_chosen_by: 'POSTHORN_PROJECT',
+    });
+
+    // projects use: remembered with the key, shown by whoami and projects list
+    const used = await posthorn(['projects', 'use', second, ...profile]);
+    expect(used.code, used.stderr).toBe(0);
+    expect(stored().project_id).toBe(second);
+    const whoami = await posthorn(['whoami', ...profile]);
+    expect(whoami.stdout).toContain(`(${second})`);
+    expect(whoami.stdout).toMatch(/Chosen by\s+profile "projects"/);
+    const listed = await posthorn(['projects', 'list', ...profile]);
+    expect(listed.stdout).toMatch(new RegExp(`^\\*\\s+${second}`, 'm'));
+    const unknown = await posthorn(['projects', 'use', '00000000-0000-4000-8000-000000000000', ...profile]);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/not found \(HTTP 404\)/);
+    expect(stored().project_id).toBe(second);
+  }, 90_000);
+
+  it('login with an all-access key remembers the project named by --project', async () => {
+    const acct = await server.signupConfirmed();
+    const second = (
+      await server.call('POST', '/v1/workspaces', { key: acct.account_key.key, body: { name: 'Second' } })
+    ).body.project.id as string;
+    const dir = mkdtempSync(path.join(tmpdir(), 'posthorn-cli-login-'));
+    try {
+      const login = await startCliLogin(`${server.url}/v1`, dir, ['--project', second]);
+      const pair = (fields: Record<string, string>, cookie = '') =>
+        fetch(`${server.url}/pair`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', ...(cookie ? { cookie } : {}) },
+          body: new URLSearchParams({ code: login.code, ...fields }).toString(),
+        });
+      const since = server.sink.messages.length;
+      expect((await pair({ step: 'login_start', email: acct.account.email })).status).toBe(200);
+      const message = await server.sink.waitFor(
+        (m) => m.to.includes(acct.account.email) && server.sink.messages.indexOf(m) >= since,
+      );
+      const loginCode = /code: (\w{6})/.exec(message.parsed.subject ?? '')?.[1] as string;
+      const signedIn = await pair({ step: 'login_finish', email: acct.account.email, login_code: loginCode });
+      const cookie = signedIn.headers
+        .getSetCookie()
+        .map((c) => c.split(';')[0])
+        .join('; ');
+      const csrf = /name="csrf" value="([^"]+)"/.exec(await signedIn.text())?.[1] as string;
+      const done = await pair({ step: 'authorize', scope: 'all', csrf }, cookie);
+      expect(await done.text()).toContain('the CLI now holds a key');
+      expect(await login.exited).toBe(0);
+      expect(login.stdout()).toContain(`commands act in project ${second}`);
+      const stored = JSON.parse(readFileSync(path.join(dir, 'credentials.json'), 'utf8')).profiles.default;
+      expect(stored.project_id).toBe(second);
+      const me = await server.call('GET', '/v1/me', {
+        key: stored.api_key,
+        headers: { 'x-project-id': stored.project_id },
+      });
+      expect(me.body.project.id).toBe(second);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});

@@ -51,6 +51,7 @@ describe('posthorn mcp, driven by the SDK’s own Client over stdio', () => {
         'create_contact',
         'get_email',
         'list_domains',
+        'list_projects',
         'list_workspaces',
         'login_poll',
         'login_start',
@@ -105,4 +106,74 @@ describe('posthorn mcp, driven by the SDK’s own Client over stdio', () => {
     const me = await client.callTool({ name: 'whoami', arguments: {} });
     expect(me.isError).toBeFalsy();
   });
+});
+
+describe('posthorn mcp and projects (issue 47, item 5)', () => {
+  it('acts in the project of its setting, or of a tool’s `project` argument', async () => {
+    // an all-access key whose account has a second project
+    const second = (
+      await server.call('POST', '/v1/workspaces', { key: account.account_key.key, body: { name: 'Second' } })
+    ).body.project.id as string;
+    const allAccess = new Client({ name: 'posthorn-test', version: '1.0.0' });
+    await allAccess.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [
+          path.join(root, 'bin/posthorn.js'),
+          'mcp',
+          '--api-url',
+          `${server.url}/v1`,
+          '--project',
+          account.project.id,
+        ],
+        env: {
+          ...(process.env as Record<string, string>),
+          POSTHORN_CONFIG_DIR: configDir,
+          POSTHORN_API_KEY: account.account_key.key,
+        },
+        stderr: 'pipe',
+      }),
+    );
+    try {
+      const listed = await allAccess.callTool({ name: 'list_projects', arguments: {} });
+      expect(
+        JSON.parse(text(listed))
+          .data.map((p: { id: string }) => p.id)
+          .sort(),
+      ).toEqual([account.project.id, second].sort());
+      // the setting: the sign-up project
+      const me = await allAccess.callTool({ name: 'whoami', arguments: {} });
+      expect(me.isError, text(me)).toBeFalsy();
+      expect(JSON.parse(text(me)).project.id).toBe(account.project.id);
+      // the argument: the second project
+      const there = await allAccess.callTool({ name: 'whoami', arguments: { project: second } });
+      expect(JSON.parse(text(there)).project.id).toBe(second);
+      const sent = await allAccess.callTool({
+        name: 'send_email',
+        arguments: {
+          from: FROM,
+          to: 'mcp-reader@example.org',
+          subject: 'Second',
+          text: 'x',
+          project: second,
+        },
+      });
+      expect(sent.isError, text(sent)).toBeFalsy();
+      const row = await server.runtime.ctx.db
+        .selectFrom('emails')
+        .select('project_id')
+        .where('id', '=', JSON.parse(text(sent)).id)
+        .executeTakeFirstOrThrow();
+      expect(row.project_id).toBe(second);
+      // a project the key does not reach is the API's 404, as a tool error
+      const elsewhere = await allAccess.callTool({
+        name: 'list_domains',
+        arguments: { project: '00000000-0000-4000-8000-000000000000' },
+      });
+      expect(elsewhere.isError).toBe(true);
+      expect(text(elsewhere)).toMatch(/not found \(HTTP 404\)/);
+    } finally {
+      await allAccess.close();
+    }
+  }, 60_000);
 });

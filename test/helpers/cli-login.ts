@@ -6,12 +6,13 @@ const root = path.resolve(import.meta.dirname, '../..');
 
 /**
  * Runs `posthorn login --no-browser` as a subprocess and waits for it to show the pairing code and
- * URL; `exited` resolves with its exit code, `stdout()` gives what it printed so far.
+ * URL (`args` are more options of `login`); `exited` resolves with its exit code, `stdout()` gives
+ * what it printed so far.
  */
-export async function startCliLogin(apiUrl: string, configDir: string) {
+export async function startCliLogin(apiUrl: string, configDir: string, args: string[] = []) {
   const child = spawn(
     process.execPath,
-    [path.join(root, 'bin/posthorn.js'), 'login', '--no-browser', '--api-url', apiUrl],
+    [path.join(root, 'bin/posthorn.js'), 'login', '--no-browser', '--api-url', apiUrl, ...args],
     {
       env: { ...process.env, POSTHORN_CONFIG_DIR: configDir, POSTHORN_API_KEY: '' },
     },

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Role } from '../../db/schema.ts';
 import type { DomainContext } from '../core/context.ts';
 import { NotFoundError, ValidationError } from '../core/errors.ts';
@@ -37,16 +38,42 @@ async function chooseProject<T extends Choice>(
 }
 
 /**
+ * An account's default project: the starter project of the first workspace it owns (the one made
+ * at sign-up), while its user still administers it; otherwise the oldest project it administers
+ * (of its own workspaces first). 404 when it administers none.
+ */
+export async function defaultProject(ctx: Pick<DomainContext, 'db'>, accountId: string): Promise<string> {
+  const row = await ctx.db
+    .selectFrom('projects as p')
+    .innerJoin('project_members as m', 'm.project_id', 'p.id')
+    .innerJoin('workspaces as w', 'w.id', 'p.workspace_id')
+    .select('p.id')
+    .where('m.account_id', '=', accountId)
+    .where('m.role', 'in', ['owner', 'admin'])
+    .orderBy(sql`w.owner_account_id = ${accountId}`, 'desc')
+    .orderBy('w.created_at', 'asc')
+    .orderBy('p.created_at', 'asc')
+    .limit(1)
+    .executeTakeFirst();
+  if (!row) throw new NotFoundError("Project (this key's user administers no project)");
+  return row.id;
+}
+
+/**
  * The project a project-API call acts in. A project key acts in its own project. An all-access key
  * acts in the one project its user administers, or in the one named by `X-Project-Id`; naming a
- * project the user does not administer is 404, like one that does not exist.
+ * project the user does not administer is 404, like one that does not exist. With `orDefault` (the
+ * Resend door, whose clients send no such header) a key that names none acts in its account's
+ * default project instead of being asked to choose.
  */
 export async function selectProject(
   ctx: Pick<DomainContext, 'db'>,
   key: AuthenticatedKey,
   header: string | undefined,
+  opts: { orDefault?: boolean } = {},
 ): Promise<string> {
   if (key.scope === 'project') return key.projectId as string;
+  if (opts.orDefault && (header === undefined || header === '')) return defaultProject(ctx, key.accountId);
   const chosen = await chooseProject(
     header,
     async (id) => requireProjectAdmin(ctx.db, key, id),

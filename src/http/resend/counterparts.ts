@@ -91,14 +91,18 @@ export function roleOf(app: FastifyInstance, operation: string): Role {
 }
 
 /**
- * The door's onRoute hook: each operation takes its counterparts' role. Routes open to
+ * The door's onRoute hook: each operation takes its counterparts' role and (auth.ts) acts for an
+ * all-access key in the account's default project when no `X-Project-Id` names one. Routes open to
  * all (the not-found answer) and those that answer 405 to everyone (unsupported.ts) stand for none.
  */
 export function adoptCounterpartRoles(app: FastifyInstance) {
   app.addHook('onRoute', (route: RouteOptions) => {
     const auth = route.config?.auth ?? 'none';
     if (auth === 'none') return;
-    if (route.config?.unsupported) return;
+    if (route.config?.unsupported) {
+      route.config = { ...route.config, defaultProject: true };
+      return;
+    }
     const method = [route.method].flat()[0] === 'HEAD' ? 'GET' : [route.method].flat()[0];
     const counterparts = COUNTERPARTS[`${method} ${route.url}`];
     if (!counterparts)
@@ -109,6 +113,7 @@ export function adoptCounterpartRoles(app: FastifyInstance) {
       ...route.config,
       role: strictest(counterparts.map((c) => roleOf(app, c))),
       counterparts,
+      defaultProject: true,
     };
   });
 }

@@ -14,7 +14,8 @@ import { resendWebhookRoutes } from './webhooks.ts';
  * The Resend-compatible door (issue 35), at {public_url}/resend: Resend's paths, fields,
  * pagination and errors over Posthorn's domain code, so an application written for a Resend SDK
  * moves by changing its base URL. A Posthorn key is the Bearer: a project key, or an all-access
- * key (Resend's full access, which also manages API keys). Each operation takes the role of its /v1
+ * key (Resend's full access, which also manages API keys), which acts in its account's default
+ * project unless `X-Project-Id` names another. Each operation takes the role of its /v1
  * counterpart (counterparts.ts). /v1 stays as the spec says; this door is documented in the
  * README, not in /v1/openapi.json.
  */
@@ -35,7 +36,7 @@ function resendErrors(request: FastifyRequest, reply: FastifyReply, payload: unk
 
 export async function resendRoutes(app: FastifyInstance, deps: { ctx: DomainContext }) {
   app.addHook('onSend', async (request, reply, payload) => resendErrors(request, reply, payload));
-  // every operation takes its /v1 counterpart's role
+  // every operation takes its /v1 counterpart's role, and an all-access key its default project
   adoptCounterpartRoles(app);
   // every other path here is Resend's "not found" (not the dashboard's page, which answers the rest)
   const notFound = (request: FastifyRequest, reply: FastifyReply) =>
