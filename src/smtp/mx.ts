@@ -33,7 +33,16 @@ function describe(receipt: Receipt): string {
     ...receipt.reports.map((r) => `${r.kind} for ${r.emailId ?? 'an unknown message'}`),
     ...(receipt.notAReport ? ['not a bounce or complaint report: ignored'] : []),
     ...receipt.stored.map((id) => `stored as ${id}`),
+    ...(receipt.dmarc.length > 0 ? [`reports: ${countsOf(receipt.dmarc)}`] : []),
   ].join('; ');
+}
+
+/** What became of a message's DMARC and TLS reports: `1 stored, 2 unreadable (kept)`. */
+function countsOf(outcomes: Receipt['dmarc']): string {
+  const counts = new Map<string, number>();
+  for (const o of outcomes) counts.set(o, (counts.get(o) ?? 0) + 1);
+  const shown: Record<string, string> = { unreadable: 'unreadable (kept)' };
+  return [...counts].map(([o, n]) => `${n} ${shown[o] ?? o}`).join(', ');
 }
 
 /**

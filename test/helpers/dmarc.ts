@@ -1,4 +1,4 @@
-import { gzipSync } from 'node:zlib';
+import { deflateRawSync, gzipSync } from 'node:zlib';
 
 /**
  * DMARC aggregate reports made in tests (issue 34), dated where a test needs them (the fixtures in
@@ -61,6 +61,67 @@ export function reportMessage(xml: string, to: string, reporter: string, domain:
     `Content-Disposition: attachment; filename="${file}"`,
     '',
     gzipSync(xml).toString('base64').replace(/.{76}/g, '$&\r\n'),
+    '--r--',
+    '',
+  ].join('\r\n');
+}
+
+/**
+ * A zip bomb as the issue found it (issue 47): one deflated member of `bytes` zeros (49 MB make
+ * ~48 KB) and a central directory of `entries` entries that all point at it, each declaring a
+ * size of 1,000 bytes, so a reader that trusts the declared sizes inflates it `entries` times.
+ */
+export function zipBomb(bytes: number, entries: number): Buffer {
+  const data = deflateRawSync(Buffer.alloc(bytes), { level: 9 });
+  const name = (i: number) => Buffer.from(`report-${i}.xml`);
+  const local = Buffer.alloc(30);
+  local.writeUInt32LE(0x04034b50, 0);
+  local.writeUInt16LE(20, 4);
+  local.writeUInt16LE(8, 8); // deflate
+  local.writeUInt32LE(data.length, 18);
+  local.writeUInt32LE(1_000, 22);
+  local.writeUInt16LE(name(1).length, 26);
+  const head = Buffer.concat([local, name(1), data]);
+  const directory = Array.from({ length: entries }, (_, i) => {
+    const entry = Buffer.alloc(46);
+    entry.writeUInt32LE(0x02014b50, 0);
+    entry.writeUInt16LE(20, 4);
+    entry.writeUInt16LE(20, 6);
+    entry.writeUInt16LE(8, 10);
+    entry.writeUInt32LE(data.length, 20);
+    entry.writeUInt32LE(1_000, 24);
+    entry.writeUInt16LE(name(i + 1).length, 28);
+    entry.writeUInt32LE(0, 42); // every entry's local header: the one member
+    return Buffer.concat([entry, name(i + 1)]);
+  });
+  const central = Buffer.concat(directory);
+  const end = Buffer.alloc(22);
+  end.writeUInt32LE(0x06054b50, 0);
+  end.writeUInt16LE(entries, 8);
+  end.writeUInt16LE(entries, 10);
+  end.writeUInt32LE(central.length, 12);
+  end.writeUInt32LE(head.length, 16);
+  return Buffer.concat([head, central, end]);
+}
+
+/** A report message with these files attached (base64), as `application/gzip` or `application/zip`. */
+export function messageWith(to: string, from: string, files: { name: string; content: Buffer }[]): string {
+  const parts = files.flatMap(({ name, content }) => [
+    '--r',
+    `Content-Type: application/${name.endsWith('.zip') ? 'zip' : 'gzip'}; name="${name}"`,
+    'Content-Transfer-Encoding: base64',
+    `Content-Disposition: attachment; filename="${name}"`,
+    '',
+    content.toString('base64').replace(/.{76}/g, '$&\r\n'),
+  ]);
+  return [
+    `From: ${from}`,
+    `To: ${to}`,
+    'Subject: Report domain: bombed.example',
+    'MIME-Version: 1.0',
+    'Content-Type: multipart/mixed; boundary="r"',
+    '',
+    ...parts,
     '--r--',
     '',
   ].join('\r\n');

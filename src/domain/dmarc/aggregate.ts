@@ -1,11 +1,15 @@
 import { isIP } from 'node:net';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import { REPORT_COUNT, REPORT_LATEST_SECONDS, REPORT_ROWS } from './limits.ts';
 
 /**
  * DMARC aggregate reports (RFC 7489 appendix C, and DMARCbis, RFC 9990) as real reporters send
  * them: with or without the namespace, prefixed elements, missing optional fields, upper-case
- * results, several DKIM and SPF results per record, surrounding whitespace. A report that cannot
- * be read throws ReportError with the reason, which the caller keeps beside the report.
+ * results, several DKIM and SPF results per record, surrounding whitespace, an empty org_name
+ * (named by the reporter's address instead). A report that cannot be read throws ReportError with
+ * the reason, which the caller keeps beside the report: one that declares a DOCTYPE (entities,
+ * external references), nests too deeply, holds more than REPORT_ROWS records or a count past
+ * REPORT_COUNT. Records are read one by one, so a large report costs memory for its records only.
  */
 
 export class ReportError extends Error {}
@@ -65,7 +69,8 @@ const text = (value: unknown): string | null => {
   if (Array.isArray(value)) return text(value[0]);
   if (value === undefined || value === null) return null;
   if (typeof value === 'object') return null;
-  const s = String(value).trim();
+  // PostgreSQL's text holds no NUL (a character reference may make one)
+  const s = String(value).replace(/\0/g, '').trim();
   return s === '' ? null : s;
 };
 const lower = (value: unknown) => text(value)?.toLowerCase() ?? null;
@@ -74,11 +79,15 @@ const node = (value: unknown): Node =>
 const list = (value: unknown): Node[] =>
   (Array.isArray(value) ? value : value === undefined ? [] : [value]).map(node);
 
-function integer(value: unknown, what: string): number {
+/** A whole number up to `max` (a count, a moment): anything else is not a report's. */
+function integer(value: unknown, what: string, max = REPORT_COUNT): number {
   const s = text(value);
   if (s === null || !/^\d+$/.test(s))
-    throw new ReportError(`${what} is not a whole number: ${JSON.stringify(value ?? null)}`);
-  return Number(s);
+    throw new ReportError(`${what} is not a whole number: ${JSON.stringify(value ?? null).slice(0, 100)}`);
+  const n = Number(s);
+  if (n > max)
+    throw new ReportError(`${what} is ${s.length > 20 ? `${s.slice(0, 20)}...` : s}, more than ${max}`);
+  return n;
 }
 
 function record(r: Node, i: number): AggregateRecord {
@@ -123,9 +132,13 @@ function record(r: Node, i: number): AggregateRecord {
 
 /**
  * The report's XML, checked to be well-formed. Some reporters (IKEA's) wrap <feedback> in an
- * element they never close: then the <feedback> element alone is read, when it is well-formed.
+ * element they never close: then the <feedback> element alone is read, when it is well-formed. A
+ * DOCTYPE is refused before anything is parsed: no report needs one, and its entities are how XXE
+ * and entity expansion come in.
  */
 function wellFormed(xml: string): string {
+  if (/<!DOCTYPE/i.test(xml))
+    throw new ReportError('the XML declares a DOCTYPE: its entities and external references are not read');
   const valid = XMLValidator.validate(xml);
   if (valid === true) return xml;
   const inner = /<(?:\w+:)?feedback[\s>][\s\S]*<\/(?:\w+:)?feedback>/.exec(xml)?.[0];
@@ -133,22 +146,70 @@ function wellFormed(xml: string): string {
   throw new ReportError(`not well-formed XML: ${valid.err.msg} (line ${valid.err.line})`);
 }
 
-/** Parses one aggregate report's XML (see the file's comment). */
-export function parseAggregate(xml: string): AggregateReport {
-  const doc = parser.parse(wellFormed(xml)) as Node;
+/** Parses XML, whatever the parser throws (nesting past its limit, a stack overflow) a ReportError. */
+function parsed(xml: string): Node {
+  try {
+    return parser.parse(xml) as Node;
+  } catch (err) {
+    throw new ReportError(`the XML could not be read: ${(err as Error).message}`);
+  }
+}
+
+const RECORD_START = /<(?:[A-Za-z_][\w.-]*:)?record(?=[\s>/])[^>]*>/g;
+const RECORD_END = /<\/(?:[A-Za-z_][\w.-]*:)?record\s*>/g;
+
+/**
+ * The report's records, each parsed on its own (a report of 100,000 records is never one tree in
+ * memory), and the rest of the document without them.
+ */
+function splitRecords(xml: string): { rest: string; records: AggregateRecord[] } {
+  const records: AggregateRecord[] = [];
+  const rest: string[] = [];
+  let from = 0;
+  RECORD_START.lastIndex = 0;
+  for (let start = RECORD_START.exec(xml); start; start = RECORD_START.exec(xml)) {
+    if (records.length >= REPORT_ROWS)
+      throw new ReportError(`the report holds more than ${REPORT_ROWS} records`);
+    let end = start.index + start[0].length;
+    if (!start[0].endsWith('/>')) {
+      RECORD_END.lastIndex = end;
+      const close = RECORD_END.exec(xml);
+      if (!close) throw new ReportError(`record ${records.length + 1} is never closed`);
+      end = close.index + close[0].length;
+    }
+    rest.push(xml.slice(from, start.index));
+    from = end;
+    RECORD_START.lastIndex = end;
+    const [one] = list(parsed(xml.slice(start.index, end)).record);
+    records.push(record(one ?? {}, records.length));
+  }
+  rest.push(xml.slice(from));
+  return { rest: rest.join(''), records };
+}
+
+/** A date range's end, as seconds since 1970 within the years a report can name. */
+const moment = (value: unknown, what: string) => new Date(integer(value, what, REPORT_LATEST_SECONDS) * 1000);
+
+/**
+ * Parses one aggregate report's XML (see the file's comment). `reporterAddress` (the From of the
+ * mail it came in) names a report whose org_name is empty, as some reporters send it.
+ */
+export function parseAggregate(xml: string, reporterAddress: string | null = null): AggregateReport {
+  const { rest, records } = splitRecords(wellFormed(xml));
+  const doc = parsed(rest);
   if (!('feedback' in doc))
     throw new ReportError('not a DMARC aggregate report: its root element is not <feedback>');
   const feedback = node(doc.feedback);
   const meta = node(feedback.report_metadata);
   const published = node(feedback.policy_published);
   const range = node(meta.date_range);
-  const orgName = text(meta.org_name);
+  const orgName = text(meta.org_name) ?? reporterAddress?.toLowerCase() ?? text(meta.email);
   const reportId = text(meta.report_id);
   const domain = lower(published.domain);
-  if (!orgName) throw new ReportError('report_metadata/org_name is missing');
+  if (!orgName)
+    throw new ReportError('report_metadata/org_name is missing, and no address names the reporter');
   if (!reportId) throw new ReportError('report_metadata/report_id is missing');
   if (!domain) throw new ReportError('policy_published/domain is missing');
-  const records = list(feedback.record).map(record);
   const pct = text(published.pct);
   return {
     reporter: {
@@ -157,8 +218,8 @@ export function parseAggregate(xml: string): AggregateReport {
       extra_contact_info: text(meta.extra_contact_info),
     },
     report_id: reportId,
-    begin: new Date(integer(range.begin, 'date_range/begin') * 1000),
-    end: new Date(integer(range.end, 'date_range/end') * 1000),
+    begin: moment(range.begin, 'date_range/begin'),
+    end: moment(range.end, 'date_range/end'),
     policy: {
       domain,
       adkim: lower(published.adkim),
@@ -166,7 +227,7 @@ export function parseAggregate(xml: string): AggregateReport {
       p: lower(published.p),
       sp: lower(published.sp),
       np: lower(published.np),
-      pct: pct !== null && /^\d+$/.test(pct) ? Number(pct) : null,
+      pct: pct !== null && /^\d{1,3}$/.test(pct) ? Number(pct) : null,
     },
     errors: (Array.isArray(meta.error) ? meta.error : []).map(text).filter((e): e is string => e !== null),
     records,

@@ -1,9 +1,11 @@
 import { ReportError } from './aggregate.ts';
+import { REPORT_COUNT, REPORT_LATEST_SECONDS, REPORT_ROWS } from './limits.ts';
 
 /**
  * SMTP TLS reports (RFC 8460): JSON, as real reporters send them (field names as the RFC spells
  * them; optional fields missing; a policy string as a list of lines). What cannot be read throws
- * ReportError with the reason.
+ * ReportError with the reason: counts are whole numbers up to REPORT_COUNT, policies and failure
+ * details REPORT_ROWS in all, dates within the years 1970 to 9999.
  */
 
 export interface TlsFailure {
@@ -35,16 +37,23 @@ export interface TlsReport {
 
 type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
-const str = (v: unknown): string | null => (typeof v === 'string' && v.trim() !== '' ? v.trim() : null);
+// PostgreSQL's text and jsonb hold no NUL (JSON's \u0000 makes one)
+const str = (v: unknown): string | null => {
+  const s = typeof v === 'string' ? v.replace(/\0/g, '').trim() : '';
+  return s === '' ? null : s;
+};
+const shown = (v: unknown) => String(JSON.stringify(v) ?? null).slice(0, 100);
 const count = (v: unknown, what: string): number => {
   if (v === undefined || v === null) return 0;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0)
-    throw new ReportError(`${what} is not a count: ${JSON.stringify(v)}`);
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > REPORT_COUNT)
+    throw new ReportError(`${what} is not a count (a whole number up to ${REPORT_COUNT}): ${shown(v)}`);
   return v;
 };
 const date = (v: unknown, what: string): Date => {
   const d = typeof v === 'string' ? new Date(v) : new Date(Number.NaN);
-  if (Number.isNaN(d.getTime())) throw new ReportError(`${what} is not a date: ${JSON.stringify(v ?? null)}`);
+  const t = d.getTime();
+  if (Number.isNaN(t) || t < 0 || t > REPORT_LATEST_SECONDS * 1000)
+    throw new ReportError(`${what} is not a date: ${shown(v ?? null)}`);
   return d;
 };
 
@@ -61,6 +70,12 @@ export function parseTlsReport(json: string): TlsReport {
   if (!organization) throw new ReportError('organization-name is missing');
   if (!reportId) throw new ReportError('report-id is missing');
   if (!Array.isArray(doc.policies)) throw new ReportError('policies is missing');
+  const rows = doc.policies.reduce((n: number, p) => {
+    const details = obj(p)['failure-details'];
+    return n + 1 + (Array.isArray(details) ? details.length : 0);
+  }, 0);
+  if (rows > REPORT_ROWS)
+    throw new ReportError(`the report holds more than ${REPORT_ROWS} policies and failure details`);
   const range = obj(doc['date-range']);
   return {
     organization_name: organization,

@@ -2,7 +2,7 @@ import { type AuthenticateResult, authenticate } from 'mailauth';
 import { parseMail } from '../../mail/parsed.ts';
 import { type MailReport, parseMailReport } from '../../mail/reports.ts';
 import type { DomainContext } from '../core/context.ts';
-import { reportsInMessage } from '../dmarc/extract.ts';
+import { readReports } from '../dmarc/read.ts';
 import { storeReports } from '../dmarc/store.ts';
 import { createDnsResolve } from '../sending-domains/dns-lookup.ts';
 import { type InboundAuth, storeInbound } from './messages.ts';
@@ -65,8 +65,8 @@ export async function receiveMessage(
   }
   const receipt: Receipt = { reports: [], notAReport: false, stored: [], dmarc: [] };
   if (dmarcDomains.size > 0) {
-    // DMARC aggregate and TLS reports: read once, kept for each domain addressed
-    const found = await reportsInMessage(raw);
+    // DMARC aggregate and TLS reports: read once (in the report thread), kept for each domain addressed
+    const { reports: found } = await readReports(raw, envelope.remoteIp);
     for (const domainId of dmarcDomains)
       receipt.dmarc.push(...(await storeReports(ctx, domainId, found, raw)));
   }
