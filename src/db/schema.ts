@@ -275,6 +275,9 @@ export interface DmarcReportsTable {
   reason: string | null;
   raw: Buffer | null;
   received_at: Generated<Date>;
+  /** The domain of the report mail's From, and whether the mail passed DMARC for it (migration 0046). */
+  reporter_domain: string | null;
+  authenticated: Generated<boolean>;
 }
 
 /** One record of an aggregate report: a source's messages and how they fared (migration 0038). */
