@@ -23,6 +23,8 @@ let fine: SimServer;
 let server: TestServer;
 let a: SignupResult;
 let b: SignupResult;
+/** When the tarpit took the first message and stopped answering. */
+let stalledSince = 0;
 
 beforeAll(async () => {
   net = await startSimInternet();
@@ -75,6 +77,7 @@ describe("a tarpit's queue", () => {
     const keyA = a.project_key.key;
     await send(keyA, 'first@pit.test');
     await eventually(() => expect(tarpit.held).toBe(1), { timeoutMs: 30_000 });
+    stalledSince = Date.now();
     // thirty more to the same site: its one connection is held, so they wait in its lane
     for (let i = 0; i < 30; i++) await send(keyA, `queued${i}@pit.test`);
     const keyB = b.project_key.key;
@@ -88,5 +91,34 @@ describe("a tarpit's queue", () => {
     );
     // the tarpit still holds its one session: nothing of A's was delivered or sent again
     expect(tarpit.held).toBe(1);
+  }, 120_000);
+
+  it('sends a message that finds the stalled queue full back for as long as the site has sat on its connection', async () => {
+    // the site has held its one connection without a word for 12 s (the state this is about)
+    await eventually(() => expect(Date.now() - stalledSince).toBeGreaterThan(12_000), { timeoutMs: 60_000 });
+    // its lane keeps at most 30 waiting (10 a connection and 20 more): forty more fill it, and
+    // those that find it full go back to the queue, their attempt not counted, until next_attempt_at
+    const ids: string[] = [];
+    for (let i = 0; i < 40; i++) ids.push(await send(a.project_key.key, `too-many${i}@pit.test`));
+    const back = await eventually(
+      async () => {
+        const views = await Promise.all(
+          ids.map(
+            async (id) => (await server.call('GET', `/v1/emails/${id}`, { key: a.project_key.key })).body,
+          ),
+        );
+        const sentBack = views.filter((v) => v.next_attempt_at !== null);
+        expect(sentBack.length).toBeGreaterThan(0);
+        // not the 5 s a busy but answering site's mail waits: about as long as the site has stalled
+        const at = Date.now();
+        for (const v of sentBack) expect(Date.parse(v.next_attempt_at) - at).toBeGreaterThan(10_000);
+        return sentBack;
+      },
+      { timeoutMs: 30_000, message: 'sent back for no longer than a busy site that answers' },
+    );
+    for (const v of back) {
+      expect(v.status).toBe('queued');
+      expect(v.attempts).toBe(0);
+    }
   }, 120_000);
 });

@@ -29,8 +29,14 @@ const IDLE_MS = 10_000;
 const SHARED_IDLE_MS = 1_000;
 /** Messages that may wait for a lane's connections, per connection it may open (and at least 20 more). */
 const WAITING_PER_CONNECTION = 10;
-/** How long a message the lane had no room to queue waits in the database before it is tried again. */
+/**
+ * How long a message the lane had no room to queue waits in the database before it is tried again:
+ * at least BUSY_BACK_MS, and as long as the site has sat on every connection without giving one
+ * back (a tarpit that never answers the final dot), up to MAX_BUSY_BACK_MS, so a stalled site's
+ * mail is not claimed again every few seconds for as long as its sessions are held open.
+ */
 const BUSY_BACK_MS = 5_000;
+const MAX_BUSY_BACK_MS = 5 * 60_000;
 const MAX_BACKOFF_MS = 15 * 60_000;
 /** The window a site's rate is learned over, and the margin kept under it. */
 const PACE_WINDOW_MS = 60_000;
@@ -120,7 +126,7 @@ export class Lane {
       tooMany: (waiting) =>
         waiting >= WAITING_PER_CONNECTION * limits.maxConnections + 20
           ? new Held(
-              Date.now() + BUSY_BACK_MS,
+              Date.now() + this.busyBackMs(),
               `${waiting} messages already wait for this site's ${this.cap} connections`,
               true,
             )
@@ -135,6 +141,13 @@ export class Lane {
 
   /** Transactions given to the lane and not yet answered: how busy it is. */
   busy = 0;
+  /** When a connection last came back from a transaction (or the lane began). */
+  private lastBackAt = Date.now();
+
+  /** How long a message finding the lane's queue full waits: see BUSY_BACK_MS. */
+  private busyBackMs(): number {
+    return Math.min(MAX_BUSY_BACK_MS, Math.max(BUSY_BACK_MS, Date.now() - this.lastBackAt));
+  }
 
   /**
    * A slot by the site's hourly pace, waited for (true); when it is more than `maxWaitMs` away,
@@ -221,6 +234,7 @@ export class Lane {
 
   /** A connection done with a transaction: kept for the next, or closed when it carried its share. */
   release(conn: Conn): void {
+    this.lastBackAt = Date.now();
     if (conn.dead) return;
     if (conn.carried >= this.limits.messagesPerConnection) this.pool.quit(conn);
     else this.pool.release(conn);
@@ -228,11 +242,13 @@ export class Lane {
 
   /** Ends a connection politely (QUIT). */
   quit(conn: Conn): void {
+    this.lastBackAt = Date.now();
     this.pool.quit(conn);
   }
 
   /** Ends a connection that cannot go on (an error, a failed RSET). */
   drop(conn: Conn): void {
+    this.lastBackAt = Date.now();
     this.pool.drop(conn);
   }
 

@@ -183,7 +183,8 @@ export async function campaignStepMs(
 
 /**
  * Rows that found no slot go back to `queued` (the attempt not counted), with one delivery job
- * for when their buckets have room (at the priority of transactional mail when it holds any). A
+ * for when their buckets have room (at the priority of transactional mail when it holds any),
+ * which is their `next_attempt_at` (GET /v1/emails/{id} shows when it is tried again). A
  * row a site held (it asked to slow down) says so on its timeline: a `held` event with the site's
  * answer and `held_until`, which is also its `next_attempt_at`.
  */
@@ -198,7 +199,7 @@ export async function handBack(
     if (paced.length > 0)
       await tx
         .updateTable('emails')
-        .set({ status: 'queued', attempts: sql`attempts - 1` })
+        .set({ status: 'queued', attempts: sql`attempts - 1`, next_attempt_at: new Date(at) })
         .where('id', 'in', paced)
         .where('status', '=', 'sending')
         .execute();
