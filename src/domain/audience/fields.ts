@@ -1,4 +1,5 @@
 import { normalizeEmail } from '../core/addresses.ts';
+import { parseIsoDate } from '../core/dates.ts';
 import { ValidationError } from '../core/errors.ts';
 
 export type PropertyValue = string | number | boolean;
@@ -121,8 +122,8 @@ export function checkDescription(value: unknown): string | null | undefined {
 /** A date query parameter (`created_after`, `from`, ...): ISO 8601, date or date-time. */
 export function dateParam(value: string | undefined, field: string): Date | undefined {
   if (value === undefined) return undefined;
-  const d = /^\d{4}-\d{2}-\d{2}/.test(value) ? new Date(value) : new Date(Number.NaN);
-  if (Number.isNaN(d.getTime()))
+  const d = parseIsoDate(value);
+  if (!d)
     throw new ValidationError(
       `\`${field}\` must be an ISO 8601 date such as 2026-11-01 or 2026-11-01T09:00:00Z`,
     );

@@ -1,3 +1,4 @@
+import { parseIsoDate } from '../core/dates.ts';
 import { ValidationError } from '../core/errors.ts';
 import { isUuid } from '../core/ids.ts';
 import { PROPERTY_KEY } from './fields.ts';
@@ -112,11 +113,7 @@ function checkOpValue(op: unknown, value: unknown, at: string, kind: 'text' | 'd
       typeof value === 'number' && Number.isFinite(value) && kind !== 'text' && kind !== 'bool',
       'a number `value` (on a property)',
     );
-  else if (o === 'before' || o === 'after')
-    need(
-      typeof value === 'string' && !Number.isNaN(Date.parse(value)) && /^\d{4}-\d{2}-\d{2}/.test(value),
-      'an ISO 8601 date `value`',
-    );
+  else if (o === 'before' || o === 'after') need(parseIsoDate(value) !== null, 'an ISO 8601 date `value`');
   else if (o === 'contains' || o === 'not_contains' || o === 'starts_with')
     need(
       typeof value === 'string' && value !== '' && kind !== 'bool' && kind !== 'date',

@@ -1,6 +1,7 @@
 import { checkProperties, PROPERTY_KEY } from '../audience/fields.ts';
 import { type Group, validateDefinition } from '../audience/segment-language.ts';
 import { parseMailbox } from '../core/addresses.ts';
+import { parseIsoDate } from '../core/dates.ts';
 import { ValidationError } from '../core/errors.ts';
 import { isUuid } from '../core/ids.ts';
 import { templateValues } from '../templates/message-checks.ts';
@@ -250,8 +251,7 @@ function parseWait(s: Obj, at: string) {
     return { type: 'wait' as const, duration_seconds: seconds(s.duration_seconds, `${at}.duration_seconds`) };
   if (s.until != null) {
     const u = s.until;
-    if (typeof u !== 'string' || !/^\d{4}-\d{2}-\d{2}/.test(u) || Number.isNaN(Date.parse(u)))
-      fail(`\`${at}.until\` must be an ISO 8601 date or moment`);
+    if (!parseIsoDate(u)) fail(`\`${at}.until\` must be an ISO 8601 date or moment`);
     return { type: 'wait' as const, until: new Date(u as string).toISOString() };
   }
   if (s.until_property != null) {

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Db, Tx } from '../../db/database.ts';
 import { domainOf } from '../../mail/address.ts';
 import { addDays, dayOf, daysBetween, now } from '../core/clock.ts';
+import { parseIsoDate } from '../core/dates.ts';
 import { ValidationError } from '../core/errors.ts';
 
 /**
@@ -71,7 +72,7 @@ export function warmupChanges(input: unknown, current: PlanRow): Partial<PlanCol
   if (schedule !== undefined) changes.warmup_schedule = checkSchedule(schedule);
   const today = dayOf(now());
   if (start !== undefined) {
-    if (typeof start !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(start) || Number.isNaN(Date.parse(start)))
+    if (typeof start !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(start) || !parseIsoDate(start))
       throw new ValidationError('`warmup.start_date` must be a date as YYYY-MM-DD');
     if (daysBetween(start, today) < 0)
       throw new ValidationError(`\`warmup.start_date\` must be today (${today}) or earlier`);
