@@ -107,5 +107,8 @@ describe('a date that is not on the calendar', () => {
       '/v1/events?created_after=2026-04-31T00:00:00Z',
     ])
       expectError(await server.call('GET', path, { key }), 400, /created_(after|before)/);
+    const metrics = await server.call('GET', '/resend/emails/metrics?start_date=2026-11-31', { key });
+    expect(metrics.status, JSON.stringify(metrics.body)).toBe(400);
+    expect(metrics.body.message).toMatch(/start_date/);
   });
 });

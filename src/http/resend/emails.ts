@@ -4,6 +4,7 @@ import { sql } from 'kysely';
 import { type Static, Type } from 'typebox';
 import type { EmailsTable } from '../../db/schema.ts';
 import type { DomainContext } from '../../domain/core/context.ts';
+import { parseIsoDate } from '../../domain/core/dates.ts';
 import { ValidationError } from '../../domain/core/errors.ts';
 import { keysetPage } from '../../domain/core/keyset.ts';
 import { acceptEmails, type Refusal } from '../../domain/emails/accept.ts';
@@ -114,7 +115,7 @@ function resendEmailReads(app: ReturnType<typeof typed>, ctx: DomainContext) {
     },
     async (request) => {
       const start = request.query.start_date
-        ? Date.parse(request.query.start_date)
+        ? (parseIsoDate(request.query.start_date)?.getTime() ?? Number.NaN)
         : Date.now() - 29 * 86_400_000;
       if (Number.isNaN(start)) throw new ValidationError('`start_date` must be a date such as 2026-11-01');
       const days = Math.min(MAX_STATS_DAYS, Math.max(1, Math.ceil((Date.now() - start) / 86_400_000) + 1));
