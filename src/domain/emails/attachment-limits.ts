@@ -48,11 +48,6 @@ export class Slots {
     });
   }
 
-  /** How many hold a slot, and how many wait for one. */
-  get state() {
-    return { held: this.held, waiting: this.line.length };
-  }
-
   private releaser(): () => void {
     let released = false;
     return () => {
