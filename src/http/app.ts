@@ -21,6 +21,7 @@ import { adminRoutes } from './routes/admin.ts';
 import { breakerRoutes } from './routes/breaker.ts';
 import { campaignActionRoutes } from './routes/campaign-actions.ts';
 import { campaignRoutes } from './routes/campaigns.ts';
+import { contactEmailRoutes } from './routes/contact-emails.ts';
 import { contactRoutes } from './routes/contacts.ts';
 import { dashboardRoutes } from './routes/dashboard.ts';
 import { domainDmarcRoutes } from './routes/domain-dmarc.ts';
@@ -82,6 +83,7 @@ const V1_ROUTES = [
   domainDmarcRoutes,
   inboundRoutes,
   contactRoutes,
+  contactEmailRoutes,
   eventRoutes,
   listRoutes,
   segmentRoutes,
