@@ -240,6 +240,24 @@ describe('parseRoutes', () => {
 });
 
 describe('a direct route', () => {
+  it("refuses a source address's warm-up start_date the calendar does not have (JavaScript reads 2026-02-30 as March 2nd)", () => {
+    const file = {
+      routes: {
+        direct: {
+          type: 'direct',
+          source_addresses: [
+            { address: '192.0.2.10', ehlo: 'mta1.example.com', warmup: { start_date: '2026-02-30' } },
+            { address: '192.0.2.11', ehlo: 'mta2.example.com', warmup: { start_date: '2028-02-29' } },
+          ],
+        },
+      },
+      rules: [{ match: {}, routes: ['direct'] }],
+    };
+    expect(problemsOf(file)).toEqual([
+      'routes.direct.source_addresses[0].warmup.start_date: must be a day of the calendar as YYYY-MM-DD',
+    ]);
+  });
+
   it('reads its source addresses, its sites by MX host name and its defaults', () => {
     const config = parseRoutes({
       routes: {

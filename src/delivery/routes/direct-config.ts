@@ -129,8 +129,13 @@ function warmupOf(c: Checker, at: string, value: unknown): SourceAddress['warmup
   }
   c.known(at, value, ['start_date', 'schedule']);
   const start = c.string(`${at}.start_date`, value.start_date);
-  if (start !== undefined && (!/^\d{4}-\d{2}-\d{2}$/.test(start) || Number.isNaN(Date.parse(start))))
-    c.problem(`${at}.start_date`, 'must be a date as YYYY-MM-DD');
+  // read back as written: JavaScript takes 2026-02-30 for March 2nd
+  const day = start !== undefined && /^\d{4}-\d{2}-\d{2}$/.test(start) ? new Date(start) : null;
+  if (
+    start !== undefined &&
+    (!day || Number.isNaN(day.getTime()) || day.toISOString().slice(0, 10) !== start)
+  )
+    c.problem(`${at}.start_date`, 'must be a day of the calendar as YYYY-MM-DD');
   let schedule: number[] | null = null;
   if (value.schedule !== undefined) {
     const list = value.schedule;
