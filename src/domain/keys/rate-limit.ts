@@ -28,6 +28,8 @@ export class RateLimiter {
 
   /** Counts one request; throws RateLimitError (with the state attached) over the limit. */
   async take(projectId: string, now = Date.now()): Promise<RateLimitState> {
+    // a request whose second was over by the time its count reached the database (nodes and
+    // requests race across a window's end) counts in the newer window, never starts its old one again
     const window = Math.floor(now / 1000);
     const resetSeconds = 1;
     if (this.exhausted.get(projectId) === window) throw this.refusal(resetSeconds);
@@ -35,8 +37,8 @@ export class RateLimiter {
       name: 'posthorn_rate_limit_take',
       text: `insert into rate_limit_windows as w (project_id, window_start, count) values ($1, $2, 1)
              on conflict (project_id) do update
-               set count = case when w.window_start = excluded.window_start then w.count + 1 else 1 end,
-                   window_start = excluded.window_start
+               set count = case when excluded.window_start > w.window_start then 1 else w.count + 1 end,
+                   window_start = greatest(w.window_start, excluded.window_start)
              returning count`,
       values: [projectId, window],
     });
