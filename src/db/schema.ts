@@ -429,6 +429,13 @@ export interface ImportsTable {
   failure: string | null;
   created_at: Generated<Date>;
   finished_at: Date | null;
+  /** The uploaded file's name, when the client gave one. */
+  filename: string | null;
+  /** Who started the import: a person's address or an API key's name. */
+  created_by: string | null;
+  /** Column header to target (a contact field, `property:<name>` or `skip`); null: from the headers. */
+  mapping: ColumnType<Record<string, string> | null, string | null | undefined, string | null>;
+  list_ids: ColumnType<string[], string[] | undefined, string[]>;
 }
 
 export interface SendingUsageTable {

@@ -81,11 +81,18 @@ describe('contact import', () => {
       properties: { plan: 'pro', city: 'Lima' },
     });
 
-    // a subscription the file states is kept as consent history (source "import"); none is invented
+    // a subscription the file states is kept as consent history (source "import"); a contact the
+    // file creates without one is recorded as subscribed by this import (issue 48: which file, by whom)
     expect(two.body.consent_history).toEqual([
       expect.objectContaining({ status: 'withdrawn', source: 'import' }),
     ]);
-    expect(five.body.consent_history).toEqual([]);
+    expect(five.body.consent_history).toEqual([
+      expect.objectContaining({
+        status: 'granted',
+        source: 'import',
+        text: expect.stringContaining(`import ${started.body.id}`),
+      }),
+    ]);
 
     const again = await finished((await upload(CSV, 'text/csv')).body.id);
     expect(again).toMatchObject({ status: 'completed', created: 0, updated: 3, skipped: 3 });
@@ -145,11 +152,24 @@ describe('contact import', () => {
 
   it('refuses an unusable upload at once, storing nothing', async () => {
     const before = (await server.runtime.ctx.pool.query('select count(*) from imports')).rows[0].count;
-    expectError(await upload('name,city\r\nAnn,Paris\r\n', 'text/csv'), 400, /needs an `email` column/);
+    // no email column: the error names the columns found (issue 48)
     expectError(
-      await upload('email,bad column!\r\nx@example.com,1\r\n', 'text/csv'),
+      await upload('name,city\r\nAnn,Paris\r\n', 'text/csv'),
       400,
-      /not a valid property name/,
+      /No column holds the email address. The file's columns are "name", "city"/,
+    );
+    // a header that is no property name becomes one (bad_column); a mapping's target must be one
+    expectError(
+      await fetch(
+        `${server.url}/v1/contacts/import?mapping=${encodeURIComponent('{"city":"bad column!"}')}`,
+        {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'text/csv' },
+          body: 'email,city\r\nx@example.com,1\r\n',
+        },
+      ).then(async (r) => ({ status: r.status, body: await r.json() })),
+      400,
+      /mapping of "city" must be a contact field/,
     );
     expectError(await upload('', 'text/csv'), 400, /empty/);
     expectError(

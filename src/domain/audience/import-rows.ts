@@ -1,43 +1,36 @@
 import { Readable } from 'node:stream';
 import { parse } from 'csv-parse';
 import { ValidationError } from '../core/errors.ts';
-import { checkProperties, contactEmail, optionalName, PROPERTY_KEY, type PropertyValue } from './fields.ts';
+import { checkProperties, contactEmail, optionalName, type PropertyValue } from './fields.ts';
+import { type Column, detectDelimiter, planColumns, propertyName } from './import-columns.ts';
 
 /**
- * Reading an import's file: the CSV header's check (at upload and again in the job) and the rows of
- * a CSV or JSON upload, each checked as a contact or turned into an error with its line number.
+ * Reading an import's file: the CSV header row (read at upload to check its columns, and again in
+ * the job), its delimiter (comma, semicolon or tab, from the header line), and the rows of a CSV or
+ * JSON upload, each checked as a contact or turned into an error with its line number.
  */
 
-const FIELDS = new Set(['email', 'first_name', 'last_name', 'subscribed']);
-
-/** The CSV header: `email` is required; first_name, last_name and subscribed are fields; the rest are properties. */
-export function checkHeader(columns: string[]): string[] {
-  const names = columns.map((c) => c.trim());
-  if (!names.includes('email'))
-    throw new ValidationError(
-      'The CSV header row needs an `email` column (and optionally first_name, last_name, subscribed, properties)',
-    );
-  names.forEach((n) => {
-    if (!FIELDS.has(n) && !PROPERTY_KEY.test(n))
-      throw new ValidationError(
-        `CSV column "${n.slice(0, 60)}" is not a valid property name (letters, digits, _ and -)`,
-      );
-  });
-  const dup = names.find((n, i) => names.indexOf(n) !== i);
-  if (dup) throw new ValidationError(`CSV column "${dup}" appears twice`);
-  return names;
-}
-
-/** The first line of a CSV upload, read as its header (a 400 when it cannot be read). */
-export async function readCsvHeader(csv: Buffer): Promise<string[]> {
-  const firstLine = csv
+/** The first line of a CSV upload (a byte-order mark dropped) and the delimiter it uses. */
+export function headerLineOf(csv: Buffer): { line: string; delimiter: ',' | ';' | '\t' } {
+  const line = csv
     .subarray(0, 64 * 1024)
     .toString('utf8')
+    .replace(/^\uFEFF/, '')
     .split(/\r?\n/)[0];
+  return { line, delimiter: detectDelimiter(line) };
+}
+
+/** The header row of a CSV upload, read as its columns (a 400 when it cannot be read). */
+export async function readCsvHeader(csv: Buffer): Promise<string[]> {
+  const { line, delimiter } = headerLineOf(csv);
   return new Promise<string[]>((resolve, reject) =>
-    parse(firstLine, { to_line: 1, bom: true }, (err, rows: string[][]) =>
+    parse(line, { to_line: 1, delimiter }, (err, rows: string[][]) =>
       err
-        ? reject(new ValidationError(`The CSV header row could not be read: ${err.message}`))
+        ? reject(
+            new ValidationError(
+              `The first row of the file, its column names, could not be read: ${err.message}`,
+            ),
+          )
         : resolve(rows[0] ?? []),
     ),
   );
@@ -52,26 +45,98 @@ export interface CleanRow {
   properties: Record<string, PropertyValue>;
 }
 
-function bool(value: string): boolean | null {
+const YES = new Set([
+  'true',
+  'yes',
+  'y',
+  '1',
+  'subscribed',
+  'active',
+  'enabled',
+  'confirmed',
+  'opted in',
+  'opt-in',
+  'optin',
+  'granted',
+]);
+const NO = new Set([
+  'false',
+  'no',
+  'n',
+  '0',
+  'unsubscribed',
+  'inactive',
+  'disabled',
+  'blocklisted',
+  'blacklisted',
+  'blocked',
+  'cleaned',
+  'bounced',
+  'opted out',
+  'opt-out',
+  'optout',
+  'withdrawn',
+]);
+
+function bool(value: string, field: string): boolean | null {
   const v = value.trim().toLowerCase();
   if (v === '') return null;
-  if (['true', 'yes', '1', 'y'].includes(v)) return true;
-  if (['false', 'no', '0', 'n'].includes(v)) return false;
-  throw new ValidationError(`subscribed must be true or false, got "${value.slice(0, 30)}"`);
+  if (YES.has(v)) return true;
+  if (NO.has(v)) return false;
+  throw new ValidationError(
+    `${field} must be true or false (or subscribed, unsubscribed…), got "${value.slice(0, 30)}"`,
+  );
 }
 
-function fromCsv(header: string[], cells: string[]): CleanRow {
+/** listmonk's attributes column: a JSON object, its values kept as properties. */
+function attributes(cell: string, into: Record<string, PropertyValue>) {
+  if (cell.trim() === '') return;
+  let value: unknown;
+  try {
+    value = JSON.parse(cell);
+  } catch {
+    throw new ValidationError('attributes must be a JSON object');
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw new ValidationError('attributes must be a JSON object');
+  for (const [k, v] of Object.entries(value)) {
+    const key = propertyName(k);
+    if (key === '' || v === null) continue;
+    into[key] = typeof v === 'object' ? JSON.stringify(v) : (v as PropertyValue);
+  }
+}
+
+function fromCsv(plan: Column[], cells: string[]): CleanRow {
   if (cells.some((c) => c.includes('\u0000'))) throw new ValidationError('a cell contains a NUL character');
-  if (cells.length !== header.length)
-    throw new ValidationError(`expected ${header.length} columns, got ${cells.length}`);
+  if (cells.length !== plan.length)
+    throw new ValidationError(`expected ${plan.length} columns, got ${cells.length}`);
   const row: CleanRow = { email: '', first_name: null, last_name: null, subscribed: null, properties: {} };
-  header.forEach((name, i) => {
+  const columns: Record<string, PropertyValue> = {};
+  let fullName: string | null = null;
+  plan.forEach((column, i) => {
     const cell = cells[i];
-    if (name === 'email') row.email = contactEmail(cell);
-    else if (name === 'first_name' || name === 'last_name') row[name] = optionalName(cell, name) ?? null;
-    else if (name === 'subscribed') row.subscribed = bool(cell);
-    else if (cell !== '') row.properties[name] = cell;
+    if ('skip' in column) return;
+    if ('property' in column) {
+      if (cell !== '') columns[column.property] = cell;
+      return;
+    }
+    const field = column.field;
+    if (field === 'email') row.email = contactEmail(cell);
+    else if (field === 'first_name' || field === 'last_name') row[field] = optionalName(cell, field) ?? null;
+    else if (field === 'name') fullName = optionalName(cell, field) ?? null;
+    else if (field === 'subscribed') row.subscribed = bool(cell, field);
+    else if (field === 'unsubscribed') {
+      const unsubscribed = bool(cell, field);
+      row.subscribed = unsubscribed === null ? null : !unsubscribed;
+    } else attributes(cell, row.properties);
   });
+  Object.assign(row.properties, columns);
+  // a full name fills the first and last names the file does not give apart
+  if (fullName !== null && row.first_name === null && row.last_name === null) {
+    const [first, ...rest] = (fullName as string).split(/\s+/);
+    row.first_name = first;
+    row.last_name = rest.length > 0 ? rest.join(' ') : null;
+  }
   return row;
 }
 
@@ -94,6 +159,7 @@ function fromJson(value: unknown): CleanRow {
 export async function* rowsOf(row: {
   format: string;
   source: Buffer | null;
+  mapping: Record<string, string> | null;
 }): AsyncGenerator<{ line: number; row?: CleanRow; error?: string }> {
   const source = row.source as Buffer;
   if (row.format === 'json') {
@@ -107,13 +173,14 @@ export async function* rowsOf(row: {
     }
     return;
   }
+  const { delimiter } = headerLineOf(source);
   const parser = Readable.from([source]).pipe(
-    parse({ bom: true, relax_column_count: true, skip_empty_lines: true, info: true }),
+    parse({ bom: true, delimiter, relax_column_count: true, skip_empty_lines: true, info: true }),
   );
-  let header: string[] | null = null;
+  let header: Column[] | null = null;
   for await (const record of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
     if (!header) {
-      header = checkHeader(record.record);
+      header = planColumns(record.record, row.mapping);
       continue;
     }
     const line = record.info.lines;

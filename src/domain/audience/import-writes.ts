@@ -9,7 +9,9 @@ import type { AudienceEvent } from './triggers.ts';
 
 /**
  * Writing an import: each batch of checked rows upserted into the project's contacts in one
- * statement (consent history and the `contact.created` announcement with it), within the plan's
+ * statement (with each new contact's consent recorded as this import's, a change of subscription
+ * the file states likewise, the memberships of the import's lists, and the `contact.created` and
+ * `list.joined` announcements), within the plan's
  * contact limit, and the import's counts and kept errors after each batch and at the end.
  */
 
@@ -43,7 +45,24 @@ export function newProgress(): ImportProgress {
  * consent history (a subscription the file states, on a new contact or as a change) and the
  * announcement of the new contacts.
  */
-function upsertParts(pid: string, rows: BatchRow[]) {
+/** What each imported contact's consent record says of the import: which file, by whom. */
+export function importNote(imp: { id: string; filename: string | null; created_by: string | null }) {
+  const file = imp.filename ? `"${imp.filename}"` : 'a file';
+  return `Imported from ${file}${imp.created_by ? ` by ${imp.created_by}` : ''} (import ${imp.id})`;
+}
+
+/** The import's target: its project, and what its contacts' consent and lists take from it. */
+export interface ImportTarget {
+  id: string;
+  project_id: string;
+  filename: string | null;
+  created_by: string | null;
+  list_ids: string[];
+}
+
+function upsertParts(imp: ImportTarget, rows: BatchRow[]) {
+  const pid = imp.project_id;
+  const note = importNote(imp);
   const input = sql`x as (
         select * from json_to_recordset(${JSON.stringify(rows)}::json)
           as x(email text, first_name text, last_name text, properties jsonb, subscribed boolean, line int))`;
@@ -65,16 +84,26 @@ function upsertParts(pid: string, rows: BatchRow[]) {
           from known k where c.id = k.contact_id
         returning c.email
       ), consented as (
-        insert into contact_consents (contact_id, project_id, status, source)
-        select i.id, ${pid}::uuid, case when i.subscribed then 'granted' else 'withdrawn' end, 'import'
-          from ins i join x on x.email = i.email where x.subscribed is not null
+        insert into contact_consents (contact_id, project_id, status, source, text_shown)
+        select i.id, ${pid}::uuid, case when i.subscribed then 'granted' else 'withdrawn' end, 'import', ${note}
+          from ins i
         union all
-        select k.contact_id, ${pid}::uuid, case when k.subscribed then 'granted' else 'withdrawn' end, 'import'
+        select k.contact_id, ${pid}::uuid, case when k.subscribed then 'granted' else 'withdrawn' end, 'import', ${note}
           from known k where k.subscribed is not null and k.subscribed <> k.was
+      ), joined as (
+        insert into list_members (list_id, contact_id)
+        select l.id, c.id
+          from lists l, (select id from ins union all select contact_id from known) c
+         where l.project_id = ${pid} and l.id = any(${imp.list_ids}::uuid[])
+        on conflict (list_id, contact_id) do nothing
+        returning list_id, contact_id
       ), announced as (
         select count(*) as n from graphile_worker.add_jobs(array(
           select ${jobSpecOf('audience_event', sql<AudienceEvent>`json_build_object('type', 'contact.created', 'project_id', ${pid}::text, 'contact_ids', a.ids)`)}
-            from (select json_agg(id) as ids from ins) a where a.ids is not null)))`;
+            from (select json_agg(id) as ids from ins) a where a.ids is not null
+          union all
+          select ${jobSpecOf('audience_event', sql<AudienceEvent>`json_build_object('type', 'list.joined', 'project_id', ${pid}::text, 'list_id', j.list_id, 'contact_ids', j.ids)`)}
+            from (select list_id, json_agg(contact_id) as ids from joined group by list_id) j)))`;
   return { input, insert, known, updateConsentAnnounce };
 }
 
@@ -140,7 +169,7 @@ async function upsertUpToRoom(
 export async function writeBatch(
   ctx: DomainContext,
   importId: string,
-  row: { project_id: string },
+  row: ImportTarget,
   project: ImportProject,
   rows: BatchRow[],
   progress: ImportProgress,
@@ -148,7 +177,7 @@ export async function writeBatch(
   const pid = row.project_id;
   // every row counted as new: near the limit, the second statement inserts unknown rows up to `fits`
   const room = await checkContactLimit(ctx.db, project, rows.length, { partial: true });
-  const parts = upsertParts(pid, rows);
+  const parts = upsertParts(row, rows);
   if (room.fits === rows.length) await upsertAll(ctx.db, rows, parts, progress);
   else await upsertUpToRoom(ctx.db, pid, rows, parts, room, progress);
   await ctx.db

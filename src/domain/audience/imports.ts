@@ -4,7 +4,8 @@ import type { ImportsTable } from '../../db/schema.ts';
 import type { DomainContext } from '../core/context.ts';
 import { ValidationError } from '../core/errors.ts';
 import { findInProject } from '../core/find.ts';
-import { checkHeader, readCsvHeader, rowsOf } from './import-rows.ts';
+import { checkMapping, planColumns } from './import-columns.ts';
+import { readCsvHeader, rowsOf } from './import-rows.ts';
 import { type BatchRow, markCompleted, markFailed, newProgress, writeBatch } from './import-writes.ts';
 
 export const MAX_IMPORT_ROWS = 1_000_000;
@@ -28,6 +29,10 @@ const STATUS_COLUMNS = [
   'failure',
   'created_at',
   'finished_at',
+  'filename',
+  'created_by',
+  'mapping',
+  'list_ids',
 ] as const satisfies readonly (keyof ImportRow)[];
 
 export function presentImport(row: Omit<ImportRow, 'source'>) {
@@ -46,7 +51,43 @@ export function presentImport(row: Omit<ImportRow, 'source'>) {
     failure: row.failure,
     created_at: row.created_at.toISOString(),
     finished_at: row.finished_at?.toISOString() ?? null,
+    filename: row.filename,
+    created_by: row.created_by,
+    mapping: row.mapping,
+    list_ids: row.list_ids,
   };
+}
+
+/** What comes with an upload: the columns' mapping, the lists to join, the file's name and who sent it. */
+export interface ImportOptions {
+  mapping?: unknown;
+  list_ids?: string[];
+  filename?: string;
+  by: string;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The lists an import adds its contacts to: each must be a list of the project (400 naming those that are not). */
+async function checkLists(ctx: Pick<DomainContext, 'db'>, projectId: string, ids: string[]) {
+  const unique = [...new Set(ids.map((id) => id.trim()).filter((id) => id !== ''))];
+  if (unique.length > 100) throw new ValidationError('An import can add its contacts to at most 100 lists');
+  const valid = unique.filter((id) => UUID.test(id));
+  const found = valid.length
+    ? await ctx.db
+        .selectFrom('lists')
+        .select('id')
+        .where('project_id', '=', projectId)
+        .where('id', 'in', valid)
+        .execute()
+    : [];
+  const known = new Set(found.map((l) => l.id));
+  const missing = unique.filter((id) => !known.has(id));
+  if (missing.length > 0)
+    throw new ValidationError(
+      `No list ${missing.map((id) => `"${id.slice(0, 40)}"`).join(', ')} in this project: create the list first, or leave it out`,
+    );
+  return unique;
 }
 
 /** POST /contacts/import: checks the upload's shape now, imports in the background (GET /imports/{id}). */
@@ -54,13 +95,18 @@ export async function startImport(
   ctx: DomainContext,
   projectId: string,
   upload: { format: 'csv'; csv: Buffer } | { format: 'json'; rows: unknown[] },
+  options: ImportOptions,
 ) {
   let source: Buffer;
+  const mapping = checkMapping(options.mapping);
+  const filename = options.filename?.trim().slice(0, 255) || null;
   if (upload.format === 'csv') {
     if (upload.csv.length === 0) throw new ValidationError('The CSV file is empty');
-    checkHeader(await readCsvHeader(upload.csv));
+    planColumns(await readCsvHeader(upload.csv), mapping);
     source = upload.csv;
   } else {
+    if (mapping)
+      throw new ValidationError('A mapping applies to a CSV file: JSON contacts name their fields');
     if (upload.rows.length === 0)
       throw new ValidationError(
         'Send a non-empty JSON array of contacts (or {"contacts": [...]}), or a CSV file as text/csv',
@@ -69,10 +115,19 @@ export async function startImport(
       throw new ValidationError(`An import holds at most ${MAX_IMPORT_ROWS.toLocaleString('en')} rows`);
     source = Buffer.from(JSON.stringify(upload.rows));
   }
+  const listIds = await checkLists(ctx, projectId, options.list_ids ?? []);
   return ctx.db.transaction().execute(async (tx) => {
     const row = await tx
       .insertInto('imports')
-      .values({ project_id: projectId, format: upload.format, source })
+      .values({
+        project_id: projectId,
+        format: upload.format,
+        source,
+        filename,
+        created_by: options.by,
+        mapping: mapping && JSON.stringify(mapping),
+        list_ids: listIds,
+      })
       .returning(STATUS_COLUMNS)
       .executeTakeFirstOrThrow();
     await enqueue(tx, [{ task: 'import_contacts', payload: { import_id: row.id }, maxAttempts: 3 }]);
@@ -88,6 +143,8 @@ export async function getImport(ctx: Pick<DomainContext, 'db'>, projectId: strin
  * The import job: upserts rows in batches of 10,000 (one insert for new addresses, one set-based
  * update for existing ones), reports progress after each batch, and records invalid rows with their
  * line numbers without stopping. Re-running a file creates no duplicates: addresses are unique.
+ * Within one file, the first row of an address is imported; a later row with the same address is
+ * reported by its line ("duplicate of line 2") and skipped, never merged over the first.
  */
 export async function runImport(ctx: DomainContext, importId: string): Promise<void> {
   const row = await ctx.db.selectFrom('imports').selectAll().where('id', '=', importId).executeTakeFirst();
@@ -107,6 +164,8 @@ export async function runImport(ctx: DomainContext, importId: string): Promise<v
     .execute();
 
   let batch = new Map<string, BatchRow>();
+  // each address's first line in the file: at most MAX_IMPORT_ROWS entries
+  const seen = new Map<string, number>();
   // the database writes one batch while the next is read and checked; writes stay in file order
   let writing: Promise<void> = Promise.resolve();
   const flush = async () => {
@@ -127,9 +186,16 @@ export async function runImport(ctx: DomainContext, importId: string): Promise<v
       }
       if (item.error || !item.row) addError(item.line, item.error ?? 'unreadable row');
       else {
-        // the same address twice in a batch: the later row wins (and the earlier counts as updated)
-        if (batch.has(item.row.email)) counts.updated++;
-        batch.set(item.row.email, { ...item.row, line: item.line });
+        const first = seen.get(item.row.email);
+        if (first !== undefined)
+          addError(
+            item.line,
+            `duplicate of line ${first} (${item.row.email}): only the first row of an address is imported`,
+          );
+        else {
+          seen.set(item.row.email, item.line);
+          batch.set(item.row.email, { ...item.row, line: item.line });
+        }
       }
       if (batch.size >= BATCH) await flush();
     }

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifySchemaCompiler } from 'fastify';
+import type { FastifyInstance, FastifyRequest, FastifySchemaCompiler } from 'fastify';
 import { type Static, Type } from 'typebox';
 import {
   createContact,
@@ -10,7 +10,8 @@ import {
 import { listContactEvents } from '../../domain/audience/events.ts';
 import { getImport, MAX_IMPORT_ROWS, startImport } from '../../domain/audience/imports.ts';
 import type { DomainContext } from '../../domain/core/context.ts';
-import { projectFactsOf, projectOf } from '../auth.ts';
+import { ValidationError } from '../../domain/core/errors.ts';
+import { authOf, projectFactsOf, projectOf } from '../auth.ts';
 import { errors, Nullable, PageQuery, page, pageOf, typed } from '../schemas.ts';
 import { validatorCompiler } from '../validation.ts';
 import { EventSchema, EventsQuery, PROPERTIES_HELP, PropertyValue } from './events.ts';
@@ -117,9 +118,57 @@ const ImportSchema = Type.Object(
     failure: Nullable(Type.String()),
     created_at: Type.String(),
     finished_at: Nullable(Type.String()),
+    filename: Nullable(Type.String({ description: 'the file name given with the upload' })),
+    created_by: Nullable(Type.String({ description: 'who started the import: a person or an API key' })),
+    mapping: Nullable(
+      Type.Record(Type.String(), Type.String(), { description: 'the mapping given with the upload' }),
+    ),
+    list_ids: Type.Array(Type.String(), { description: 'the lists the imported contacts join' }),
   },
   { title: 'ContactImport' },
 );
+const ImportQuery = Type.Object({
+  filename: Type.Optional(
+    Type.String({ maxLength: 255, description: 'the file name, recorded with each contact’s consent' }),
+  ),
+  list_ids: Type.Optional(
+    Type.String({
+      maxLength: 4000,
+      description:
+        'comma-separated ids of lists to add every imported contact to (members who left a list stay off it)',
+    }),
+  ),
+  mapping: Type.Optional(
+    Type.String({
+      maxLength: 64_000,
+      description:
+        'CSV only: a JSON object of column header to target: a contact field (email, first_name, last_name, name, subscribed, unsubscribed, attributes), "skip", or a property name ("property:<name>" or the bare name). Columns it does not name are recognised from their headers.',
+    }),
+  ),
+});
+
+function mappingOf(text: string | undefined): unknown {
+  if (text === undefined) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new ValidationError(
+      'The mapping must be a JSON object of column header to target, e.g. {"Zip": "skip"}',
+    );
+  }
+}
+
+/** Who starts an import, as each imported contact's consent record names them. */
+async function importerOf(request: FastifyRequest, ctx: DomainContext): Promise<string> {
+  const auth = authOf(request);
+  if (auth.key) return `the API key "${auth.key.name}"`;
+  const account = await ctx.db
+    .selectFrom('accounts')
+    .select('email')
+    .where('id', '=', auth.accountId)
+    .executeTakeFirst();
+  return account?.email ?? 'a dashboard session';
+}
 
 const ROWS = `1 to ${MAX_IMPORT_ROWS.toLocaleString('en')} contacts`;
 // Rows are checked one by one when the import runs: a bad row is reported by its position and the
@@ -134,7 +183,7 @@ const ImportRows = Type.Array(
 type ImportRows = Static<typeof ImportRows>;
 const CsvFile = Type.String({
   format: 'binary',
-  description: `a header row with an \`email\` column, then ${ROWS}`,
+  description: `a header row with an email column (any of its usual names), then ${ROWS}`,
 });
 const ImportBody = Type.Unsafe<Buffer | ImportRows | { contacts: ImportRows } | undefined>({
   content: {
@@ -291,7 +340,8 @@ export async function contactRoutes(instance: FastifyInstance, { ctx }: { ctx: D
         tags,
         summary: 'Import contacts in bulk, in the background',
         operationId: 'importContacts',
-        description: `Send a CSV file (\`Content-Type: text/csv\`, a header row with an \`email\` column; \`first_name\`, \`last_name\` and \`subscribed\` map to fields, every other column becomes a property) or a JSON array of contacts (or {"contacts": [...]}), up to ${MAX_IMPORT_ROWS.toLocaleString('en')} rows and 256 MB. Answers at once with the import; follow it with GET /v1/imports/{id}. Existing addresses are updated (properties merged), so importing the same file twice creates no duplicates. Invalid rows are reported with their line numbers; the others are imported.`,
+        description: `Send a CSV file (\`Content-Type: text/csv\`; comma, semicolon or tab; a header row, matched without regard to case or spacing: \`Email\`, \`E-mail\`, \`Email Address\`… hold the address, \`First Name\`, \`Last Name\`, \`Name\`, \`Subscribed\`/\`Status\`, \`Unsubscribed\` and listmonk's \`attributes\` map to fields, every other column becomes a property; \`mapping\` decides otherwise) or a JSON array of contacts (or {"contacts": [...]}), up to ${MAX_IMPORT_ROWS.toLocaleString('en')} rows and 256 MB. Answers at once with the import; follow its progress with GET /v1/imports/{id}. Existing addresses are updated (properties merged), so importing the same file twice creates no duplicates; within one file, the first row of an address is imported and later ones are reported by line and skipped. Each new contact's consent is recorded as this import's (file, who, when); \`list_ids\` adds the contacts to lists. Invalid rows are reported with their line numbers; the others are imported.`,
+        querystring: ImportQuery,
         body: ImportBody,
         response: { 200: ImportSchema, ...errors(400, 401, 413, 415) },
       },
@@ -301,7 +351,13 @@ export async function contactRoutes(instance: FastifyInstance, { ctx }: { ctx: D
       const upload = Buffer.isBuffer(body)
         ? { format: 'csv' as const, csv: body }
         : { format: 'json' as const, rows: Array.isArray(body) ? body : (body?.contacts ?? []) };
-      return startImport(ctx, projectOf(request), upload);
+      const query = request.query;
+      return startImport(ctx, projectOf(request), upload, {
+        filename: query.filename,
+        list_ids: query.list_ids?.split(','),
+        mapping: mappingOf(query.mapping),
+        by: await importerOf(request, ctx),
+      });
     },
   );
   app.get(
