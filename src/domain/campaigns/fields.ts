@@ -192,7 +192,8 @@ const AUDIENCE_FIELDS = ['list_ids', 'segment_ids', 'exclude_list_ids', 'exclude
 
 /**
  * The stored fields after applying a request to `current`: only the fields it gives change, an
- * explicit null clears one, and giving one kind of content (template or HTML) drops the other.
+ * explicit null clears one, and giving one kind of content (template or HTML) drops the other. A
+ * campaign without a subject sends its template's: choosing another template without one clears it.
  */
 export function applyInput(current: CampaignFields, input: CampaignInput): CampaignFields {
   const hasTemplate = typeof input.template_id === 'string';
@@ -209,6 +210,10 @@ export function applyInput(current: CampaignFields, input: CampaignInput): Campa
   if (input.reply_to !== undefined)
     next.reply_to = input.reply_to === null ? null : parseMailbox(input.reply_to, 'reply_to').address;
   if (input.subject !== undefined) next.subject = input.subject;
+  // another template chosen without a subject takes the template's: the old one, written for other
+  // content, would silently replace it
+  else if (hasTemplate && input.template_id?.toLowerCase() !== current.template_id?.toLowerCase())
+    next.subject = null;
   if (input.preheader !== undefined) next.preheader = input.preheader;
   if (input.template_id !== undefined) next.template_id = input.template_id;
   if (input.template_version !== undefined) next.template_version = input.template_version;

@@ -206,7 +206,13 @@ const editable = {
   ),
   from_name: Nullable(Type.String({ maxLength: 200 })),
   reply_to: Nullable(Type.String()),
-  subject: Nullable(Type.String({ maxLength: 998, description: 'required unless `template_id` gives one' })),
+  subject: Nullable(
+    Type.String({
+      maxLength: 998,
+      description:
+        "required unless `template_id` gives one; null (or absent) with a template: the template's subject, of the version sent. Choosing another template without a `subject` takes that template's",
+    }),
+  ),
   preheader: Nullable(
     Type.String({
       maxLength: 500,
