@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import type { Logger } from 'pino';
 import { registerClientCommands } from './cli/client-commands.ts';
+import { registerContactCommands } from './cli/contacts.ts';
 import type { OperatorCommand } from './cli/operator.ts';
 import { type Config, ConfigError, loadConfig } from './config.ts';
 import { ensureWebBuild } from './http/web-app.ts';
@@ -131,6 +132,7 @@ admin
   .action(() => runOperatorCommand({ kind: 'shared-domain' }));
 
 registerClientCommands(program);
+registerContactCommands(program);
 
 program
   .command('migrate')
