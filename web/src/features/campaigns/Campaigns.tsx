@@ -3,15 +3,17 @@ import { Link, useNavigate } from '@tanstack/react-router';
 import { useState } from 'react';
 import { campaigns, campaignsQuery } from '../../api/campaigns.ts';
 import { accountStatusQuery } from '../../api/endpoints.ts';
+import { templatesQuery } from '../../api/templates.ts';
 import { DataTable } from '../../components/DataTable.tsx';
 import { DialogButton } from '../../components/Dialog.tsx';
-import { Field } from '../../components/Field.tsx';
+import { Field, SelectField } from '../../components/Field.tsx';
 import { ActionForm } from '../../components/Form.tsx';
 import { formatDate, formatNumber } from '../../components/format.ts';
 import { Loaded } from '../../components/Loaded.tsx';
 import { PageHeader } from '../../components/PageHeader.tsx';
 import { StatusBadge } from '../../components/StatusBadge.tsx';
 import { useProject } from '../../project.tsx';
+import { ownSubject, useCampaignVersion } from './campaign-template.tsx';
 
 const STARTER_HTML =
   '<html><body><p>Hello {{ contact.first_name | default: "there" }},</p><p>Write your message here.</p></body></html>';
@@ -21,18 +23,25 @@ function NewCampaignForm({ onCreated }: { onCreated(): void }) {
   const navigate = useNavigate();
   const queryClient = useQueryClient();
   const [name, setName] = useState('');
-  const [subject, setSubject] = useState('');
+  // null: the chosen template's subject, shown in the field until the person changes it
+  const [subject, setSubject] = useState<string | null>('');
+  const [templateId, setTemplateId] = useState('');
+  const published = (useQuery(templatesQuery(project.id)).data?.data ?? []).filter(
+    (t) => t.latest_version !== null,
+  );
+  const { version } = useCampaignVersion(templateId, null);
+  const shown = subject ?? version?.subject ?? '';
   const me = useQuery(accountStatusQuery(project.id));
   const [from, setFrom] = useState<string | null>(null);
   const sender = from ?? me.data?.sending.default_from ?? '';
   const create = useMutation({
-    // a draft needs content from the start: a line to replace in the builder
+    // a draft needs content from the start: the template, or a line to replace in the builder
     mutationFn: () =>
       campaigns.create(project.id, {
         name: name.trim(),
         from: sender.trim(),
-        subject: subject.trim(),
-        html: STARTER_HTML,
+        subject: ownSubject(subject, templateId, version?.subject),
+        ...(templateId ? { template_id: templateId } : { html: STARTER_HTML }),
         tracking: { opens: true, clicks: true },
       }),
     onSuccess: async (made) => {
@@ -58,11 +67,25 @@ function NewCampaignForm({ onCreated }: { onCreated(): void }) {
         value={sender}
         onChange={(e) => setFrom(e.target.value)}
       />
+      <SelectField
+        label="Content"
+        value={templateId}
+        // choosing a template fills the subject with the template's (editable)
+        onChange={(id) => {
+          setTemplateId(id);
+          setSubject(id ? null : shown);
+        }}
+        options={[
+          { value: '', label: 'HTML written in the builder' },
+          ...published.map((t) => ({ value: t.id, label: `Template: ${t.name}` })),
+        ]}
+      />
       <Field
         label="Subject"
-        required
+        hint={templateId ? "The template's subject unless you change it." : undefined}
+        required={!templateId}
         maxLength={998}
-        value={subject}
+        value={shown}
         onChange={(e) => setSubject(e.target.value)}
       />
     </ActionForm>

@@ -10,7 +10,12 @@ import { TestSend } from '../../components/TestSend.tsx';
 import { useProject } from '../../project.tsx';
 import { AbFields } from './campaign-ab.tsx';
 import { ChecklistCard, SendControls } from './campaign-checklist.tsx';
-import { TemplatePreview, TemplateVariablesFields, useCampaignVersion } from './campaign-template.tsx';
+import {
+  ownSubject,
+  TemplatePreview,
+  TemplateVariablesFields,
+  useCampaignVersion,
+} from './campaign-template.tsx';
 
 function Choices({
   legend,
@@ -67,7 +72,8 @@ export function CampaignBuilder({ campaign }: { campaign: Campaign }) {
   const tmpl = useQuery(templatesQuery(project.id));
   const [form, setForm] = useState<Draft>({
     from: campaign.from ?? '',
-    subject: campaign.subject ?? '',
+    // null: the template's subject, shown in the field until the person changes it
+    subject: campaign.subject,
     preheader: campaign.preheader ?? '',
     template_id: campaign.template_id ?? '',
     variables: campaign.variables ?? {},
@@ -88,11 +94,14 @@ export function CampaignBuilder({ campaign }: { campaign: Campaign }) {
     form.template_id === campaign.template_id ? campaign.template_version : null,
   );
   const declared = version?.variables ?? [];
+  const subject = form.subject ?? version?.subject ?? '';
+  const saved = ownSubject(form.subject, form.template_id, version?.subject);
   const save = useMutation({
     mutationFn: () =>
       campaigns.update(project.id, campaign.id, {
         ...form,
         from: form.from || null,
+        subject: saved,
         preheader: form.preheader || null,
         template_id: form.template_id || null,
         // only the values of variables the template declares (another template's are dropped)
@@ -136,7 +145,8 @@ export function CampaignBuilder({ campaign }: { campaign: Campaign }) {
         />
         <Field
           label="Subject"
-          value={form.subject ?? ''}
+          hint={form.template_id ? "The template's subject unless you change it." : undefined}
+          value={subject}
           onChange={(e) => set({ subject: e.target.value })}
         />
         <Field
@@ -148,7 +158,8 @@ export function CampaignBuilder({ campaign }: { campaign: Campaign }) {
         <SelectField
           label="Content"
           value={form.template_id ?? ''}
-          onChange={(template_id) => set({ template_id })}
+          // choosing a template fills the subject with the template's (editable); leaving it keeps the text
+          onChange={(template_id) => set({ template_id, subject: template_id ? null : subject })}
           options={[
             { value: '', label: 'HTML written here' },
             ...published.map((t) => ({ value: t.id, label: `Template: ${t.name}` })),
@@ -200,11 +211,7 @@ export function CampaignBuilder({ campaign }: { campaign: Campaign }) {
             </label>
           ))}
         </fieldset>
-        <AbFields
-          value={form.ab_test}
-          subject={form.subject ?? ''}
-          onChange={(ab_test) => set({ ab_test })}
-        />
+        <AbFields value={form.ab_test} subject={subject} onChange={(ab_test) => set({ ab_test })} />
       </ActionForm>
       <div className="campaign-side">
         {form.template_id && version && (
@@ -213,7 +220,7 @@ export function CampaignBuilder({ campaign }: { campaign: Campaign }) {
             version={version.version}
             declared={declared}
             values={variables}
-            subject={form.subject ?? ''}
+            subject={saved ?? ''}
           />
         )}
         <ChecklistCard campaign={campaign} checklist={checklist.data} error={checklist.error} />

@@ -20,6 +20,20 @@ export function useCampaignVersion(templateId: string, version: number | null) {
   return { versions, version: version === null ? data[0] : data.find((v) => v.version === version) };
 }
 
+/**
+ * The subject a campaign saves: null (the template's own, following its later versions too) while a
+ * template is chosen and the field holds the template's subject or nothing; else what was typed.
+ */
+export function ownSubject(
+  subject: string | null,
+  templateId: string | null | undefined,
+  templateSubject: string | undefined,
+): string | null {
+  const typed = subject?.trim() ?? '';
+  if (templateId && (typed === '' || typed === templateSubject?.trim())) return null;
+  return typed === '' ? null : (subject as string);
+}
+
 /** One value as the API takes it, from what the field holds ('' is no value: the default applies). */
 function fieldValue(v: TemplateVariable, raw: string): string | number | boolean | undefined {
   if (raw === '') return undefined;
@@ -106,7 +120,7 @@ export function TemplatePreview({
   version: number;
   declared: TemplateVariable[];
   values: VariableValues;
-  /** The campaign's own subject, which replaces the template's. */
+  /** The campaign's own subject, which replaces the template's ('' for the template's). */
   subject: string;
 }) {
   const { project } = useProject();

@@ -18,6 +18,7 @@ import { Loaded } from '../../components/Loaded.tsx';
 import { PageHeader } from '../../components/PageHeader.tsx';
 import { Facts, Section } from '../../components/Section.tsx';
 import { useProject } from '../../project.tsx';
+import { ContactMessages } from './contact-messages.tsx';
 
 const route = getRouteApi('/app/contacts/$contactId');
 
@@ -198,7 +199,8 @@ function RecentEvents({ contactId }: { contactId: string }) {
       {events.data &&
         (events.data.data.length === 0 ? (
           <p className="muted">
-            No events yet. Track them with <code>POST /v1/events</code>.
+            No events tracked yet. Your app records what a contact does, such as a purchase, through the
+            events API; they show here.
           </p>
         ) : (
           <ol className="timeline">
@@ -235,7 +237,7 @@ function DeleteContact({ contact }: { contact: ContactWithConsent }) {
   );
 }
 
-/** One contact: fields, properties, lists, consent history and recent events. */
+/** One contact: fields, properties, lists, consent history, the messages they were sent and recent events. */
 export default function ContactDetail() {
   const { project } = useProject();
   const { contactId } = route.useParams();
@@ -254,6 +256,7 @@ export default function ContactDetail() {
             <ConsentHistory contact={c} />
             <Properties contact={c} />
             <Lists contact={c} />
+            <ContactMessages contactId={c.id} />
             <RecentEvents contactId={c.id} />
           </div>
         )}
