@@ -41,7 +41,10 @@ function describe(receipt: Receipt): string {
 function countsOf(outcomes: Receipt['dmarc']): string {
   const counts = new Map<string, number>();
   for (const o of outcomes) counts.set(o, (counts.get(o) ?? 0) + 1);
-  const shown: Record<string, string> = { unreadable: 'unreadable (kept)' };
+  const shown: Record<string, string> = {
+    unreadable: 'unreadable (kept)',
+    dropped: "dropped (past the reporter's reports of the day)",
+  };
   return [...counts].map(([o, n]) => `${n} ${shown[o] ?? o}`).join(', ');
 }
 

@@ -6,6 +6,7 @@ import { addDays, dayOf } from '../../src/domain/core/clock.ts';
 import { launchBrowser, type TestBrowser } from '../helpers/browser.ts';
 import { checkScreen, signInWithCode } from '../helpers/dashboard.ts';
 import { aggregateXml, reportMessage } from '../helpers/dmarc.ts';
+import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.ts';
 import { insertVerifiedDomain } from '../helpers/emails.ts';
 import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
 import { deliverToMx } from '../helpers/smtp-clients.ts';
@@ -21,6 +22,7 @@ import { deliverToMx } from '../helpers/smtp-clients.ts';
 const FIXTURES = path.join(import.meta.dirname, '..', 'fixtures', 'dmarc');
 
 let server: TestServer;
+let dns: TestDnsServer;
 let browser: TestBrowser;
 let page: Page;
 let owner: SignupResult;
@@ -28,11 +30,15 @@ let domainId: string;
 
 beforeAll(async () => {
   browser = await launchBrowser();
-  server = await startTestServer({ POSTHORN_SMTP_PORT: '0', POSTHORN_MX_PORT: '0' }, [
-    'api',
-    'worker',
-    'smtp',
-  ]);
+  // Google's report mail passes DMARC (SPF from the sending address): only authenticated reports
+  // are counted (issue 47)
+  dns = await startDnsServer();
+  dns.zone.set('google.com', [{ type: 'TXT', data: 'v=spf1 ip4:127.0.0.1 -all' }]);
+  dns.zone.set('_dmarc.google.com', [{ type: 'TXT', data: 'v=DMARC1; p=reject' }]);
+  server = await startTestServer(
+    { POSTHORN_SMTP_PORT: '0', POSTHORN_MX_PORT: '0', POSTHORN_DNS_SERVERS: dns.address },
+    ['api', 'worker', 'smtp'],
+  );
   owner = await server.signupConfirmed({ name: 'Dana Dmarc' });
   domainId = (await insertVerifiedDomain(server, owner.project.id, 'borschow.com')).id;
   page = await browser.context.newPage();
@@ -42,6 +48,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await server?.close();
+  await dns?.close();
 });
 
 describe("a domain's DMARC screen", () => {
@@ -69,6 +76,37 @@ describe("a domain's DMARC screen", () => {
     const sources = page.getByRole('table', { name: 'The addresses that sent mail as the domain' });
     expect(await sources.getByRole('row').count()).toBe(1 + api.body.sources.length);
     await checkScreen(page, 'domain DMARC reports', () => received.waitFor());
+  });
+
+  it('says apart a report whose mail was not authenticated, and counts it for nothing', async () => {
+    const key = owner.project_key.key;
+    const domain = (await server.call('GET', `/v1/domains/${domainId}`, { key })).body;
+    const rua = domain.records
+      .find((r: { name: string }) => r.name === '_dmarc.borschow.com')
+      .value.split('mailto:')[1];
+    const day = addDays(dayOf(new Date()), -2);
+    const xml = aggregateXml({
+      reporter: 'forger.example',
+      reportId: 'forged-1',
+      domain: 'borschow.com',
+      day,
+      records: [{ ip: '192.0.2.99', count: 7, dkim: 'pass', spf: 'pass' }],
+    });
+    const sent = await deliverToMx(
+      server,
+      { from: 'dmarc@forger.example', to: [rua] },
+      reportMessage(xml, rua, 'forger.example', 'borschow.com', 'forged-1'),
+    );
+    expect(sent.ok, sent.response).toBe(true);
+    await page.goto(`${server.url}/domains/${domainId}/dmarc`);
+    await page
+      .getByRole('note')
+      .filter({ hasText: /^Not counted: 1 reports \(7 messages\)/ })
+      .waitFor();
+    const received = page.getByRole('table', { name: 'The latest reports received' });
+    await received.getByRole('row', { name: /forger\.example \(unauthenticated: not counted\)/ }).waitFor();
+    expect(await page.getByText('Messages reported').locator('..').textContent()).toContain('1');
+    await checkScreen(page, 'domain DMARC reports, one unauthenticated', () => received.waitFor());
   });
 
   it("labels an unknown source and shows the coach's proposal, after 31 days of reports", async () => {
@@ -103,6 +141,12 @@ describe("a domain's DMARC screen", () => {
       );
       expect(sent.ok, sent.response).toBe(true);
     }
+    // each report arrived as its day began: the coach counts the days reports arrived over (issue
+    // 47), and this test cannot wait for 31 of them to pass
+    await server.runtime.ctx.pool.query(
+      `update dmarc_reports set received_at = begin_at where domain_id = $1`,
+      [id],
+    );
     await page.goto(`${server.url}/domains/${id}/dmarc`);
     await page.getByRole('heading', { level: 1, name: 'DMARC reports: shop.example' }).waitFor();
     await page

@@ -28,6 +28,9 @@ let rua: string;
 
 beforeAll(async () => {
   dns = await startDnsServer();
+  // the small reporter's mail passes DMARC: its report is counted (only authenticated ones are)
+  dns.zone.set('small-isp.example', [{ type: 'TXT', data: 'v=spf1 ip4:127.0.0.1 -all' }]);
+  dns.zone.set('_dmarc.small-isp.example', [{ type: 'TXT', data: 'v=DMARC1; p=none' }]);
   server = await startTestServer(
     { POSTHORN_SMTP_PORT: '0', POSTHORN_MX_PORT: '0', POSTHORN_DNS_SERVERS: dns.address },
     ['api', 'worker', 'smtp'],
@@ -130,6 +133,8 @@ describe('reports kept whole', () => {
     expect(body.reports[0]).toMatchObject({
       kind: 'aggregate',
       reporter: 'reports@small-isp.example',
+      reporter_domain: 'small-isp.example',
+      authenticated: true,
       report_id: 'empty-org-1',
       begin: `${day}T00:00:00.000Z`,
       end: `${day}T00:00:00.000Z`,

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.ts';
 import { insertVerifiedDomain } from '../helpers/emails.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
@@ -18,6 +19,7 @@ const FIXTURES = path.join(import.meta.dirname, '..', 'fixtures', 'dmarc');
 const fixture = (name: string) => readFileSync(path.join(FIXTURES, name));
 
 let server: TestServer;
+let dns: TestDnsServer;
 let account: SignupResult;
 let key: string;
 let domainId: string;
@@ -25,16 +27,23 @@ let rua: string;
 let tlsRua: string;
 
 beforeAll(async () => {
-  server = await startTestServer({ POSTHORN_SMTP_PORT: '0', POSTHORN_MX_PORT: '0' }, [
-    'api',
-    'worker',
-    'smtp',
-  ]);
+  // Google's report mail passes DMARC as it does in the world (SPF from the sending address): only
+  // authenticated reports are counted (issue 47)
+  dns = await startDnsServer();
+  dns.zone.set('google.com', [{ type: 'TXT', data: 'v=spf1 ip4:127.0.0.1 -all' }]);
+  dns.zone.set('_dmarc.google.com', [{ type: 'TXT', data: 'v=DMARC1; p=reject' }]);
+  server = await startTestServer(
+    { POSTHORN_SMTP_PORT: '0', POSTHORN_MX_PORT: '0', POSTHORN_DNS_SERVERS: dns.address },
+    ['api', 'worker', 'smtp'],
+  );
   account = await server.signupConfirmed();
   key = account.project_key.key;
   domainId = (await insertVerifiedDomain(server, account.project.id, 'borschow.com')).id;
 }, 60_000);
-afterAll(() => server?.close());
+afterAll(async () => {
+  await server?.close();
+  await dns?.close();
+});
 
 const dmarcOf = async () => {
   const res = await server.call('GET', `/v1/domains/${domainId}/dmarc`, { key });
@@ -68,6 +77,8 @@ describe('reports received at the MX', () => {
       kind: 'aggregate',
       reporter: 'google.com',
       reporter_email: 'noreply-dmarc-support@google.com',
+      reporter_domain: 'google.com',
+      authenticated: true,
       report_id: '949348866075514174',
       messages: 1,
       reason: null,

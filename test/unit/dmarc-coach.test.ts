@@ -12,6 +12,7 @@ import { classify, type Known } from '../../src/domain/dmarc/sources.ts';
 const facts = (over: Partial<CoachFacts> = {}): CoachFacts => ({
   policy: { p: 'none', adkim: 'r', aspf: 'r' },
   daysObserved: 30,
+  daysArrived: 30,
   daysSinceLatest: 1,
   knownMessages: 10_000,
   knownAligned: 9_900,
@@ -50,6 +51,16 @@ describe('the policy coach', () => {
     expect(coach(facts({ daysSinceLatest: 8 }))).toMatchObject({ state: 'stale', proposal: null });
     expect(coach(facts({ policy: null, daysSinceLatest: null, daysObserved: 0 })).state).toBe('no_reports');
     expect(coach(facts({ policy: { p: 'reject', adkim: null, aspf: null } })).state).toBe('at_reject');
+  });
+
+  it('counts the days reports arrived over, not only the days they name (issue 47)', () => {
+    // 31 back-dated reports sent within seconds: 31 days named, one day of arrivals
+    const forged = coach(facts({ daysObserved: 31, daysArrived: 1 }));
+    expect(forged).toMatchObject({ state: 'observing', proposal: null, days_observed: 1 });
+    expect(forged.message).toMatch(
+      /^1 of 30 days of reports under p=none \(they name 31 days but arrived over 1: /,
+    );
+    expect(coach(facts({ daysObserved: 31, daysArrived: 30 })).state).toBe('propose');
   });
 
   it('names the unknown sources that the next policy will catch', () => {

@@ -11,6 +11,8 @@ import { knownSources } from './sources.ts';
  *   UNKNOWN_SOURCE_MESSAGES messages as the domain over the 30 days up to the report;
  * - `dmarc.alignment_dropped`: on the report's day the known sources' mail was under 95 % aligned,
  *   at least 5 points below the 7 days before (each with at least ALIGNMENT_MIN_MESSAGES messages).
+ * Only authenticated reports count (sourcesOver, seriesOver; issue 47): a forged report neither
+ * raises an alert nor queues the job that judges them (store.ts).
  */
 
 export const UNKNOWN_SOURCE_MESSAGES = 10;

@@ -2,7 +2,9 @@
  * The policy coach (issue 34): the road from `p=none` to `p=reject`, one step at a time. When the
  * reports of 30 days under the published policy show the domain's known sources (Posthorn's own
  * and those a person labelled) at least 99 % aligned, it proposes the next policy with the exact
- * record to publish; otherwise it says what it is waiting for. Pure: the facts come from overview.ts.
+ * record to publish; otherwise it says what it is waiting for. The 30 days are counted by the
+ * reports' date ranges and by their arrivals, the fewer of the two (issue 47), and only reports
+ * whose mail was authenticated count. Pure: the facts come from overview.ts.
  */
 
 export const COACH_DAYS = 30;
@@ -13,8 +15,13 @@ const RECENT_DAYS = 7;
 export interface CoachFacts {
   /** The policy the latest aggregate report saw published (`none`, `quarantine`, `reject`), or null. */
   policy: { p: string | null; adkim: string | null; aspf: string | null } | null;
-  /** Days of reports under that policy, up to the latest report (0 with none). */
+  /** Days of reports under that policy, up to the latest report (0 with none), by their date ranges. */
   daysObserved: number;
+  /**
+   * Days over which those reports arrived (the first arrival's day counted): back-dated reports
+   * sent within minutes name many days but arrive in one, and observe one.
+   */
+  daysArrived: number;
   /** Days from the latest report to the service's today. */
   daysSinceLatest: number | null;
   /** The last 30 days' messages from known sources, and of them those aligned. */
@@ -58,6 +65,7 @@ export function dmarcRecord(facts: CoachFacts, p: string) {
 
 export function coach(facts: CoachFacts): CoachAdvice {
   const known = rate(facts);
+  const observed = Math.min(facts.daysObserved, facts.daysArrived);
   const advice = (
     state: CoachAdvice['state'],
     message: string,
@@ -67,7 +75,7 @@ export function coach(facts: CoachFacts): CoachAdvice {
     message,
     proposal,
     known_aligned_rate: known,
-    days_observed: facts.daysObserved,
+    days_observed: observed,
   });
   const p = facts.policy?.p?.toLowerCase() ?? null;
   if (!facts.policy || facts.daysSinceLatest === null)
@@ -86,11 +94,16 @@ export function coach(facts: CoachFacts): CoachAdvice {
       `The latest report is ${facts.daysSinceLatest} days old: check that the DMARC record and its rua are still published.`,
     );
   const next = NEXT[p ?? 'none'] ?? 'quarantine';
-  if (facts.daysObserved < COACH_DAYS)
+  if (observed < COACH_DAYS) {
+    const arrivals =
+      facts.daysArrived < facts.daysObserved
+        ? ` (they name ${facts.daysObserved} days but arrived over ${facts.daysArrived}: days are counted as they pass)`
+        : '';
     return advice(
       'observing',
-      `${facts.daysObserved} of ${COACH_DAYS} days of reports under p=${p ?? 'none'}: the coach proposes p=${next} once ${COACH_DAYS} days show your known sources at least ${pct(COACH_ALIGNED)} aligned.`,
+      `${observed} of ${COACH_DAYS} days of reports under p=${p ?? 'none'}${arrivals}: the coach proposes p=${next} once ${COACH_DAYS} days show your known sources at least ${pct(COACH_ALIGNED)} aligned.`,
     );
+  }
   if (known === null || known < COACH_ALIGNED)
     return advice(
       'fix_alignment',

@@ -19,7 +19,11 @@ interface SourceRow {
   last_day: string;
 }
 
-/** Each source's messages over `from`…`to` (the newest days of reports), with who sent them. */
+/**
+ * Each source's messages over `from`…`to` (the newest days of reports), with who sent them: of
+ * authenticated reports only (their mail passed DMARC for the reporter), as everything the coach,
+ * the alerts and the charts count.
+ */
 export async function sourcesOver(
   ctx: Pick<DomainContext, 'db'>,
   domain: Domain,
@@ -34,7 +38,7 @@ export async function sourcesOver(
            bool_or(${signedByPosthorn(domain.name, known)}) as signed,
            min(r.day)::text as first_day, max(r.day)::text as last_day
       from dmarc_records r join dmarc_reports d on d.id = r.report_id
-     where r.domain_id = ${domain.id} and r.day between ${from}::date and ${to}::date
+     where r.domain_id = ${domain.id} and r.day between ${from}::date and ${to}::date and d.authenticated
      group by r.source_ip order by messages desc`.execute(ctx.db);
   return rows.rows.map((s) => {
     const { kind, name } = classify(known, { source_ip: s.source_ip, signed_by_posthorn: s.signed });
@@ -67,8 +71,8 @@ export async function seriesOver(
   const rows = await sql<{ day: string; source_ip: string; messages: number; aligned: number }>`
     select r.day::text as day, r.source_ip, sum(r.count)::bigint as messages,
            coalesce(sum(r.count) filter (where r.aligned), 0)::bigint as aligned
-      from dmarc_records r
-     where r.domain_id = ${domainId} and r.day between ${from}::date and ${to}::date
+      from dmarc_records r join dmarc_reports d on d.id = r.report_id
+     where r.domain_id = ${domainId} and r.day between ${from}::date and ${to}::date and d.authenticated
      group by r.day, r.source_ip`.execute(ctx.db);
   const days = new Map<
     string,
@@ -128,32 +132,55 @@ async function tlsOver(ctx: Ctx, domainId: string, days: number) {
   };
 }
 
-/** The policy the newest aggregate report saw, and since when reports have seen it. */
+/** Authenticated aggregate reports of a domain, none dated in the future (a forger's trick). */
+const counted = (domainId: string) =>
+  sql`domain_id = ${domainId} and kind = 'aggregate' and authenticated and begin_at <= now() + interval '1 day'`;
+
+/**
+ * The policy the newest authenticated aggregate report saw, since when such reports have seen it,
+ * and over how many days those reports arrived: reports sent within minutes, whatever days their
+ * ranges name, never stand in for days of observation.
+ */
 async function policySeen(ctx: Ctx, domainId: string) {
-  const latest = await ctx.db
-    .selectFrom('dmarc_reports')
-    .select(['policy', 'begin_at'])
-    .where('domain_id', '=', domainId)
-    .where('kind', '=', 'aggregate')
-    .orderBy('begin_at', 'desc')
-    .limit(1)
-    .executeTakeFirst();
-  const policy = latest?.policy as { p?: string | null; adkim?: string | null; aspf?: string | null } | null;
-  if (!latest?.begin_at || !policy) return null;
+  const latest = await sql<{ policy: unknown; begin_at: Date }>`
+    select policy, begin_at from dmarc_reports where ${counted(domainId)}
+     order by begin_at desc limit 1`.execute(ctx.db);
+  const newest = latest.rows[0];
+  const policy = newest?.policy as { p?: string | null; adkim?: string | null; aspf?: string | null } | null;
+  if (!newest?.begin_at || !policy) return null;
   const p = (policy.p ?? 'none').toLowerCase();
-  const since = await sql<{ day: string }>`
-    select min(begin_at)::date::text as day from dmarc_reports
-     where domain_id = ${domainId} and kind = 'aggregate'
+  const since = await sql<{ day: string; arrived: number }>`
+    select min(begin_at)::date::text as day,
+           floor(extract(epoch from max(received_at) - min(received_at)) / 86400)::int + 1 as arrived
+      from dmarc_reports
+     where ${counted(domainId)}
        and begin_at > coalesce((select max(begin_at) from dmarc_reports
-                                 where domain_id = ${domainId} and kind = 'aggregate'
+                                 where ${counted(domainId)}
                                    and lower(coalesce(policy ->> 'p', 'none')) <> ${p}), '-infinity')`.execute(
     ctx.db,
   );
   return {
     policy: { p, adkim: policy.adkim ?? null, aspf: policy.aspf ?? null },
     since: since.rows[0].day,
-    latest: dayOf(latest.begin_at),
+    arrived: since.rows[0].arrived,
+    latest: dayOf(newest.begin_at),
   };
+}
+
+/**
+ * The aggregate reports received over the last `days` days whose mail was not authenticated for
+ * their reporter: counted for nothing, shown apart (how many, their messages, who they claim to be).
+ */
+async function unauthenticatedOver(ctx: Ctx, domainId: string, days: number) {
+  const row = await sql<{ reports: number; messages: string; reporters: string[] }>`
+    select count(*)::int as reports, coalesce(sum(total), 0)::text as messages,
+           coalesce((array_agg(distinct coalesce(reporter_domain, reporter))
+                      filter (where coalesce(reporter_domain, reporter) is not null))[1:20], '{}') as reporters
+      from dmarc_reports
+     where domain_id = ${domainId} and kind = 'aggregate' and not authenticated
+       and received_at > now() - make_interval(days => ${days})`.execute(ctx.db);
+  const r = row.rows[0];
+  return { reports: r.reports, messages: Number(r.messages), reporters: r.reporters };
 }
 
 const group = (sources: { kind: SourceKind; messages: number; aligned: number }[], kind: SourceKind) => {
@@ -170,11 +197,13 @@ const group = (sources: { kind: SourceKind; messages: number; aligned: number }[
  * reports (a window that ends at the latest report, so a domain whose reports stopped still shows
  * them): the summary, each day's volume and alignment, the sources grouped as Posthorn's own,
  * labelled and unknown, TLS sessions and failures, the policy coach, and the reports received.
+ * Only authenticated reports are counted; the others are summed up apart (`unauthenticated`).
  */
 export async function dmarcOverview(ctx: Ctx, domain: Domain, days = COACH_DAYS) {
   const known = await knownSources(ctx, domain);
   const latest = await sql<{ day: string | null }>`
-    select max(day)::text as day from dmarc_records where domain_id = ${domain.id}`.execute(ctx.db);
+    select max(r.day)::text as day from dmarc_records r join dmarc_reports d on d.id = r.report_id
+     where r.domain_id = ${domain.id} and d.authenticated and r.day <= current_date + 1`.execute(ctx.db);
   const to = latest.rows[0].day ?? dayOf(now());
   const from = addDays(to, 1 - days);
   const sources = latest.rows[0].day ? await sourcesOver(ctx, domain, known, from, to) : [];
@@ -191,6 +220,7 @@ export async function dmarcOverview(ctx: Ctx, domain: Domain, days = COACH_DAYS)
   const advice = coach({
     policy: seen?.policy ?? null,
     daysObserved: seen ? daysBetween(seen.since, seen.latest) + 1 : 0,
+    daysArrived: seen?.arrived ?? 0,
     daysSinceLatest: seen ? daysBetween(seen.latest, dayOf(now())) : null,
     knownMessages: knownOf.reduce((n, s) => n + s.messages, 0),
     knownAligned: knownOf.reduce((n, s) => n + s.aligned, 0),
@@ -210,6 +240,7 @@ export async function dmarcOverview(ctx: Ctx, domain: Domain, days = COACH_DAYS)
       reports: await reportCount(ctx, domain.id, from, to),
       policy: seen?.policy.p ?? null,
     },
+    unauthenticated: await unauthenticatedOver(ctx, domain.id, days),
     groups: {
       posthorn: group(sources, 'posthorn'),
       labelled: group(sources, 'labelled'),
@@ -226,8 +257,10 @@ export async function dmarcOverview(ctx: Ctx, domain: Domain, days = COACH_DAYS)
 
 async function reportCount(ctx: Ctx, domainId: string, from: string, to: string) {
   const row = await sql<{ n: number }>`
-    select count(distinct report_id)::int as n from dmarc_records
-     where domain_id = ${domainId} and day between ${from}::date and ${to}::date`.execute(ctx.db);
+    select count(distinct r.report_id)::int as n from dmarc_records r join dmarc_reports d on d.id = r.report_id
+     where r.domain_id = ${domainId} and r.day between ${from}::date and ${to}::date and d.authenticated`.execute(
+    ctx.db,
+  );
   return row.rows[0].n;
 }
 
@@ -246,6 +279,8 @@ async function latestReports(ctx: Ctx, domainId: string) {
       'file',
       'reason',
       'received_at',
+      'reporter_domain',
+      'authenticated',
     ])
     .where('domain_id', '=', domainId)
     .orderBy('received_at', 'desc')
@@ -256,6 +291,8 @@ async function latestReports(ctx: Ctx, domainId: string) {
     kind: r.kind,
     reporter: r.reporter,
     reporter_email: r.reporter_email,
+    reporter_domain: r.reporter_domain,
+    authenticated: r.authenticated,
     report_id: r.report_id,
     begin: r.begin_at?.toISOString() ?? null,
     end: r.end_at?.toISOString() ?? null,

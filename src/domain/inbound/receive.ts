@@ -3,7 +3,7 @@ import { parseMail } from '../../mail/parsed.ts';
 import { type MailReport, parseMailReport } from '../../mail/reports.ts';
 import type { DomainContext } from '../core/context.ts';
 import { readReports } from '../dmarc/read.ts';
-import { storeReports } from '../dmarc/store.ts';
+import { type ReportSender, type StoreOutcome, storeReports } from '../dmarc/store.ts';
 import { createDnsResolve } from '../sending-domains/dns-lookup.ts';
 import { type InboundAuth, storeInbound } from './messages.ts';
 import type { InboundTarget } from './recipients.ts';
@@ -27,7 +27,7 @@ export interface Receipt {
   /** The inbound messages stored, one per project it was addressed to. */
   stored: string[];
   /** What became of each DMARC or TLS report it carried (dmarc/store.ts). */
-  dmarc: ('stored' | 'duplicate' | 'unreadable')[];
+  dmarc: StoreOutcome[];
 }
 
 function summariseAuth(result: AuthenticateResult): InboundAuth {
@@ -45,10 +45,34 @@ function summariseAuth(result: AuthenticateResult): InboundAuth {
   };
 }
 
+/** mailauth's verdicts on a received message, as the MX saw it arrive. */
+function authenticateReceived(ctx: Pick<DomainContext, 'config'>, envelope: ReceivedEnvelope, raw: Buffer) {
+  return authenticate(raw, {
+    ip: envelope.remoteIp,
+    helo: envelope.helo,
+    sender: envelope.mailFrom ?? '',
+    mta: ctx.config.inboundHost,
+    resolver: createDnsResolve(ctx.config.dnsServers),
+  });
+}
+
+/**
+ * Who sent a DMARC or TLS report: the domain of its mail's From, proved when the mail passes DMARC
+ * for it (the report addresses are public: anyone can mail one).
+ */
+function reportSender(result: AuthenticateResult, from: string | null): ReportSender {
+  const dmarc = result.dmarc ? result.dmarc : null;
+  const authenticated = dmarc?.status.result === 'pass';
+  const domain = (authenticated ? dmarc?.status.header?.from : null) ?? from?.split('@').pop() ?? null;
+  return { domain: domain?.toLowerCase() ?? null, authenticated };
+}
+
 /**
  * Takes a message the MX accepted: mail to report addresses is read as a bounce or complaint
- * report and applied to the message it names; mail to projects is parsed, authenticated (SPF,
- * DKIM, DMARC, ARC) once and stored for each project with the recipients that were its own.
+ * report and applied to the message it names; DMARC and TLS reports are read (in the report
+ * thread) and kept for each domain addressed, with whether their mail was authenticated; mail to
+ * projects is parsed and stored for each project with the recipients that were its own. The
+ * message is authenticated (SPF, DKIM, DMARC, ARC) once, for the reports and the projects.
  */
 export async function receiveMessage(
   ctx: Pick<DomainContext, 'config' | 'db'>,
@@ -64,11 +88,16 @@ export async function receiveMessage(
     else projects.set(target.projectId, [...(projects.get(target.projectId) ?? []), address]);
   }
   const receipt: Receipt = { reports: [], notAReport: false, stored: [], dmarc: [] };
+  let authenticated: Promise<AuthenticateResult> | null = null;
+  const verdicts = () => {
+    authenticated ??= authenticateReceived(ctx, envelope, raw);
+    return authenticated;
+  };
   if (dmarcDomains.size > 0) {
-    // DMARC aggregate and TLS reports: read once (in the report thread), kept for each domain addressed
-    const { reports: found } = await readReports(raw, envelope.remoteIp);
+    const [read, result] = await Promise.all([readReports(raw, envelope.remoteIp), verdicts()]);
+    const sender = reportSender(result, read.from);
     for (const domainId of dmarcDomains)
-      receipt.dmarc.push(...(await storeReports(ctx, domainId, found, raw)));
+      receipt.dmarc.push(...(await storeReports(ctx, domainId, read.reports, raw, sender)));
   }
   if (reportedIds.size > 0) {
     const report = await parseMailReport(raw);
@@ -84,15 +113,7 @@ export async function receiveMessage(
       skipTextLinks: true,
       skipImageLinks: true,
     });
-    const auth = summariseAuth(
-      await authenticate(raw, {
-        ip: envelope.remoteIp,
-        helo: envelope.helo,
-        sender: envelope.mailFrom ?? '',
-        mta: ctx.config.inboundHost,
-        resolver: createDnsResolve(ctx.config.dnsServers),
-      }),
-    );
+    const auth = summariseAuth(await verdicts());
     for (const [projectId, rcptTo] of projects) {
       const { mailFrom, remoteIp, helo } = envelope;
       receipt.stored.push(

@@ -35,6 +35,19 @@ export const DmarcSchema = Type.Object(
       reports: Type.Integer(),
       policy: Nullable(Type.String({ description: 'the policy (p) the latest report saw published' })),
     }),
+    unauthenticated: Type.Object(
+      {
+        reports: Type.Integer({
+          description: 'aggregate reports over the window whose mail was not authenticated',
+        }),
+        messages: Type.Integer({ description: 'the messages they claim' }),
+        reporters: Type.Array(Type.String(), { description: 'who they claim to come from (20 at most)' }),
+      },
+      {
+        description:
+          "reports whose mail did not pass DMARC for its reporter's domain: anyone can mail the report address, so they count for nothing above (summary, sources, series, coach, alerts) and are shown here apart",
+      },
+    ),
     groups: Type.Object(
       { posthorn: Group, labelled: Group, unknown: Group },
       { description: "the sources grouped: Posthorn's own, labelled by you, unknown" },
@@ -106,6 +119,10 @@ export const DmarcSchema = Type.Object(
         kind: Type.Enum(['aggregate', 'tls', 'unreadable'], { type: 'string' }),
         reporter: Nullable(Type.String()),
         reporter_email: Nullable(Type.String()),
+        reporter_domain: Nullable(Type.String({ description: "the domain of the report mail's From" })),
+        authenticated: Type.Boolean({
+          description: 'the report mail passed DMARC for that domain: only such reports are counted',
+        }),
         report_id: Nullable(Type.String()),
         begin: Nullable(Type.String()),
         end: Nullable(Type.String()),

@@ -82,7 +82,12 @@ function Reports({ reports }: { reports: Report[] }) {
         columns={[
           {
             label: 'Reporter',
-            cell: (r) => r.reporter ?? (r.kind === 'unreadable' ? 'Could not be read' : '—'),
+            cell: (r) => (
+              <>
+                {r.reporter ?? (r.kind === 'unreadable' ? 'Could not be read' : '—')}
+                {!r.authenticated && r.kind !== 'unreadable' && ' (unauthenticated: not counted)'}
+              </>
+            ),
           },
           {
             label: 'Kind',
@@ -106,7 +111,8 @@ function Reports({ reports }: { reports: Report[] }) {
 /**
  * What receivers report about a domain (issue 34): volume and alignment by day, the sources that
  * sent as it (Posthorn's own, labelled, unknown), the policy coach, TLS sessions and failures, and
- * each report received (one that could not be read with the reason).
+ * each report received (one that could not be read with the reason). Reports whose mail was not
+ * authenticated for their reporter are counted for nothing and said apart (issue 47).
  */
 export default function DomainDmarcScreen() {
   const { domainId } = route.useParams();
@@ -143,6 +149,14 @@ export default function DomainDmarcScreen() {
                     ['Published policy', d.summary.policy ? `p=${d.summary.policy}` : '—'],
                   ]}
                 />
+                {d.unauthenticated.reports > 0 && (
+                  <p role="note">
+                    Not counted: {formatNumber(d.unauthenticated.reports)} reports (
+                    {formatNumber(d.unauthenticated.messages)} messages) whose mail did not pass DMARC for the
+                    reporter it names ({d.unauthenticated.reporters.join(', ')}). Anyone can mail the report
+                    address: only authenticated reports count here, for the coach and the alerts.
+                  </p>
+                )}
                 {d.series.some((s) => s.messages > 0) && <DmarcChart series={d.series} />}
               </Section>
               <Coach coach={d.coach} />
