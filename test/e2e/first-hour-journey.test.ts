@@ -241,6 +241,11 @@ describe("a self-hoster's first hour, in the dashboard only", () => {
 
     const form = page.getByRole('form', { name: 'Campaign' });
     await form.getByLabel('Content', { exact: true }).selectOption({ label: 'Template: Monthly news' });
+    // choosing the template fills the subject with the template's; the person puts their own back
+    const subject = form.getByLabel('Subject', { exact: true });
+    await expect.poll(() => subject.inputValue()).not.toBe('News from the first hour');
+    expect(await subject.inputValue()).not.toBe('');
+    await subject.fill('News from the first hour');
     await form.getByLabel('issue_title', { exact: true }).fill('The first-hour issue');
     const preview = page.frameLocator('iframe[title="Preview of the campaign\'s message"]');
     await preview.getByText('The first-hour issue').first().waitFor();
