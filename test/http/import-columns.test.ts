@@ -184,4 +184,40 @@ describe('importing contacts as people have them', () => {
     );
     expect((await server.runtime.ctx.pool.query('select count(*) from imports')).rows[0].count).toBe(before);
   });
+
+  it('previews the columns and first rows of a file, storing nothing', async () => {
+    const before = (await server.runtime.ctx.pool.query('select count(*) from imports')).rows[0].count;
+    const preview = async (body: string) => {
+      const res = await fetch(`${server.url}/v1/contacts/import/preview`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'text/csv' },
+        body,
+      });
+      return { status: res.status, body: (await res.json()) as any };
+    };
+    const sample =
+      '\uFEFFEmail Address;First Name;MEMBER_RATING;Phone Number;\nann@example.com;Ann;4;+33;\nbob@exa';
+    const res = await preview(sample);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body).toEqual({
+      object: 'import_preview',
+      delimiter: 'semicolon',
+      columns: [
+        { name: 'Email Address', target: 'email' },
+        { name: 'First Name', target: 'first_name' },
+        { name: 'MEMBER_RATING', target: 'property:MEMBER_RATING' },
+        { name: 'Phone Number', target: 'property:phone_number' },
+        { name: '', target: 'skip' },
+      ],
+      // the last line, cut short by the sample's end, is left out
+      rows: [['ann@example.com', 'Ann', '4', '+33', '']],
+    });
+    // no email column is no error here: the mapping step names it
+    expect((await preview('Nom,Courriel\nAnn,ann@example.com\n')).body.columns).toEqual([
+      { name: 'Nom', target: 'property:Nom' },
+      { name: 'Courriel', target: 'property:Courriel' },
+    ]);
+    expectError(await preview(''), 400, /empty/);
+    expect((await server.runtime.ctx.pool.query('select count(*) from imports')).rows[0].count).toBe(before);
+  });
 });

@@ -146,6 +146,11 @@ export function planColumns(header: string[], mapping: Record<string, string> | 
   return plan;
 }
 
+/** What each header becomes when nothing is mapped (no check that one holds the address). */
+export function recognisedColumns(header: string[]): Column[] {
+  return header.map((h) => recognised(h.trim()));
+}
+
 /** The delimiter of a CSV file, from its header line: the most frequent of comma, semicolon and tab outside quotes. */
 export function detectDelimiter(headerLine: string): ',' | ';' | '\t' {
   const counts = { ',': 0, ';': 0, '\t': 0 };
@@ -157,4 +162,11 @@ export function detectDelimiter(headerLine: string): ',' | ';' | '\t' {
   if (counts[';'] > counts[','] && counts[';'] >= counts['\t']) return ';';
   if (counts['\t'] > counts[','] && counts['\t'] > counts[';']) return '\t';
   return ',';
+}
+
+/** A column's target as the mapping writes it: a field, `skip`, or `property:<name>`. */
+export function targetOf(column: Column): string {
+  if ('field' in column) return column.field;
+  if ('property' in column) return `property:${column.property}`;
+  return 'skip';
 }

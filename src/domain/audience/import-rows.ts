@@ -2,7 +2,14 @@ import { Readable } from 'node:stream';
 import { parse } from 'csv-parse';
 import { ValidationError } from '../core/errors.ts';
 import { checkProperties, contactEmail, optionalName, type PropertyValue } from './fields.ts';
-import { type Column, detectDelimiter, planColumns, propertyName } from './import-columns.ts';
+import {
+  type Column,
+  detectDelimiter,
+  planColumns,
+  propertyName,
+  recognisedColumns,
+  targetOf,
+} from './import-columns.ts';
 
 /**
  * Reading an import's file: the CSV header row (read at upload to check its columns, and again in
@@ -34,6 +41,37 @@ export async function readCsvHeader(csv: Buffer): Promise<string[]> {
         : resolve(rows[0] ?? []),
     ),
   );
+}
+
+/**
+ * The start of a CSV file as a mapping step shows it: its delimiter, each column with what it
+ * becomes when nothing is mapped, and its first rows (at most `limit`; a last line cut short by
+ * the sample's end is left out).
+ */
+export async function previewCsv(sample: Buffer, limit = 5) {
+  if (sample.length === 0) throw new ValidationError('The CSV file is empty');
+  const { delimiter } = headerLineOf(sample);
+  let text = sample.toString('utf8').replace(/^\uFEFF/, '');
+  const lastBreak = text.lastIndexOf('\n');
+  if (lastBreak > 0) text = text.slice(0, lastBreak + 1);
+  const records = await new Promise<string[][]>((resolve, reject) =>
+    parse(
+      text,
+      { delimiter, to_line: limit + 1, relax_column_count: true, relax_quotes: true, skip_empty_lines: true },
+      (err, rows: string[][]) =>
+        err
+          ? reject(new ValidationError(`The start of the file could not be read: ${err.message}`))
+          : resolve(rows),
+    ),
+  );
+  const header = records[0] ?? [];
+  const delimiterName = { ',': 'comma', ';': 'semicolon', '\t': 'tab' }[delimiter];
+  return {
+    object: 'import_preview' as const,
+    delimiter: delimiterName,
+    columns: recognisedColumns(header).map((c, i) => ({ name: header[i].trim(), target: targetOf(c) })),
+    rows: records.slice(1, limit + 1),
+  };
 }
 
 /** One row of the file as a contact: its fields checked, its other columns as properties. */

@@ -1,5 +1,5 @@
-import type { FastifyInstance, FastifyRequest, FastifySchemaCompiler } from 'fastify';
-import { type Static, Type } from 'typebox';
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
 import {
   createContact,
   deleteContact,
@@ -8,12 +8,23 @@ import {
   updateContact,
 } from '../../domain/audience/contacts.ts';
 import { listContactEvents } from '../../domain/audience/events.ts';
+import { previewCsv } from '../../domain/audience/import-rows.ts';
 import { getImport, MAX_IMPORT_ROWS, startImport } from '../../domain/audience/imports.ts';
 import type { DomainContext } from '../../domain/core/context.ts';
 import { ValidationError } from '../../domain/core/errors.ts';
-import { authOf, projectFactsOf, projectOf } from '../auth.ts';
+import { projectFactsOf, projectOf } from '../auth.ts';
 import { errors, Nullable, PageQuery, page, pageOf, typed } from '../schemas.ts';
-import { validatorCompiler } from '../validation.ts';
+import {
+  CsvFile,
+  ImportBody,
+  ImportPreview,
+  ImportQuery,
+  ImportSchema,
+  importerOf,
+  mappingOf,
+  PREVIEW_BODY_LIMIT,
+  validateJsonUploads,
+} from './contact-import-schemas.ts';
 import { EventSchema, EventsQuery, PROPERTIES_HELP, PropertyValue } from './events.ts';
 
 const Value = Type.Union([Type.String(), Type.Number(), Type.Boolean()]);
@@ -100,113 +111,6 @@ const UpdateContactRequest = Type.Object(
   },
   { title: 'UpdateContactRequest' },
 );
-const ImportSchema = Type.Object(
-  {
-    id: Type.String(),
-    object: Type.Literal('import'),
-    status: Type.String({ enum: ['queued', 'running', 'completed', 'failed'] }),
-    format: Type.String({ enum: ['csv', 'json'] }),
-    total: Nullable(Type.Integer()),
-    processed: Type.Integer(),
-    created: Type.Integer(),
-    updated: Type.Integer(),
-    skipped: Type.Integer(),
-    error_count: Type.Integer(),
-    errors: Type.Array(Type.Object({ row: Type.Integer(), error: Type.String() }), {
-      description: 'the first 1,000 invalid rows, by line number in the file (JSON: position from 1)',
-    }),
-    failure: Nullable(Type.String()),
-    created_at: Type.String(),
-    finished_at: Nullable(Type.String()),
-    filename: Nullable(Type.String({ description: 'the file name given with the upload' })),
-    created_by: Nullable(Type.String({ description: 'who started the import: a person or an API key' })),
-    mapping: Nullable(
-      Type.Record(Type.String(), Type.String(), { description: 'the mapping given with the upload' }),
-    ),
-    list_ids: Type.Array(Type.String(), { description: 'the lists the imported contacts join' }),
-  },
-  { title: 'ContactImport' },
-);
-const ImportQuery = Type.Object({
-  filename: Type.Optional(
-    Type.String({ maxLength: 255, description: 'the file name, recorded with each contact’s consent' }),
-  ),
-  list_ids: Type.Optional(
-    Type.String({
-      maxLength: 4000,
-      description:
-        'comma-separated ids of lists to add every imported contact to (members who left a list stay off it)',
-    }),
-  ),
-  mapping: Type.Optional(
-    Type.String({
-      maxLength: 64_000,
-      description:
-        'CSV only: a JSON object of column header to target: a contact field (email, first_name, last_name, name, subscribed, unsubscribed, attributes), "skip", or a property name ("property:<name>" or the bare name). Columns it does not name are recognised from their headers.',
-    }),
-  ),
-});
-
-function mappingOf(text: string | undefined): unknown {
-  if (text === undefined) return undefined;
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new ValidationError(
-      'The mapping must be a JSON object of column header to target, e.g. {"Zip": "skip"}',
-    );
-  }
-}
-
-/** Who starts an import, as each imported contact's consent record names them. */
-async function importerOf(request: FastifyRequest, ctx: DomainContext): Promise<string> {
-  const auth = authOf(request);
-  if (auth.key) return `the API key "${auth.key.name}"`;
-  const account = await ctx.db
-    .selectFrom('accounts')
-    .select('email')
-    .where('id', '=', auth.accountId)
-    .executeTakeFirst();
-  return account?.email ?? 'a dashboard session';
-}
-
-const ROWS = `1 to ${MAX_IMPORT_ROWS.toLocaleString('en')} contacts`;
-// Rows are checked one by one when the import runs: a bad row is reported by its position and the
-// others are imported, so the schema must not refuse the whole upload for one of them.
-const ImportRows = Type.Array(
-  Type.Unknown({
-    description:
-      'a contact, as in CreateContactRequest: email, first_name, last_name, subscribed, properties',
-  }),
-  { description: ROWS },
-);
-type ImportRows = Static<typeof ImportRows>;
-const CsvFile = Type.String({
-  format: 'binary',
-  description: `a header row with an email column (any of its usual names), then ${ROWS}`,
-});
-const ImportBody = Type.Unsafe<Buffer | ImportRows | { contacts: ImportRows } | undefined>({
-  content: {
-    'text/csv': { schema: CsvFile },
-    'application/csv': { schema: CsvFile },
-    'application/json': {
-      schema: {
-        // an if, not a union: errors then name the field at fault instead of "must be an array"
-        if: { type: 'array' },
-        // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then/else, never awaited
-        then: ImportRows,
-        else: Type.Object({ contacts: ImportRows }),
-        description: 'an array of contacts, or {"contacts": [...]}',
-      },
-    },
-  },
-});
-/** The CSV file is read where it is imported; the schema validates JSON uploads only. */
-const validateJsonUploads: FastifySchemaCompiler<unknown> = (route) =>
-  route.httpPart === 'body' && route.contentType !== 'application/json'
-    ? () => true
-    : validatorCompiler(route);
-
 const Params = Type.Object({ id: Type.String({ description: 'contact id or email address' }) });
 const IMPORT_BODY_LIMIT = 256 * 1024 * 1024;
 
@@ -358,6 +262,28 @@ export async function contactRoutes(instance: FastifyInstance, { ctx }: { ctx: D
         mapping: mappingOf(query.mapping),
         by: await importerOf(request, ctx),
       });
+    },
+  );
+  app.post(
+    '/contacts/import/preview',
+    {
+      config,
+      bodyLimit: PREVIEW_BODY_LIMIT,
+      validatorCompiler: validateJsonUploads,
+      schema: {
+        tags,
+        summary: 'The columns and first rows of a CSV file, before importing it',
+        operationId: 'previewContactImport',
+        description:
+          'Send the start of a CSV file (up to 1 MB; a last line cut short is left out). Answers its delimiter, each column with what it becomes when the import names no mapping (a contact field, `skip`, or `property:<name>`), and its first five rows. Nothing is stored.',
+        body: Type.Unsafe<Buffer>({ content: { 'text/csv': { schema: CsvFile } } }),
+        response: { 200: ImportPreview, ...errors(400, 401, 413, 415) },
+      },
+    },
+    async (request) => {
+      if (!Buffer.isBuffer(request.body))
+        throw new ValidationError('Send the start of a CSV file as text/csv');
+      return previewCsv(request.body);
     },
   );
   app.get(
