@@ -140,6 +140,39 @@ describe('GET /v1/contacts/{id}/emails', () => {
     expect(res.body.data[0].bounce.response).toMatch(/550|bounce/i);
   });
 
+  it("names the flow and the send step of a flow's message", async () => {
+    const flow = await server.call('POST', '/v1/flows', {
+      key,
+      body: {
+        name: 'Welcome',
+        trigger: { type: 'manual' },
+        steps: [{ id: 'hello', type: 'send', subject: 'Welcome aboard', html: '<p>Glad you are here</p>' }],
+      },
+    });
+    expect(flow.status, JSON.stringify(flow.body)).toBe(200);
+    const activated = await server.call('POST', `/v1/flows/${flow.body.id}/activate`, { key });
+    expect(activated.status, JSON.stringify(activated.body)).toBe(200);
+    const enrolled = await server.call('POST', `/v1/flows/${flow.body.id}/enrollments`, {
+      key,
+      body: { email: READER },
+    });
+    expect(enrolled.status, JSON.stringify(enrolled.body)).toBe(200);
+    const welcome = await eventually(
+      async () => {
+        const found = (await emailsOf(contactId)).body.data.find((e: { flow: unknown }) => e.flow);
+        expect(found).toBeDefined();
+        return found;
+      },
+      { timeoutMs: 30_000, message: "the flow's message never showed" },
+    );
+    expect(welcome).toMatchObject({
+      stream: 'automation',
+      subject: 'Welcome aboard',
+      campaign: null,
+      flow: { id: flow.body.id, name: 'Welcome', step: 'hello' },
+    });
+  });
+
   it('is 404 for an unknown contact or another project’s, and 400 for a bad page', async () => {
     expectError(await emailsOf('nobody@example.org'), 404, /Contact/);
     expectError(await emailsOf('00000000-0000-4000-8000-000000000000'), 404, /Contact/);
