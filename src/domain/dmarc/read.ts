@@ -14,6 +14,7 @@ const pool = new FairWorkerPool<Uint8Array, ReadMessage>({
   threads: 1,
   memoryMb: REPORT_READ_MEMORY_MB,
   outOfMemory: `the message's reports need more than ${REPORT_READ_MEMORY_MB} MB of memory to read`,
+  stopped: 'the thread reading the reports stopped',
 });
 
 const BUDGET = {

@@ -18,6 +18,8 @@ export interface FairPoolOptions<Req, Res> {
   memoryMb: number;
   /** The message when a job's thread runs out of memory. */
   outOfMemory: string;
+  /** The reason a job is refused when its thread stops otherwise (the pool's work named). */
+  stopped?: string;
   /**
    * Shapes a request for the thread that runs it, with a memo of that thread's own (empty for a new
    * thread): what the thread already holds need not be sent again.
@@ -241,7 +243,9 @@ export class FairWorkerPool<Req, Res> {
         err.code === 'ERR_WORKER_OUT_OF_MEMORY' ? new ValidationError(this.options.outOfMemory) : err,
       ),
     );
-    worker.on('exit', () => this.retire(thread, new Error('the template worker thread stopped')));
+    worker.on('exit', () =>
+      this.retire(thread, new Error(this.options.stopped ?? 'the template worker thread stopped')),
+    );
   }
 
   private start(thread: Thread<Req, Res>, job: Job<Req, Res>) {
