@@ -119,7 +119,7 @@ export function ContactMessages({ contactId }: { contactId: string }) {
                     </Link>
                   ),
                 },
-                { label: 'From', cell: (e) => <Origin email={e} /> },
+                { label: 'Campaign or flow', cell: (e) => <Origin email={e} /> },
                 { label: 'Sent', cell: (e) => formatDateTime(e.sent_at ?? e.created_at) },
                 { label: 'Status', cell: (e) => <Outcome email={e} /> },
                 { label: 'Opens', cell: (e) => <Engagement counts={e.opens} noun="opens" /> },
