@@ -1,7 +1,9 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { getRouteApi, Link, useNavigate } from '@tanstack/react-router';
 import { useEffect, useId, useState } from 'react';
-import { type ContactImport, importFinished, importQuery, imports } from '../../api/audience.ts';
+import { type ContactImport, importFinished, importQuery, lists } from '../../api/audience.ts';
+import { send } from '../../api/client.ts';
+import { ErrorMessage } from '../../components/Alert.tsx';
 import { DataTable } from '../../components/DataTable.tsx';
 import { ActionForm } from '../../components/Form.tsx';
 import { formatNumber } from '../../components/format.ts';
@@ -9,8 +11,38 @@ import { Loaded } from '../../components/Loaded.tsx';
 import { PageHeader } from '../../components/PageHeader.tsx';
 import { Facts, Section } from '../../components/Section.tsx';
 import { useProject } from '../../project.tsx';
+import { ImportMapping, type ImportPreview, type MappingChoice, previewFile } from './ImportMapping.tsx';
 
 const route = getRouteApi('/app/contacts/import');
+
+type Started = ContactImport;
+
+/** Starts the import of a file with the choices of the mapping step (when it was shown). */
+async function startImport(
+  project: string,
+  file: File,
+  preview: ImportPreview | null,
+  choice: MappingChoice,
+): Promise<Started> {
+  const query = new URLSearchParams({ filename: file.name });
+  if (preview) {
+    if (!choice.targets.includes('email'))
+      throw new Error('Choose the column that holds the email address (Becomes: Email address).');
+    query.set(
+      'mapping',
+      JSON.stringify(Object.fromEntries(preview.columns.map((c, i) => [c.name, choice.targets[i]]))),
+    );
+  }
+  const listIds = [...choice.listIds];
+  if (choice.newList.trim()) listIds.push((await lists.create(project, { name: choice.newList.trim() })).id);
+  if (listIds.length) query.set('list_ids', listIds.join(','));
+  const res = await send('POST', `/v1/contacts/import?${query}`, {
+    project,
+    file: { content: file, type: 'text/csv' },
+    what: 'import',
+  });
+  return res.json();
+}
 
 function UploadForm() {
   const { project } = useProject();
@@ -18,13 +50,24 @@ function UploadForm() {
   const queryClient = useQueryClient();
   const id = useId();
   const [file, setFile] = useState<File | null>(null);
+  const [choice, setChoice] = useState<MappingChoice>({ targets: [], listIds: [], newList: '' });
+  const preview = useMutation({
+    mutationFn: (chosen: File) => previewFile(project.id, chosen),
+    onSuccess: (p) => setChoice((c) => ({ ...c, targets: p.columns.map((col) => col.target) })),
+  });
   const upload = useMutation({
-    mutationFn: (chosen: File) => imports.start(project.id, chosen),
+    mutationFn: (chosen: File) => startImport(project.id, chosen, preview.data ?? null, choice),
     onSuccess: (started) => {
       queryClient.setQueryData(importQuery(project.id, started.id).queryKey, started);
+      queryClient.invalidateQueries({ queryKey: ['project', project.id, 'lists'] });
       navigate({ search: { import: started.id } });
     },
   });
+  const choose = (chosen: File | null) => {
+    setFile(chosen);
+    preview.reset();
+    if (chosen) preview.mutate(chosen);
+  };
   return (
     <ActionForm
       label="Import a CSV file"
@@ -38,18 +81,25 @@ function UploadForm() {
         <input
           id={id}
           type="file"
-          accept=".csv,text/csv"
+          accept=".csv,.tsv,.txt,text/csv"
           required
           aria-describedby={`${id}-hint`}
-          onChange={(e) => setFile(e.target.files?.[0] ?? null)}
+          onChange={(e) => choose(e.target.files?.[0] ?? null)}
         />
         <p className="hint" id={`${id}-hint`}>
-          A header row with an <code>email</code> column; <code>first_name</code>, <code>last_name</code> and{' '}
-          <code>subscribed</code> fill those fields, any other column becomes a property. An address already
-          here is updated (properties merged), so the same file imported twice adds no one twice. The import
-          runs in the background; this page follows it.
+          A file exported from another tool (Mailchimp, Brevo, listmonk, Resend, Substack…) or a spreadsheet,
+          its columns separated by commas, semicolons or tabs, with a header row. Once chosen, its columns are
+          shown: pick what each becomes and the lists to add the contacts to. An address already here is
+          updated, so the same file imported twice adds no one twice; an address twice in the file is imported
+          once, from its first row, and the later rows are listed by line. Each new contact's consent is
+          recorded as coming from this import.
         </p>
       </div>
+      {preview.isPending && <p className="muted">Reading the columns…</p>}
+      <ErrorMessage error={preview.error} />
+      {preview.data && file && (
+        <ImportMapping project={project.id} preview={preview.data} choice={choice} onChange={setChoice} />
+      )}
     </ActionForm>
   );
 }
