@@ -13,6 +13,7 @@ interface ContactImport {
   id: string;
   status: 'queued' | 'running' | 'completed' | 'failed';
   processed: number;
+  total: number | null;
   created: number;
   updated: number;
   skipped: number;
@@ -86,7 +87,7 @@ async function upload(client: PosthornClient, file: string, query: URLSearchPara
 }
 
 function progressLine(i: ContactImport): string {
-  return `${n(i.processed)} rows read: ${n(i.created)} created, ${n(i.updated)} updated, ${n(i.skipped)} skipped`;
+  return `${n(i.processed)}${i.total ? ` of ${n(i.total)}` : ''} rows read: ${n(i.created)} created, ${n(i.updated)} updated, ${n(i.skipped)} skipped`;
 }
 
 /** Follows an import until it ends, writing its progress to stderr when it changes. */

@@ -97,7 +97,7 @@ describe('posthorn contacts import', () => {
     expect(res.code, res.stderr).toBe(0);
     const progress = res.stderr.split('\n').filter((l) => / rows read: /.test(l));
     expect(progress.length).toBeGreaterThan(0);
-    expect(progress.at(-1)).toBe('50,000 rows read: 50,000 created, 0 updated, 0 skipped');
+    expect(progress.at(-1)).toBe('50,000 of 50,000 rows read: 50,000 created, 0 updated, 0 skipped');
     expect(res.stdout).toContain('Imported big.csv: 50,000 rows, 50,000 created');
   });
 

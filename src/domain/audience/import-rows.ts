@@ -193,6 +193,21 @@ function fromJson(value: unknown): CleanRow {
   };
 }
 
+/** The rows of a CSV upload as its non-empty lines after the header count them (null for JSON), capped at a million. */
+export function rowsEstimate(row: { format: string; source: Buffer | null }): number | null {
+  if (row.format !== 'csv' || !row.source) return null;
+  const source = row.source;
+  let lines = 0;
+  let start = 0;
+  for (let at = source.indexOf(10); at !== -1; at = source.indexOf(10, start)) {
+    // a line of only a carriage return is empty: the parser skips it too
+    if (at > start && !(at === start + 1 && source[start] === 13)) lines++;
+    start = at + 1;
+  }
+  if (start < source.length) lines++;
+  return Math.min(Math.max(lines - 1, 0), 1_000_000);
+}
+
 /** The rows of an upload in file order, each a checked contact or the reason it is not one. */
 export async function* rowsOf(row: {
   format: string;

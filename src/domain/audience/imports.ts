@@ -5,7 +5,7 @@ import type { DomainContext } from '../core/context.ts';
 import { ValidationError } from '../core/errors.ts';
 import { findInProject } from '../core/find.ts';
 import { checkMapping, planColumns } from './import-columns.ts';
-import { readCsvHeader, rowsOf } from './import-rows.ts';
+import { readCsvHeader, rowsEstimate, rowsOf } from './import-rows.ts';
 import { type BatchRow, markCompleted, markFailed, newProgress, writeBatch } from './import-writes.ts';
 
 export const MAX_IMPORT_ROWS = 1_000_000;
@@ -159,7 +159,9 @@ export async function runImport(ctx: DomainContext, importId: string): Promise<v
   const { counts, addError } = progress;
   await ctx.db
     .updateTable('imports')
-    .set({ status: 'running', ...counts, errors: '[]' })
+    // total: the file's rows as its lines count them (a cell spanning lines counts more), so
+    // progress reads "n of total"; the final count replaces it when the import ends
+    .set({ status: 'running', ...counts, errors: '[]', total: rowsEstimate(row) })
     .where('id', '=', importId)
     .execute();
 

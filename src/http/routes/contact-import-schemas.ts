@@ -16,7 +16,12 @@ export const ImportSchema = Type.Object(
     object: Type.Literal('import'),
     status: Type.String({ enum: ['queued', 'running', 'completed', 'failed'] }),
     format: Type.String({ enum: ['csv', 'json'] }),
-    total: Nullable(Type.Integer()),
+    total: Nullable(
+      Type.Integer({
+        description:
+          "the rows of the file: while it runs, a CSV file's non-empty lines after the header (null for JSON); once ended, the rows read",
+      }),
+    ),
     processed: Type.Integer(),
     created: Type.Integer(),
     updated: Type.Integer(),
