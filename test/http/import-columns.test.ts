@@ -91,6 +91,22 @@ describe('importing contacts as people have them', () => {
     expect((await server.runtime.ctx.pool.query('select count(*) from imports')).rows[0].count).toBe(before);
   });
 
+  it('a Status column read as the subscription says which column to map otherwise when a value is no subscription', async () => {
+    const done = await imported('Email,Status\nst1@example.com,unsubscribed\nst2@example.com,Lead\n');
+    expect(done).toMatchObject({ created: 1, error_count: 1 });
+    expect(done.errors).toEqual([
+      {
+        row: 3,
+        error: expect.stringMatching(/got "Lead" in the column "Status": map it to a property or skip it/),
+      },
+    ]);
+    expect((await contact('st1@example.com')).subscribed).toBe(false);
+    // mapped to a property, the same file imports whole
+    const mapped = await imported('Email,Status\nst2@example.com,Lead\n', { mapping: '{"Status":"status"}' });
+    expect(mapped).toMatchObject({ created: 1, error_count: 0 });
+    expect((await contact('st2@example.com')).properties).toEqual({ status: 'Lead' });
+  });
+
   it('reports a duplicate within the file by line and keeps the first row', async () => {
     const done = await imported(
       [

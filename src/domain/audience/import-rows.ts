@@ -116,13 +116,18 @@ const NO = new Set([
   'withdrawn',
 ]);
 
-function bool(value: string, field: string): boolean | null {
+function bool(value: string, field: string, column: string): boolean | null {
   const v = value.trim().toLowerCase();
   if (v === '') return null;
   if (YES.has(v)) return true;
   if (NO.has(v)) return false;
+  // a column read as the subscription by its name ("Status") may mean something else
+  const other =
+    column === field
+      ? ''
+      : ` in the column "${column.slice(0, 60)}": map it to a property or skip it if it means something else`;
   throw new ValidationError(
-    `${field} must be true or false (or subscribed, unsubscribed…), got "${value.slice(0, 30)}"`,
+    `${field} must be true or false (or subscribed, unsubscribed…), got "${value.slice(0, 30)}"${other}`,
   );
 }
 
@@ -144,7 +149,7 @@ function attributes(cell: string, into: Record<string, PropertyValue>) {
   }
 }
 
-function fromCsv(plan: Column[], cells: string[]): CleanRow {
+function fromCsv(plan: Column[], names: string[], cells: string[]): CleanRow {
   if (cells.some((c) => c.includes('\u0000'))) throw new ValidationError('a cell contains a NUL character');
   if (cells.length !== plan.length)
     throw new ValidationError(`expected ${plan.length} columns, got ${cells.length}`);
@@ -162,9 +167,9 @@ function fromCsv(plan: Column[], cells: string[]): CleanRow {
     if (field === 'email') row.email = contactEmail(cell);
     else if (field === 'first_name' || field === 'last_name') row[field] = optionalName(cell, field) ?? null;
     else if (field === 'name') fullName = optionalName(cell, field) ?? null;
-    else if (field === 'subscribed') row.subscribed = bool(cell, field);
+    else if (field === 'subscribed') row.subscribed = bool(cell, field, names[i]);
     else if (field === 'unsubscribed') {
-      const unsubscribed = bool(cell, field);
+      const unsubscribed = bool(cell, field, names[i]);
       row.subscribed = unsubscribed === null ? null : !unsubscribed;
     } else attributes(cell, row.properties);
   });
@@ -231,14 +236,16 @@ export async function* rowsOf(row: {
     parse({ bom: true, delimiter, relax_column_count: true, skip_empty_lines: true, info: true }),
   );
   let header: Column[] | null = null;
+  let names: string[] = [];
   for await (const record of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
     if (!header) {
       header = planColumns(record.record, row.mapping);
+      names = record.record.map((n) => n.trim());
       continue;
     }
     const line = record.info.lines;
     try {
-      yield { line, row: fromCsv(header, record.record) };
+      yield { line, row: fromCsv(header, names, record.record) };
     } catch (err) {
       yield { line, error: (err as Error).message };
     }
