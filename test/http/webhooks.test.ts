@@ -50,7 +50,12 @@ beforeAll(async () => {
   server = await startTestServer({ POSTHORN_WEBHOOK_ALLOW_PRIVATE: '1', POSTHORN_DNS_SERVERS: dns.address }, [
     'api',
   ]);
-  strict = await startTestServer({ POSTHORN_DNS_SERVERS: dns.address }, ['api']);
+  // production-like: its public URL is not this machine (a local one lets webhooks reach it:
+  // test/http/webhook-local-targets.test.ts)
+  strict = await startTestServer(
+    { POSTHORN_DNS_SERVERS: dns.address, POSTHORN_PUBLIC_URL: 'https://posthorn.example.com' },
+    ['api'],
+  );
   account = await server.signup();
   key = account.project_key.key;
 });

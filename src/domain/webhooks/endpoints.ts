@@ -9,8 +9,12 @@ import { findInProject } from '../core/find.ts';
 import { readPage } from '../core/pages.ts';
 import { requireFeature } from '../plans/plans.ts';
 import type { ProjectFacts } from '../plans/project-facts.ts';
+import { endpointNaming, webhookPolicy } from './policy.ts';
 import { newWebhookSecret, webhookHeaders } from './signing.ts';
-import { checkWebhookUrl, postWebhook, resolveTarget, type TargetPolicy } from './target.ts';
+import { checkWebhookUrl, postWebhook, resolveTarget } from './target.ts';
+
+// its home was here: attachments by URL and flows' webhook steps import it from this module
+export { targetPolicy } from './policy.ts';
 
 type EndpointRow = Selectable<WebhookEndpointsTable>;
 
@@ -59,10 +63,6 @@ export interface UpdateWebhookInput {
 const ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
 const MAX_ENDPOINTS = 20;
 
-export function targetPolicy(ctx: Pick<DomainContext, 'config' | 'db'>): TargetPolicy {
-  return { allowPrivate: ctx.config.webhookAllowPrivate, dnsServers: ctx.config.dnsServers };
-}
-
 function present(row: EndpointRow, secret?: string) {
   return {
     id: row.id,
@@ -103,11 +103,11 @@ async function findEndpoint(
 /** POST /webhooks: the secret is shown in this answer (and on rotation) only; stored encrypted. */
 export async function createEndpoint(ctx: DomainContext, facts: ProjectFacts, body: CreateWebhookInput) {
   requireFeature(facts.plan, 'webhooks');
-  const policy = targetPolicy(ctx);
-  const url = checkWebhookUrl(body.url, policy);
+  const policy = webhookPolicy(ctx);
+  const url = checkWebhookUrl(body.url, policy, endpointNaming(policy));
   const events = checkEvents(body.events);
   const description = checkDescription(body.description) ?? null;
-  await resolveTarget(url, policy);
+  await resolveTarget(url, policy, endpointNaming(policy));
   const count = await ctx.db
     .selectFrom('webhook_endpoints')
     .select((eb) => eb.fn.countAll<number>().as('n'))
@@ -152,9 +152,9 @@ export async function updateEndpoint(
   body: UpdateWebhookInput,
 ) {
   const current = await findEndpoint(ctx, projectId, id);
-  const policy = targetPolicy(ctx);
-  const url = body.url === undefined ? undefined : checkWebhookUrl(body.url, policy);
-  if (url) await resolveTarget(url, policy);
+  const policy = webhookPolicy(ctx);
+  const url = body.url === undefined ? undefined : checkWebhookUrl(body.url, policy, endpointNaming(policy));
+  if (url) await resolveTarget(url, policy, endpointNaming(policy));
   const events = body.events === undefined ? undefined : checkEvents(body.events);
   const description = checkDescription(body.description);
   if (body.enabled !== undefined && typeof body.enabled !== 'boolean')
@@ -241,7 +241,8 @@ export async function attemptDelivery(
 ) {
   const body = JSON.stringify(delivery.payload);
   const headers = webhookHeaders(signingSecrets(ctx, endpoint), delivery.messageId, body);
-  const result = await postWebhook(new URL(endpoint.url), targetPolicy(ctx), headers, body);
+  const policy = webhookPolicy(ctx);
+  const result = await postWebhook(new URL(endpoint.url), policy, headers, body, endpointNaming(policy));
   const ok = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
   // one transaction: a crash cannot leave an attempt logged as failed with no retry scheduled
   return ctx.db.transaction().execute(async (tx) => {

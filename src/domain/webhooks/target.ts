@@ -12,24 +12,63 @@ const RESPONSE_CAP = 2048;
 /** Where webhooks may go: public addresses over https, unless private targets are allowed (dev/tests). */
 export interface TargetPolicy {
   allowPrivate: boolean;
+  /**
+   * This machine (localhost, *.localhost, 127.0.0.0/8, ::1), over http or https: set for webhooks
+   * on a server whose public URL is itself local (webhookPolicy in endpoints.ts).
+   */
+  allowLoopback?: boolean;
   dnsServers: string[];
 }
 
-/** Checks a webhook URL's form: absolute http(s), no credentials; https unless private targets are allowed. */
-export function checkWebhookUrl(value: unknown, policy: TargetPolicy): URL {
-  if (value === undefined || value === null || value === '') throw new ValidationError('`url` is required');
+/** How a refusal names what was given: the field, the rule it broke, and what would allow it. */
+export interface TargetNaming {
+  field: string;
+  rule: string;
+  /** Said after a refusal of plain http or of an address: what lets it through, in people's words. */
+  hint?: string;
+}
+const WEBHOOK_URL: TargetNaming = { field: '`url`', rule: 'webhooks go to public addresses only' };
+
+const withHint = (message: string, naming: TargetNaming) =>
+  naming.hint ? `${message}. ${naming.hint}` : message;
+
+/** localhost and its subdomains (RFC 6761), or a loopback IP literal. */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname
+    .replace(/^\[|\]$/g, '')
+    .toLowerCase()
+    .replace(/\.$/, '');
+  if (host === 'localhost' || host.endsWith('.localhost')) return true;
+  return isIP(host) !== 0 && classifyAddress(host) === 'loopback';
+}
+
+/**
+ * Checks a webhook URL's form: absolute http(s), no credentials; https unless private targets are
+ * allowed, or the URL names this machine and the policy allows loopback.
+ */
+export function checkWebhookUrl(
+  value: unknown,
+  policy: TargetPolicy,
+  naming: TargetNaming = WEBHOOK_URL,
+): URL {
+  const field = naming.field;
+  if (value === undefined || value === null || value === '')
+    throw new ValidationError(`${field} is required`);
   if (typeof value !== 'string' || value.length > 2000)
-    throw new ValidationError('`url` must be a URL string');
+    throw new ValidationError(`${field} must be a URL string`);
   let url: URL;
   try {
     url = new URL(value);
   } catch {
-    throw new ValidationError(`\`url\` is not a valid URL: "${value.slice(0, 100)}"`);
+    throw new ValidationError(`${field} is not a valid URL: "${value.slice(0, 100)}"`);
   }
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && policy.allowPrivate))
-    throw new ValidationError(`\`url\` must use https (got ${url.protocol.replace(':', '')})`);
+  const plainHttpAllowed = policy.allowPrivate || (policy.allowLoopback && isLoopbackHost(url.hostname));
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && plainHttpAllowed))
+    throw new ValidationError(
+      withHint(`${field} must use https (got ${url.protocol.replace(':', '')})`, naming),
+    );
   if (url.username || url.password)
-    throw new ValidationError('`url` must not contain a user name or password');
+    throw new ValidationError(`${field} must not contain a user name or password`);
   return url;
 }
 
@@ -37,16 +76,12 @@ function hostOf(url: URL): string {
   return url.hostname.replace(/^\[|\]$/g, '');
 }
 
-/** How a refusal names what was given: the field, and the rule it broke. */
-export interface TargetNaming {
-  field: string;
-  rule: string;
-}
-const WEBHOOK_URL: TargetNaming = { field: '`url`', rule: 'webhooks go to public addresses only' };
-
 function refuse(host: string, address: string, naming: TargetNaming): never {
   throw new ValidationError(
-    `${naming.field} points to ${address === host ? host : `${host} (${address})`}, a ${classifyAddress(address).replace('_', '-')} address: ${naming.rule}`,
+    withHint(
+      `${naming.field} points to ${address === host ? host : `${host} (${address})`}, a ${classifyAddress(address).replace('_', '-')} address: ${naming.rule}`,
+      naming,
+    ),
   );
 }
 
@@ -59,9 +94,16 @@ export async function resolveTarget(
   const host = hostOf(url);
   const family = isIP(host);
   if (family) {
-    if (!policy.allowPrivate && classifyAddress(host) !== 'public') refuse(host, host, naming);
+    const allowed = policy.allowPrivate || (policy.allowLoopback && classifyAddress(host) === 'loopback');
+    if (!allowed && classifyAddress(host) !== 'public') refuse(host, host, naming);
     return [{ address: host, family }];
   }
+  // this machine by name: its loopback addresses, never a DNS answer
+  if (policy.allowLoopback && isLoopbackHost(host))
+    return [
+      { address: '127.0.0.1', family: 4 },
+      { address: '::1', family: 6 },
+    ];
   if (!policy.allowPrivate && (host === 'localhost' || host.endsWith('.localhost')))
     refuse(host, '127.0.0.1', naming);
   const resolver = new Resolver({ timeout: 3000, tries: 2 });
@@ -113,11 +155,12 @@ export async function postWebhook(
   policy: TargetPolicy,
   headers: Record<string, string>,
   body: string,
+  naming: TargetNaming = WEBHOOK_URL,
 ): Promise<PostResult> {
   const started = Date.now();
   let addresses: LookupAddress[];
   try {
-    addresses = await resolveTarget(url, policy);
+    addresses = await resolveTarget(url, policy, naming);
   } catch (err) {
     return {
       statusCode: null,

@@ -13,6 +13,7 @@ import {
   updateEndpoint,
   WEBHOOK_EVENTS,
 } from '../../domain/webhooks/endpoints.ts';
+import { webhookUrlRules } from '../../domain/webhooks/policy.ts';
 import { projectFactsOf, projectOf } from '../auth.ts';
 import { errors, list, Nullable, PageQuery, page, pageOf, typed } from '../schemas.ts';
 
@@ -52,10 +53,27 @@ const DeliverySchema = Type.Object(
 );
 const WebhookDeliveryPage = Type.Object(page(DeliverySchema).properties, { title: 'WebhookDeliveryPage' });
 
+const UrlRules = Type.Object(
+  {
+    object: Type.Literal('webhook_url_rules'),
+    local_server: Type.Boolean({
+      description:
+        "the server's public URL (POSTHORN_PUBLIC_URL) is this machine: localhost, a .localhost name or a loopback address",
+    }),
+    loopback_allowed: Type.Boolean({
+      description:
+        'endpoints may point to this machine (localhost, 127.0.0.0/8, ::1), over http or https: on a local server, or with POSTHORN_WEBHOOK_ALLOW_PRIVATE=1',
+    }),
+    private_allowed: Type.Boolean({
+      description: 'POSTHORN_WEBHOOK_ALLOW_PRIVATE=1: plain http and any private address (development only)',
+    }),
+  },
+  { title: 'WebhookUrlRules' },
+);
 const Url = Type.String({
   maxLength: 2000,
   description:
-    'where deliveries are POSTed: an https URL without user name or password, whose host resolves to public addresses only',
+    'where deliveries are POSTed: an https URL without user name or password, whose host resolves to public addresses only; on a server whose public URL is local, also this machine (localhost, 127.0.0.0/8, ::1) over http or https (GET /v1/webhooks/url-rules)',
 });
 const Events = Type.Array(Type.Enum(WEBHOOK_EVENTS, { type: 'string' }), {
   minItems: 1,
@@ -118,12 +136,27 @@ export async function webhookRoutes(instance: FastifyInstance, { ctx }: { ctx: D
         summary: 'Create an endpoint; the answer shows its signing secret once',
         operationId: 'createWebhook',
         description:
-          'Deliveries carry the Standard Webhooks headers `webhook-id`, `webhook-timestamp` and `webhook-signature` (`v1,` + base64 HMAC-SHA256 of `id.timestamp.body` with the secret). The URL must be https and resolve to public addresses only.',
+          'Deliveries carry the Standard Webhooks headers `webhook-id`, `webhook-timestamp` and `webhook-signature` (`v1,` + base64 HMAC-SHA256 of `id.timestamp.body` with the secret). The URL must be https and resolve to public addresses only, except on a server whose public URL is local, where it may also point to this machine over http (GET /v1/webhooks/url-rules).',
         body: CreateWebhookRequest,
         response: { 200: WebhookSchema, ...errors(400, 401, 402) },
       },
     },
     async (request) => createEndpoint(ctx, await projectFactsOf(request, ctx), request.body),
+  );
+  app.get(
+    '/webhooks/url-rules',
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'Where this server lets an endpoint URL point',
+        operationId: 'getWebhookUrlRules',
+        description:
+          'https to public addresses in production. A server whose public URL is local (localhost, a .localhost name, a loopback address) also takes endpoints on this machine, over plain http too, to try webhooks with a local receiver; POSTHORN_WEBHOOK_ALLOW_PRIVATE=1 allows plain http and every private address.',
+        response: { 200: UrlRules, ...errors(401) },
+      },
+    },
+    async () => webhookUrlRules(ctx),
   );
   app.get(
     '/webhooks/:id',
