@@ -77,6 +77,17 @@ describe('a server whose public URL is local', () => {
       expect(new Webhook(created.body.secret).verify(got.body, headers)).toMatchObject({
         type: 'webhook.test',
       });
+      // the delivery log shows the request as it was sent, and the answer
+      const log = await local.call('GET', `/v1/webhooks/${created.body.id}/deliveries`, { key });
+      expect(log.body.data).toEqual([
+        expect.objectContaining({
+          id: test.body.id,
+          payload: JSON.parse(got.body),
+          status: 'succeeded',
+          status_code: 200,
+          next_retry_at: null,
+        }),
+      ]);
     }
     for (const url of ['http://[::1]:9/x', 'https://127.0.0.2/x', 'http://app.posthorn.localhost:9/x']) {
       const created = await local.call('POST', '/v1/webhooks', {

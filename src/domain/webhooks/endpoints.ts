@@ -297,6 +297,8 @@ export function presentDelivery(row: Selectable<WebhookDeliveriesTable>) {
     webhook_id: row.endpoint_id,
     message_id: row.message_id,
     event_type: row.event_type,
+    // the request's body, as POSTed (signed with the headers of each attempt)
+    payload: row.payload,
     attempt: row.attempt,
     status: row.status,
     status_code: row.status_code,

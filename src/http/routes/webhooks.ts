@@ -40,6 +40,10 @@ const DeliverySchema = Type.Object(
     webhook_id: Type.String(),
     message_id: Type.String({ description: 'the webhook-id header, the same for every attempt' }),
     event_type: Type.String(),
+    payload: Type.Record(Type.String(), Type.Unknown(), {
+      description:
+        'the request: the JSON body POSTed, with the headers webhook-id (message_id), webhook-timestamp and webhook-signature',
+    }),
     attempt: Type.Integer(),
     status: Type.String({ enum: ['pending', 'succeeded', 'failed'] }),
     status_code: Nullable(Type.Integer()),
