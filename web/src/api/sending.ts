@@ -59,7 +59,21 @@ export const WEBHOOK_EVENTS = [
 const everyEvent: Exclude<WebhookEvent, (typeof WEBHOOK_EVENTS)[number]>[] = [];
 void everyEvent;
 
+/** What the new-webhook form ticks at first: the delivery of each email, its bounces and complaints. */
+export const DEFAULT_WEBHOOK_EVENTS: WebhookEvent[] = [
+  'email.sent',
+  'email.delivered',
+  'email.bounced',
+  'email.complained',
+];
+
 export const DELIVERIES_PER_PAGE = 25;
+
+/** Where this server lets an endpoint point (a local server: this machine over http too). */
+export const webhookUrlRulesQuery = (project: string) =>
+  projectQuery(project, ['webhook-url-rules'], () => api.get('/v1/webhooks/url-rules', { project }), {
+    staleTime: Number.POSITIVE_INFINITY,
+  });
 
 export const webhooksQuery = (project: string) =>
   projectQuery(project, ['webhooks'], () => api.get('/v1/webhooks', { project }));

@@ -2,12 +2,14 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link } from '@tanstack/react-router';
 import { useState } from 'react';
 import {
+  DEFAULT_WEBHOOK_EVENTS,
   WEBHOOK_EVENTS,
   type Webhook,
   type WebhookEvent,
   webhookQuery,
   webhooks,
   webhooksQuery,
+  webhookUrlRulesQuery,
 } from '../../api/sending.ts';
 import { Notice } from '../../components/Alert.tsx';
 import { DataTable } from '../../components/DataTable.tsx';
@@ -21,16 +23,22 @@ import { StatusBadge } from '../../components/StatusBadge.tsx';
 import { canManage, useProject } from '../../project.tsx';
 import { SigningSecret } from './SigningSecret.tsx';
 
-/** The event types as checkboxes, with a shortcut to tick them all. */
+/** The event types as checkboxes (the delivery events ticked at first), with shortcuts. */
 function EventChoice({ value, onChange }: { value: WebhookEvent[]; onChange(events: WebhookEvent[]): void }) {
   const toggle = (event: WebhookEvent, on: boolean) =>
     onChange(on ? [...value, event] : value.filter((e) => e !== event));
   return (
     <fieldset className="field events">
       <legend>Events</legend>
+      <p className="muted small">
+        The delivery events are ticked to start with: sent, delivered, bounced and complained.
+      </p>
       <div className="events-all">
         <button type="button" className="btn link" onClick={() => onChange([...WEBHOOK_EVENTS])}>
           Select all
+        </button>{' '}
+        <button type="button" className="btn link" onClick={() => onChange([...DEFAULT_WEBHOOK_EVENTS])}>
+          Delivery events only
         </button>{' '}
         <button type="button" className="btn link" onClick={() => onChange([])}>
           Clear
@@ -54,12 +62,26 @@ function EventChoice({ value, onChange }: { value: WebhookEvent[]; onChange(even
   );
 }
 
+type UrlRules = { local_server: boolean; loopback_allowed: boolean; private_allowed: boolean };
+
+/** Where the URL may point on this server, in plain words. */
+function urlHint(rules: UrlRules | undefined): string {
+  const signed = 'Deliveries are POSTed here, signed (Standard Webhooks).';
+  if (!rules) return signed;
+  if (rules.private_allowed)
+    return `${signed} This server is set up for development: plain http and private addresses are allowed too.`;
+  if (rules.loopback_allowed)
+    return `${signed} This server runs on your own computer, so you can try webhooks with a receiver on it, over plain http too, such as http://localhost:4000/hooks. A server with a public address delivers over https to public addresses only.`;
+  return `${signed} Use an https address that can be reached from the internet.`;
+}
+
 function CreateWebhookForm({ onCreated }: { onCreated(webhook: Webhook): void }) {
   const { project } = useProject();
   const queryClient = useQueryClient();
+  const rules = useQuery(webhookUrlRulesQuery(project.id)).data;
   const [url, setUrl] = useState('');
   const [description, setDescription] = useState('');
-  const [events, setEvents] = useState<WebhookEvent[]>([]);
+  const [events, setEvents] = useState<WebhookEvent[]>(DEFAULT_WEBHOOK_EVENTS);
   const create = useMutation({
     mutationFn: () =>
       webhooks.create(project.id, {
@@ -82,8 +104,10 @@ function CreateWebhookForm({ onCreated }: { onCreated(webhook: Webhook): void })
         type="url"
         required
         maxLength={2000}
-        placeholder="https://example.com/hooks/posthorn"
-        hint="Deliveries are POSTed here, signed (Standard Webhooks)."
+        placeholder={
+          rules?.loopback_allowed ? 'http://localhost:4000/hooks' : 'https://example.com/hooks/posthorn'
+        }
+        hint={urlHint(rules)}
         value={url}
         onChange={(e) => setUrl(e.target.value)}
       />
