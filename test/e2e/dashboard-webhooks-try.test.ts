@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,7 +25,11 @@ let owner: SignupResult;
 beforeAll(async () => {
   [receiver, browser] = await Promise.all([startWebhookReceiver(), launchBrowser()]);
   // webhooks are a plan feature; POSTHORN_WEBHOOK_ALLOW_PRIVATE is deliberately not set
-  server = await startTestServer({ POSTHORN_DEFAULT_PLAN: 'pro' }, ['api', 'worker']);
+  // (a failed attempt's next try an hour on, so the log stays as the test reads it)
+  server = await startTestServer({ POSTHORN_DEFAULT_PLAN: 'pro', POSTHORN_WEBHOOK_SCHEDULE: '0,3600' }, [
+    'api',
+    'worker',
+  ]);
   owner = await server.signupConfirmed({ name: 'Tina Tryout' });
   page = await browser.context.newPage();
   // a missing element fails the step that looks for it, well before the test's own timeout
@@ -96,5 +102,31 @@ describe('a webhook tried with a local receiver', () => {
     const shownRequest = (await request.textContent()) ?? '';
     expect(shownRequest).toContain(`POST ${receiver.url}`);
     expect(JSON.parse(shownRequest.slice(shownRequest.indexOf('{')))).toEqual(JSON.parse(got.body));
+  });
+
+  it('shows a failed test event with its answer and its next try', async () => {
+    const closed = createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((r) => closed.close(() => r()));
+    const created = await server.call('POST', '/v1/webhooks', {
+      key: owner.project_key.key,
+      body: { url: `http://127.0.0.1:${port}/hooks`, events: ['email.sent'] },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    await page.goto(`${server.url}/webhooks/${created.body.id}`);
+    await page.getByRole('button', { name: 'Send test event' }).click();
+    await page
+      .getByText(/^The test event was not delivered: .*ECONNREFUSED.*It will be tried again at /)
+      .waitFor();
+    const deliveries = page.getByRole('region', { name: 'Deliveries' });
+    const failed = deliveries.getByRole('row', { name: /webhook\.test/ }).filter({ hasText: 'failed' });
+    await failed.getByText(/ECONNREFUSED/).waitFor();
+    expect(await failed.getByText('no answer').count()).toBe(1);
+    // its next try is a time, not "none"
+    expect(await failed.getByText('none', { exact: true }).count()).toBe(0);
+    const queued = deliveries.getByRole('row', { name: /webhook\.test/ }).filter({ hasText: 'not sent yet' });
+    await queued.getByText('queued', { exact: true }).waitFor();
+    await checkScreen(page, 'webhook page with a failed test delivery', () => failed.waitFor());
   });
 });

@@ -1,5 +1,8 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deliverWebhook } from '../../src/domain/webhooks/delivery-attempts.ts';
 import { webhookUrlRules } from '../../src/domain/webhooks/policy.ts';
 import { expectError } from '../helpers/assertions.ts';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.ts';
@@ -134,6 +137,59 @@ describe('a server whose public URL is local', () => {
       onlyHere,
     );
     expect(await endpointCount(local)).toBe(before + 1);
+  });
+});
+
+describe('a test event', () => {
+  it('takes the path of every delivery: a failed one is tried again on the schedule', async () => {
+    const answer = { status: 503 };
+    const busy = createServer((_req, res) =>
+      res
+        .writeHead(answer.status, { 'content-type': 'text/plain' })
+        .end(answer.status === 200 ? 'ok' : 'busy'),
+    );
+    await new Promise<void>((r) => busy.listen(0, '127.0.0.1', r));
+    try {
+      const { project_key } = await local.signup();
+      const key = project_key.key;
+      const url = `http://127.0.0.1:${(busy.address() as AddressInfo).port}/hooks`;
+      const created = await local.call('POST', '/v1/webhooks', {
+        key,
+        body: { url, events: ['email.sent'] },
+      });
+      const test = await local.call('POST', `/v1/webhooks/${created.body.id}/test`, { key });
+      expect(test.body).toMatchObject({
+        status: 'failed',
+        status_code: 503,
+        response_excerpt: 'busy',
+        attempt: 1,
+        event_type: 'webhook.test',
+      });
+      // the schedule's second step (5 s by default) from the attempt
+      const retryAt = Date.parse(test.body.next_retry_at);
+      expect(retryAt).toBeGreaterThan(Date.parse(test.body.created_at));
+      const log = await local.call('GET', `/v1/webhooks/${created.body.id}/deliveries`, { key });
+      expect(log.body.total).toBe(2);
+      const queued = log.body.data.find((d: { id: string }) => d.id !== test.body.id);
+      expect(queued).toMatchObject({
+        status: 'pending',
+        message_id: test.body.message_id,
+        payload: test.body.payload,
+      });
+      // the queued attempt, as the webhook_deliver job runs it (this server has no worker)
+      answer.status = 200;
+      await deliverWebhook(local.runtime.ctx, queued.id);
+      const after = await local.call('GET', `/v1/webhooks/${created.body.id}/deliveries`, { key });
+      expect(after.body.data.find((d: { id: string }) => d.id === queued.id)).toMatchObject({
+        status: 'succeeded',
+        status_code: 200,
+        attempt: 2,
+        next_retry_at: null,
+      });
+    } finally {
+      busy.closeAllConnections();
+      await new Promise<void>((r) => busy.close(() => r()));
+    }
   });
 });
 

@@ -1,8 +1,11 @@
-import { sql } from 'kysely';
+import { randomUUID } from 'node:crypto';
+import { type Selectable, sql } from 'kysely';
 import type { Tx } from '../../db/database.ts';
 import { enqueue } from '../../db/enqueue.ts';
+import type { WebhookDeliveriesTable, WebhookEndpointsTable } from '../../db/schema.ts';
 import type { DomainContext } from '../core/context.ts';
 import { NotFoundError } from '../core/errors.ts';
+import { findInProject } from '../core/find.ts';
 import { isUuid } from '../core/ids.ts';
 import { countWebhookAttempt } from '../maintenance/metrics.ts';
 import { queueSystemEmail } from '../sending/system-mail.ts';
@@ -40,9 +43,21 @@ export async function deliverWebhook(ctx: DomainContext, deliveryId: string) {
       .execute();
     return;
   }
+  countWebhookAttempt((await attemptWithRetries(ctx, endpoint, delivery)).status);
+}
+
+type DeliveryRow = Selectable<WebhookDeliveriesTable>;
+type EndpointRow = Selectable<WebhookEndpointsTable>;
+
+/**
+ * One attempt of a delivery now, and what its outcome changes, committed with its log row: 2xx
+ * ends it; a failure schedules the next attempt from POSTHORN_WEBHOOK_SCHEDULE until it runs out
+ * (next_retry_at shows when), and an endpoint failing without a success for 5 days is disabled.
+ */
+async function attemptWithRetries(ctx: DomainContext, endpoint: EndpointRow, delivery: DeliveryRow) {
   const attempt = delivery.attempt + 1;
   const schedule = ctx.config.webhookSchedule;
-  const attempted = await attemptDelivery(
+  return attemptDelivery(
     ctx,
     endpoint,
     { id: delivery.id, messageId: delivery.message_id, attempt, payload: delivery.payload },
@@ -79,7 +94,40 @@ export async function deliverWebhook(ctx: DomainContext, deliveryId: string) {
       }
     },
   );
-  countWebhookAttempt(attempted.status);
+}
+
+/**
+ * POST /webhooks/{id}/test: a sample `webhook.test` event, signed and attempted now through the
+ * path every delivery takes (retried on the schedule when it fails); the attempt is the answer. A
+ * paused endpoint is sent it too: testing is how one finds out whether to resume it.
+ */
+export async function sendTestEvent(ctx: DomainContext, projectId: string, id: string) {
+  const endpoint = await findInProject(ctx.db, 'webhook_endpoints', 'Webhook', projectId, id);
+  const payload = {
+    type: 'webhook.test',
+    created_at: new Date().toISOString(),
+    data: { webhook_id: endpoint.id, project_id: projectId, message: 'A test event from Posthorn' },
+  };
+  const delivery = await ctx.db
+    .insertInto('webhook_deliveries')
+    .values({
+      endpoint_id: endpoint.id,
+      project_id: projectId,
+      message_id: `msg_${randomUUID().replace(/-/g, '')}`,
+      event_type: 'webhook.test',
+      payload: JSON.stringify(payload),
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  countWebhookAttempt((await attemptWithRetries(ctx, endpoint, delivery)).status);
+  // as logged, with the next try a failure was given
+  return presentDelivery(
+    await ctx.db
+      .selectFrom('webhook_deliveries')
+      .selectAll()
+      .where('id', '=', delivery.id)
+      .executeTakeFirstOrThrow(),
+  );
 }
 
 /** Logs the next attempt of a delivery (same webhook-id and payload) and schedules it. */

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { Selectable } from 'kysely';
 import type { Tx } from '../../db/database.ts';
 import type { WebhookDeliveriesTable, WebhookEndpointsTable } from '../../db/schema.ts';
@@ -263,31 +262,6 @@ export async function attemptDelivery(
     if (then) await then(tx, row);
     return row;
   });
-}
-
-/** POST /webhooks/{id}/test: a sample event, signed and sent now; the attempt is logged like any other. */
-export async function sendTestEvent(ctx: DomainContext, projectId: string, id: string) {
-  const endpoint = await findEndpoint(ctx, projectId, id);
-  const messageId = `msg_${randomUUID().replace(/-/g, '')}`;
-  const payload = {
-    type: 'webhook.test',
-    created_at: new Date().toISOString(),
-    data: { webhook_id: endpoint.id, project_id: projectId, message: 'A test event from Posthorn' },
-  };
-  const delivery = await ctx.db
-    .insertInto('webhook_deliveries')
-    .values({
-      endpoint_id: endpoint.id,
-      project_id: projectId,
-      message_id: messageId,
-      event_type: 'webhook.test',
-      payload: JSON.stringify(payload),
-    })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  return presentDelivery(
-    await attemptDelivery(ctx, endpoint, { id: delivery.id, messageId, attempt: 1, payload }),
-  );
 }
 
 export function presentDelivery(row: Selectable<WebhookDeliveriesTable>) {

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { DomainContext } from '../../domain/core/context.ts';
-import { retryDelivery } from '../../domain/webhooks/delivery-attempts.ts';
+import { retryDelivery, sendTestEvent } from '../../domain/webhooks/delivery-attempts.ts';
 import {
   createEndpoint,
   deleteEndpoint,
@@ -9,7 +9,6 @@ import {
   listDeliveries,
   listEndpoints,
   rotateSecret,
-  sendTestEvent,
   updateEndpoint,
   WEBHOOK_EVENTS,
 } from '../../domain/webhooks/endpoints.ts';
@@ -229,6 +228,8 @@ export async function webhookRoutes(instance: FastifyInstance, { ctx }: { ctx: D
       schema: {
         tags,
         summary: 'Send a signed sample event (`webhook.test`) now and return the attempt',
+        description:
+          'Attempted at once through the path of every delivery: logged with the deliveries, and when it fails, tried again on the schedule of POSTHORN_WEBHOOK_SCHEDULE (`next_retry_at` says when). A paused endpoint is sent it too.',
         operationId: 'sendWebhookTestEvent',
         params: WebhookParams,
         response: { 200: DeliverySchema, ...errors(401, 404) },

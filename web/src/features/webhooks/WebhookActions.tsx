@@ -9,6 +9,7 @@ import {
 } from '../../api/sending.ts';
 import { ErrorMessage, Notice } from '../../components/Alert.tsx';
 import { ConfirmActions, ConfirmButton, DialogButton } from '../../components/Dialog.tsx';
+import { formatDateTime } from '../../components/format.ts';
 import { useProject } from '../../project.tsx';
 import { SigningSecret } from './SigningSecret.tsx';
 
@@ -29,10 +30,11 @@ function outcome(d: WebhookDelivery): string {
   const code = d.status_code === null ? '' : ` with ${d.status_code}`;
   const time = d.latency_ms === null ? '' : ` in ${d.latency_ms} ms`;
   if (d.status === 'succeeded') return `The test event was delivered: your endpoint answered${code}${time}.`;
-  return `The test event was not delivered${code}${d.error ? `: ${d.error}` : ''}.`;
+  const again = d.next_retry_at ? ` It will be tried again at ${formatDateTime(d.next_retry_at)}.` : '';
+  return `The test event was not delivered${code}${d.error ? `: ${d.error}` : ''}.${again}`;
 }
 
-/** POST /webhooks/{id}/test: a signed `webhook.test` event, sent now; the attempt is the answer. */
+/** POST /webhooks/{id}/test: a signed `webhook.test` event, sent now (retried when it fails); the attempt is the answer. */
 function SendTest({ webhook }: { webhook: Webhook }) {
   const { project } = useProject();
   const refresh = useRefresh(webhook.id);
