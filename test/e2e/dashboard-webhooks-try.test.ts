@@ -70,6 +70,13 @@ describe('a webhook tried with a local receiver', () => {
     expect(words).toMatch(/only to this computer \(localhost, 127\.0\.0\.1 or \[::1\]\)/);
     expect(words).not.toMatch(/`|\/v1\//);
 
+    // no event at all is refused in the form's words; the shortcut ticks the delivery events again
+    await dialog.getByRole('button', { name: 'Clear' }).click();
+    await dialog.getByRole('button', { name: 'Create webhook' }).click();
+    await dialog.getByRole('alert').getByText('Tick at least one event to deliver.').waitFor();
+    await dialog.getByRole('button', { name: 'Delivery events only' }).click();
+    expect(await dialog.getByRole('checkbox', { name: 'email.complained' }).isChecked()).toBe(true);
+
     await url.fill(receiver.url);
     await dialog.getByRole('button', { name: 'Create webhook' }).click();
     const shown = page.getByRole('dialog', { name: 'Your new webhook' });

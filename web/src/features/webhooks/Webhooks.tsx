@@ -83,12 +83,15 @@ function CreateWebhookForm({ onCreated }: { onCreated(webhook: Webhook): void })
   const [description, setDescription] = useState('');
   const [events, setEvents] = useState<WebhookEvent[]>(DEFAULT_WEBHOOK_EVENTS);
   const create = useMutation({
-    mutationFn: () =>
-      webhooks.create(project.id, {
+    mutationFn: async () => {
+      // said in the form's words before the API would refuse an empty list in its own
+      if (events.length === 0) throw new Error('Tick at least one event to deliver.');
+      return webhooks.create(project.id, {
         url: url.trim(),
         events,
         description: description.trim() || null,
-      }),
+      });
+    },
     onSuccess: (webhook) => {
       const { secret: _secret, ...stored } = webhook;
       queryClient.setQueryData(webhookQuery(project.id, webhook.id).queryKey, stored);
