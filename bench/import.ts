@@ -75,7 +75,12 @@ try {
   // polled four times a second (the end is seen within 250 ms), printed once a second
   for (;;) {
     await new Promise((r) => setTimeout(r, 250));
-    state = (await json(`${server.url}/v1/imports/${started.id}`, 'GET', key)).body;
+    const res = await json(`${server.url}/v1/imports/${started.id}`, 'GET', key);
+    if (res.status !== 200)
+      throw new Error(
+        `GET /v1/imports/{id}: ${res.status} ${JSON.stringify(res.body)}\nthe server's output:\n${server.output().slice(-4000)}`,
+      );
+    state = res.body;
     const mem = memoryOf(pid);
     peakRss = Math.max(peakRss, mem?.rss ?? 0);
     const at = (performance.now() - start) / 1000;

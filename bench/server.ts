@@ -13,6 +13,8 @@ export interface BenchServer {
   databaseUrl(): string;
   /** Each role's process id, in the order started. */
   pids: { role: string; pid: number }[];
+  /** What the processes have written so far (stdout and stderr), for a bench that fails to show. */
+  output(): string;
   stop(): Promise<void>;
 }
 
@@ -76,6 +78,7 @@ export async function startBenchServer(
   return {
     url,
     pids: children.map((c, i) => ({ role: roles[i], pid: c.pid as number })),
+    output: () => output,
     databaseUrl() {
       if (process.env.BENCH_DATABASE_URL) return process.env.BENCH_DATABASE_URL;
       const owner = JSON.parse(readFileSync(path.join(dataDir, 'embedded-pg.json'), 'utf8')) as {
