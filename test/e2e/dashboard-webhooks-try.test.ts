@@ -134,6 +134,7 @@ describe('a webhook tried with a local receiver', () => {
     expect(await failed.getByText('none', { exact: true }).count()).toBe(0);
     const queued = deliveries.getByRole('row', { name: /webhook\.test/ }).filter({ hasText: 'not sent yet' });
     await queued.getByText('queued', { exact: true }).waitFor();
+    await queued.getByRole('cell', { name: '2', exact: true }).waitFor(); // the second attempt
     await checkScreen(page, 'webhook page with a failed test delivery', () => failed.waitFor());
   });
 });

@@ -111,7 +111,8 @@ export function Deliveries({ webhook, manage }: { webhook: Webhook; manage: bool
             columns={[
               { label: 'Time', cell: (d) => formatDateTime(d.created_at) },
               { label: 'Event', cell: (d) => <code>{d.event_type}</code> },
-              { label: 'Attempt', cell: (d) => d.attempt },
+              // a queued attempt's row counts the attempts made so far: it shows the number it will be
+              { label: 'Attempt', cell: (d) => (d.status === 'pending' ? d.attempt + 1 : d.attempt) },
               { label: 'Status', cell: (d) => <StatusBadge status={d.status} /> },
               { label: 'Answer', cell: (d) => <Answer delivery={d} />, className: 'break' },
               { label: 'Next try', cell: nextTry },
