@@ -53,6 +53,8 @@ const server = {
   databaseUrl: () =>
     (runtime.ctx.pool as unknown as { options: { connectionString: string } }).options.connectionString,
   pids: [],
+  // in this process: its log is this bench's own output
+  output: () => '',
   stop: async () => {
     await runtime.stop();
     rmSync(dataDir, { recursive: true, force: true });
