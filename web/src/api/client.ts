@@ -1,5 +1,6 @@
 import { queryOptions, type UseQueryOptions } from '@tanstack/react-query';
 import type { components, paths } from './openapi.d.ts';
+import { inPeoplesWords } from './words.ts';
 
 /**
  * The one way the screens reach the server: the same `/v1` API every client uses, with the
@@ -86,7 +87,7 @@ function urlOf(path: string, options: { path?: object; query?: object }): string
 
 function messageOf(status: number, body: unknown, what?: string): string {
   if (body && typeof body === 'object' && typeof (body as { error?: unknown }).error === 'string')
-    return (body as { error: string }).error;
+    return inPeoplesWords((body as { error: string }).error);
   if (what) return `The ${what} failed (${status}).`;
   if (status >= 500) return 'The server could not answer. Try again in a moment.';
   return `The request failed (${status}).`;

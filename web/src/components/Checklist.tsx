@@ -1,4 +1,5 @@
 import type { ReactNode } from 'react';
+import { shownInPeoplesWords } from '../api/words.ts';
 
 /** What an item of a checklist says: passes, fails (with the fix), or waits on another item. */
 export type CheckStatus = 'ok' | 'failing' | 'unchecked';
@@ -31,8 +32,8 @@ export function Checklist({ label, items }: { label: string; items: CheckItem[] 
               <span className={`badge badge-${status.tone}`}>{status.word}</span>{' '}
               <strong>{item.label}</strong>
             </p>
-            <p className="small break">{item.message}</p>
-            {item.fix && item.status !== 'ok' && <p className="small">{item.fix}</p>}
+            <p className="small break">{shownInPeoplesWords(item.message)}</p>
+            {item.fix && item.status !== 'ok' && <p className="small">{shownInPeoplesWords(item.fix)}</p>}
           </li>
         );
       })}

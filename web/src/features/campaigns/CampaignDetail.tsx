@@ -13,6 +13,7 @@ import { useProject } from '../../project.tsx';
 import { CampaignActivityCard } from './campaign-activity.tsx';
 import { CampaignBuilder } from './campaign-builder.tsx';
 import './campaigns.css';
+import { inPeoplesWords } from '../../api/words.ts';
 
 const route = getRouteApi('/app/campaigns/$campaignId');
 
@@ -129,9 +130,11 @@ function Progress({ campaign }: { campaign: Campaign }) {
   const sent = s?.sent ?? 0;
   return (
     <>
-      {campaign.status === 'failed' && <Notice tone="warning">{campaign.failure_reason}</Notice>}
+      {campaign.status === 'failed' && (
+        <Notice tone="warning">{campaign.failure_reason && inPeoplesWords(campaign.failure_reason)}</Notice>
+      )}
       {campaign.status === 'paused' && campaign.paused_reason && (
-        <Notice tone="warning">{campaign.paused_reason}</Notice>
+        <Notice tone="warning">{inPeoplesWords(campaign.paused_reason)}</Notice>
       )}
       {campaign.status === 'scheduled' && (
         <Notice>Sending starts {formatDateTime(campaign.scheduled_at)}.</Notice>

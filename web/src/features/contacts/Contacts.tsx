@@ -166,8 +166,8 @@ export default function Contacts() {
         empty={
           <p>
             No contacts match. Add one with <strong>New contact</strong> or import a file with{' '}
-            <strong>Import CSV</strong> above; events are tracked through the API (
-            <code>POST /v1/events</code>).
+            <strong>Import CSV</strong> above. Contacts also appear when your app tracks their events or adds
+            them through the API (see the API reference).
           </p>
         }
       >

@@ -78,7 +78,7 @@ export default function Emails() {
             No emails match. Send one with <strong>Send a test email</strong> above. Mail also shows here once
             it is sent: from a <Link to="/campaigns">campaign</Link>, a <Link to="/flows">flow</Link>, a
             template's test send in <Link to="/templates">Templates</Link>, <Link to="/smtp">SMTP</Link>, or
-            the API (<code>POST /v1/emails</code>).
+            your app through the API with a <Link to="/keys">key</Link>.
           </p>
         }
       >

@@ -3,6 +3,7 @@ import { Link } from '@tanstack/react-router';
 import { useState } from 'react';
 import { accountStatusQuery, emails, type SendEmail } from '../../api/endpoints.ts';
 import { type Template, templatesQuery } from '../../api/templates.ts';
+import { inPeoplesWords } from '../../api/words.ts';
 import { Notice } from '../../components/Alert.tsx';
 import { Field, SelectField, TextAreaField } from '../../components/Field.tsx';
 import { ActionForm } from '../../components/Form.tsx';
@@ -120,7 +121,7 @@ export function TestEmailForm() {
       <Field
         label="From"
         required
-        hint={status.data?.sending.note}
+        hint={status.data ? inPeoplesWords(status.data.sending.note) : undefined}
         value={from ?? status.data?.sending.default_from ?? ''}
         // The default arrives with the account's status: until then the field is read-only, so
         // nothing typed is joined to a default filled in under the cursor.

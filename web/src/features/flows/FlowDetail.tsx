@@ -13,6 +13,7 @@ import { FlowEnrollments } from './FlowEnrollments.tsx';
 import { FlowBuilder } from './flow-builder.tsx';
 import '../campaigns/campaigns.css';
 import './flows.css';
+import { inPeoplesWords } from '../../api/words.ts';
 
 const route = getRouteApi('/app/flows/$flowId');
 
@@ -75,7 +76,9 @@ function Actions({ flow }: { flow: Flow }) {
   const tripped = flow.status === 'paused' && flow.status_reason?.startsWith('Paused by the circuit breaker');
   return (
     <div className="flow-actions">
-      {flow.status === 'paused' && flow.status_reason && <Notice tone="warning">{flow.status_reason}</Notice>}
+      {flow.status === 'paused' && flow.status_reason && (
+        <Notice tone="warning">{inPeoplesWords(flow.status_reason)}</Notice>
+      )}
       {tripped && (
         <Field
           label="Why activate it again?"

@@ -64,7 +64,7 @@ export function TriggerEditor({
       {trigger.type === 'event' && (
         <Field
           label="Event name"
-          hint="As tracked with POST /v1/events, e.g. signed_up."
+          hint="The name your app gives the event when it tracks it, e.g. signed_up."
           value={trigger.event}
           onChange={(e) => onChange({ ...trigger, event: e.target.value })}
         />

@@ -17,6 +17,7 @@ import { Loaded } from '../../components/Loaded.tsx';
 import { PageHeader } from '../../components/PageHeader.tsx';
 import { MailboxMessageView } from './MailboxMessage.tsx';
 import './mailbox.css';
+import { shownInPeoplesWords } from '../../api/words.ts';
 
 const route = getRouteApi('/mailbox');
 
@@ -154,7 +155,9 @@ export default function Mailbox() {
     <Frame>
       <PageHeader title="Dev mailbox" />
       <Loaded query={status} loading="Checking the dev mailbox…">
-        {(s) => (s.available ? <MailboxContent /> : <Notice tone="warning">{s.reason}</Notice>)}
+        {(s) =>
+          s.available ? <MailboxContent /> : <Notice tone="warning">{shownInPeoplesWords(s.reason)}</Notice>
+        }
       </Loaded>
     </Frame>
   );

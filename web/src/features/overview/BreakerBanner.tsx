@@ -1,6 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { breaker, breakerQuery } from '../../api/breaker.ts';
+import { inPeoplesWords } from '../../api/words.ts';
 import { ErrorMessage } from '../../components/Alert.tsx';
 import { Field } from '../../components/Field.tsx';
 import { useProject } from '../../project.tsx';
@@ -32,7 +33,7 @@ export function BreakerBanner() {
         {stops.map((t) => (
           <li key={t.id}>
             {t.scope === 'project' ? 'All marketing of this project' : 'Marketing from a sending domain'}:{' '}
-            {t.reason}.
+            {inPeoplesWords(t.reason)}.
           </li>
         ))}
       </ul>

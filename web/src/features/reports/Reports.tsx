@@ -66,9 +66,9 @@ export default function Reports() {
     <>
       <PageHeader title="Reports" />
       <p className="muted">
-        Revenue is the value of tracked events (<code>POST /v1/events</code> with <code>value</code> and{' '}
-        <code>currency</code>; a value sent without a currency is shown apart); a campaign or flow is credited
-        when a person clicked its email within 7 days before.
+        Revenue is the value your app gives the events it tracks (with a value and a currency; a value tracked
+        without a currency is shown apart); a campaign or flow is credited when a person clicked its email
+        within 7 days before.
       </p>
       <div className="filters">
         <SelectField

@@ -263,7 +263,8 @@ export default function TemplateEditor() {
         {(t) =>
           t.mjml === null ? (
             <Notice>
-              This template is written in HTML: edit it through the API (PATCH /v1/templates/{'{id}'}).
+              This template is written in HTML, so it cannot be edited here: change it from your app through
+              the API, or create a new template here to write it in the editor.
             </Notice>
           ) : (
             <Editor template={t} />

@@ -86,9 +86,8 @@ export default function Templates() {
         </DialogButton>
       </PageHeader>
       <p className="muted">
-        Write once in MJML with Liquid variables; send with <code>template</code> on{' '}
-        <code>POST /v1/emails</code>, from campaigns and from flows. Edits change the draft; sends use the
-        latest published version.
+        Write once in MJML with Liquid variables; send it from your app (name the template when you send an
+        email), from campaigns and from flows. Edits change the draft; sends use the latest published version.
       </p>
       <Loaded
         query={list}
