@@ -1,5 +1,5 @@
 import type { DomainContext } from '../core/context.ts';
-import { DomainError, ValidationError } from '../core/errors.ts';
+import { AuthenticationError, DomainError, ValidationError } from '../core/errors.ts';
 import { startCodeSignup } from './code-signup.ts';
 import { authorizePairing, pendingPairing } from './pairings.ts';
 import { authenticateSession, finishLogin, type SessionMeta, startLogin } from './sessions.ts';
@@ -9,15 +9,48 @@ import { authenticateSession, finishLogin, type SessionMeta, startLogin } from '
  * checks that the pairing is still pending, so a used or expired code stops the flow at any step.
  */
 
-/** Opening the page: the pairing must be pending; a valid session (if any) skips the sign-in. */
-export async function openPairingPage(ctx: DomainContext, code: string, sessionToken: string | null) {
-  await pendingPairing(ctx, code);
-  if (!sessionToken) return { accountId: null };
-  try {
-    return { accountId: (await authenticateSession(ctx, sessionToken)).accountId };
-  } catch {
-    return { accountId: null }; // an old session: sign in again
+/** A signed-in person on the page: the session token their browser presented, and who they are. */
+export interface PageSession {
+  token: string;
+  accountId: string;
+  email: string;
+}
+
+/**
+ * The first valid session among the tokens the browser presented (the page's own cookie, then the
+ * dashboard's): a person already signed in to the dashboard only confirms. An old session is
+ * passed over (sign in again).
+ */
+export async function pageSession(
+  ctx: Pick<DomainContext, 'db' | 'secrets'>,
+  tokens: string[],
+): Promise<PageSession | null> {
+  for (const token of tokens) {
+    let accountId: string;
+    try {
+      accountId = (await authenticateSession(ctx, token)).accountId;
+    } catch (err) {
+      if (err instanceof AuthenticationError) continue;
+      throw err;
+    }
+    const account = await ctx.db
+      .selectFrom('accounts')
+      .select('email')
+      .where('id', '=', accountId)
+      .executeTakeFirst();
+    return { token, accountId, email: account?.email ?? '' };
   }
+  return null;
+}
+
+/** Opening the page: the pairing must be pending; a valid session (if any) skips the sign-in. */
+export async function openPairingPage(
+  ctx: DomainContext,
+  code: string,
+  sessionTokens: string[],
+): Promise<PageSession | null> {
+  await pendingPairing(ctx, code);
+  return pageSession(ctx, sessionTokens);
 }
 
 /** Sign in: a login code is emailed (the answer is the same whether or not the email has an account). */

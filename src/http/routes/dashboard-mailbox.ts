@@ -68,7 +68,7 @@ const ACCESS = `Open without signing in, and only while mail is captured (no rel
  * unless POSTHORN_TRUST_PROXY says whose X-Forwarded-For to believe (a reverse proxy on this host
  * would otherwise make every visitor look local).
  */
-function callerOf(request: FastifyRequest, trustProxy: TrustProxy): MailboxCaller {
+export function callerOf(request: FastifyRequest, trustProxy: TrustProxy): MailboxCaller {
   const headers = request.headers;
   const forwarded = ['forwarded', 'x-forwarded-for', 'x-real-ip'].some((h) => h in headers);
   const throughTrustedProxy = trustProxy !== false && 'x-forwarded-for' in headers;

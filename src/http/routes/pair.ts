@@ -3,6 +3,7 @@ import { type Static, Type } from 'typebox';
 import {
   authorizeFromPage,
   openPairingPage,
+  pageSession,
   pairingFinishLogin,
   pairingFormToken,
   pairingSignIn,
@@ -11,11 +12,14 @@ import {
 import { denyPairing, pairingScopes, pollPairing, startPairing } from '../../domain/accounts/pairings.ts';
 import type { DomainContext } from '../../domain/core/context.ts';
 import { DomainError, NotFoundError } from '../../domain/core/errors.ts';
-import { sessionMetaOf, setSessionCookie } from '../auth.ts';
+import { mailboxAvailability } from '../../domain/mailbox/access.ts';
+import { SESSION_COOKIE, sessionMetaOf, setSessionCookie } from '../auth.ts';
+import { foreignHostReason } from '../host-check.ts';
 import { esc, sendPage, sendPageSecurityHeaders } from '../html.ts';
 import { acceptFormBodies } from '../request-checks.ts';
 import { errors, Nullable, typed } from '../schemas.ts';
 import { appPathOf } from '../web-app.ts';
+import { callerOf } from './dashboard-mailbox.ts';
 import { termsRoutes } from './terms.ts';
 
 const COOKIE = 'posthorn_pair_session';
@@ -73,10 +77,18 @@ function form(code: string, step: string, inner: string, submit: string, seconda
   return `<form method="post" action="/pair"><input type="hidden" name="code" value="${esc(code)}"><input type="hidden" name="step" value="${esc(step)}">${inner}<button type="submit" name="submit" value="${esc(submit)}"${secondary ? ' class="secondary"' : ''}>${esc(submit)}</button></form>`;
 }
 
-function sessionOf(request: FastifyRequest): string | null {
+/**
+ * The session tokens the browser presents, in the order they are tried: the page's own cookie (set
+ * when the person signed in here), then the dashboard's, so a person already signed in to the
+ * dashboard only confirms.
+ */
+function sessionTokensOf(request: FastifyRequest): string[] {
   const cookies = request.headers.cookie ?? '';
-  const match = new RegExp(`(?:^|;\\s*)${COOKIE}=([^;]+)`).exec(cookies);
-  return match ? decodeURIComponent(match[1]) : null;
+  const tokens = [COOKIE, SESSION_COOKIE].map((name) => {
+    const match = new RegExp(`(?:^|;\\s*)${name}=([^;]+)`).exec(cookies);
+    return match ? decodeURIComponent(match[1]) : null;
+  });
+  return [...new Set(tokens.filter((t): t is string => t !== null))];
 }
 
 /**
@@ -84,7 +96,10 @@ function sessionOf(request: FastifyRequest): string | null {
  * or creates an account (an unticked terms box they must tick), picks the scope and authorises.
  * The pairing code is carried through every step, so it survives account creation.
  */
-export async function pairRoutes(instance: FastifyInstance, { ctx }: { ctx: DomainContext }) {
+export async function pairRoutes(
+  instance: FastifyInstance,
+  { ctx, devMailbox }: { ctx: DomainContext; devMailbox: boolean },
+) {
   const app = typed(instance);
   acceptFormBodies(app);
   // like the other public pages: no script, no other site may frame the authorise button
@@ -101,11 +116,12 @@ export async function pairRoutes(instance: FastifyInstance, { ctx }: { ctx: Doma
 
   async function authorizePage(
     reply: FastifyReply,
-    session: { accountId: string; token: string },
+    session: { accountId: string; token: string; email: string },
     code: string,
     error = '',
   ) {
     const { accountId } = session;
+    const who = session.email ? `<p class="muted">Signed in as ${esc(session.email)}.</p>` : '';
     const csrf = pairingFormToken(ctx, session.token, code);
     const projects = await pairingScopes(ctx, accountId);
     const choices = [
@@ -119,7 +135,7 @@ export async function pairRoutes(instance: FastifyInstance, { ctx }: { ctx: Doma
       reply,
       error ? 400 : 200,
       'Authorise the Posthorn CLI',
-      `${error ? `<p class="error">${esc(error)}</p>` : ''}<p>Check that your terminal shows this code:</p><p class="code">${esc(code)}</p>
+      `${error ? `<p class="error">${esc(error)}</p>` : ''}${who}<p>Check that your terminal shows this code:</p><p class="code">${esc(code)}</p>
 ${form(code, 'authorize', `<input type="hidden" name="csrf" value="${csrf}"><p>What may this device reach?</p>${choices}`, 'Authorise')}
 ${form(code, 'deny', '', 'Deny', true)}`,
     );
@@ -141,12 +157,31 @@ ${form(code, 'deny', '', 'Deny', true)}`,
     );
   }
 
-  function codePage(reply: FastifyReply, code: string, email: string, note: string, error = '') {
+  /**
+   * In development (no relay: the server keeps its mail in the dev mailbox), where the emailed code
+   * is, for a browser that may read the mailbox: a link that opens in a new tab, so the code form
+   * stays as it is.
+   */
+  function mailboxPointer(request: FastifyRequest): string {
+    if (foreignHostReason(request, ctx.config, 'The dev mailbox')) return '';
+    const caller = callerOf(request, ctx.config.trustProxy);
+    if (!mailboxAvailability(ctx.config, devMailbox, caller).available) return '';
+    return `<p class="muted">No relay is set up, so this server keeps the mail it sends: <a href="${esc(appPathOf(appUrl))}mailbox" target="_blank" rel="noopener">open the dev mailbox</a> (in a new tab: this form stays here) to read your code.</p>`;
+  }
+
+  function codePage(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    code: string,
+    email: string,
+    note: string,
+    error = '',
+  ) {
     return render(
       reply,
       error ? 400 : 200,
       'Enter the code from your email',
-      `${error ? `<p class="error">${esc(error)}</p>` : ''}<p>${esc(note)}</p>${form(
+      `${error ? `<p class="error">${esc(error)}</p>` : ''}<p>${esc(note)}</p>${mailboxPointer(request)}${form(
         code,
         'login_finish',
         `<input type="hidden" name="email" value="${esc(email)}"><label>Code <input type="text" name="login_code" required autocomplete="one-time-code" autocapitalize="characters" spellcheck="false"></label>`,
@@ -163,10 +198,9 @@ ${form(code, 'deny', '', 'Deny', true)}`,
     { schema: { ...browserPage, querystring: Type.Object({ code: Type.Optional(Type.String()) }) } },
     async (request, reply) => {
       const code = request.query.code ?? '';
-      const token = sessionOf(request);
-      let opened: { accountId: string | null };
+      let opened: Awaited<ReturnType<typeof openPairingPage>>;
       try {
-        opened = await openPairingPage(ctx, code, token);
+        opened = await openPairingPage(ctx, code, sessionTokensOf(request));
       } catch (err) {
         return render(
           reply,
@@ -175,8 +209,7 @@ ${form(code, 'deny', '', 'Deny', true)}`,
           `<p>${esc((err as Error).message)}. Run <code>posthorn login</code> again.</p>`,
         );
       }
-      if (opened.accountId && token)
-        return authorizePage(reply, { accountId: opened.accountId, token }, code);
+      if (opened) return authorizePage(reply, opened, code);
       return signInPage(reply, code);
     },
   );
@@ -190,7 +223,13 @@ ${form(code, 'deny', '', 'Deny', true)}`,
       switch (body.step) {
         case 'login_start':
           await pairingSignIn(ctx, code, email);
-          return codePage(reply, code, email, `If ${email} has an account, a login code is on its way.`);
+          return codePage(
+            request,
+            reply,
+            code,
+            email,
+            `If ${email} has an account, a login code is on its way.`,
+          );
         case 'signup':
           await pairingSignUp(
             ctx,
@@ -199,6 +238,7 @@ ${form(code, 'deny', '', 'Deny', true)}`,
             sessionMetaOf(request),
           );
           return codePage(
+            request,
             reply,
             code,
             email,
@@ -210,7 +250,14 @@ ${form(code, 'deny', '', 'Deny', true)}`,
             session = await pairingFinishLogin(ctx, code, email, body.login_code, sessionMetaOf(request));
           } catch (err) {
             if (err instanceof NotFoundError) throw err; // the pairing itself is gone
-            return codePage(reply, code, email, 'Enter the code from your email.', (err as Error).message);
+            return codePage(
+              request,
+              reply,
+              code,
+              email,
+              'Enter the code from your email.',
+              (err as Error).message,
+            );
           }
           reply.header(
             'set-cookie',
@@ -218,13 +265,13 @@ ${form(code, 'deny', '', 'Deny', true)}`,
           );
           // the same session signs the dashboard in, with the dashboard's own cookie: no second code
           setSessionCookie(reply, appUrl, session.token);
-          return authorizePage(reply, { accountId: session.account_id, token: session.token }, code);
+          return authorizePage(reply, { accountId: session.account_id, token: session.token, email }, code);
         }
         case 'authorize': {
-          const token = sessionOf(request);
-          if (!token) return signInPage(reply, code, 'Sign in first.');
+          const signedIn = await pageSession(ctx, sessionTokensOf(request));
+          if (!signedIn) return signInPage(reply, code, 'Sign in first.');
           const result = await authorizeFromPage(ctx, {
-            session: token,
+            session: signedIn.token,
             code,
             formToken: body.csrf,
             scope: body.scope,
@@ -236,8 +283,7 @@ ${form(code, 'deny', '', 'Deny', true)}`,
               'Not authorised',
               '<p>This form did not come from the pairing page of your session. Open the link from your terminal again.</p>',
             );
-          if (result.outcome === 'refused')
-            return authorizePage(reply, { accountId: result.accountId, token }, code, result.message);
+          if (result.outcome === 'refused') return authorizePage(reply, signedIn, code, result.message);
           return render(
             reply,
             200,
