@@ -56,8 +56,16 @@ describe('the dev mailbox screen', () => {
     account = await server.signup();
     const email = account.account.email;
     await page.goto(`${server.url}/sign-in`);
-    await page.getByRole('link', { name: 'open the dev mailbox' }).click();
+    // in a new tab, so the sign-in form stays: the mailbox is read there from now on
+    const signIn = page;
+    [page] = await Promise.all([
+      browser.context.waitForEvent('page'),
+      signIn.getByRole('link', { name: 'open the dev mailbox' }).click(),
+    ]);
+    page.setDefaultTimeout(10_000);
     await heading(page, 'Dev mailbox');
+    await heading(signIn, 'Sign in to Posthorn');
+    await signIn.close();
     await page.getByRole('link', { name: 'Sign in' }).waitFor();
     await checkScreen(page, 'mailbox list', (p) =>
       p.getByRole('row').filter({ hasText: email }).waitFor({ timeout: 30_000 }),

@@ -5,9 +5,10 @@ import { checkScreen, signInWithCode } from '../helpers/dashboard.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 /**
- * The operator's Routes screen (issue 31, item 2): in the menu of a browser on the server's own
- * machine, each route with where it leads, its health and traffic per worker process, and the
- * rules, at 1280×800 and 390×844 with axe.
+ * The operator's Routes screen (issue 31, item 2): in the operator's menu in a browser on the
+ * server's own machine, each route with where it leads, its health and traffic over the whole server
+ * (delivered, refused, unknown outcome; issue 48) and per worker process, and the rules, at
+ * 1280×800 and 390×844 with axe.
  */
 
 let server: TestServer;
@@ -35,6 +36,21 @@ describe('the Routes screen', () => {
     const row = page.getByRole('table', { name: 'Routes' }).getByRole('row').filter({ hasText: 'default' });
     await expect.poll(async () => (await row.textContent()) ?? '', { timeout: 15_000 }).toMatch(/healthy/);
     expect(await row.textContent()).toContain(`smtp: smtp://127.0.0.1:${new URL(server.sink.url).port}`);
+    // the server as a whole, in people's words: the code's message was delivered by the route
+    const headers = await page
+      .getByRole('table', { name: 'Routes' })
+      .getByRole('columnheader')
+      .allTextContents();
+    expect(headers).toEqual(expect.arrayContaining(['Delivered', 'Refused', 'Unknown outcome']));
+    expect(headers).not.toEqual(expect.arrayContaining(['Taken']));
+    const delivered = headers.indexOf('Delivered');
+    await expect
+      .poll(async () =>
+        Number((await row.locator('th, td').nth(delivered).textContent())?.replace(/\D/g, '')),
+      )
+      .toBeGreaterThanOrEqual(1);
+    // each worker process's part, folded away for a diagnosis
+    await page.getByText("Each worker process's part").click();
     await expect
       .poll(async () => page.getByRole('table', { name: 'Route default, per worker process' }).count(), {
         timeout: 15_000,

@@ -98,8 +98,13 @@ describe("a self-hoster's first hour, in the dashboard only", () => {
     await code.waitFor();
     await checkScreen(page, 'sign-up code', () => code.waitFor());
 
-    // the page says where the code is when no relay is set
-    await page.getByRole('link', { name: 'open the dev mailbox' }).click();
+    // the page says where the code is when no relay is set, and opens it in a new tab: the form stays
+    const form = page;
+    const pointer = form.getByRole('link', { name: 'open the dev mailbox' });
+    expect(await pointer.getAttribute('target')).toBe('_blank');
+    expect(await pointer.getAttribute('rel')).toContain('noopener');
+    [page] = await Promise.all([browser.context.waitForEvent('page'), pointer.click()]);
+    page.setDefaultTimeout(15_000);
     await heading('Dev mailbox').waitFor();
     await mailTo(EMAIL).first().waitFor({ timeout: 60_000 });
     await checkScreen(page, 'dev mailbox', () => mailTo(EMAIL).first().waitFor());
@@ -109,9 +114,9 @@ describe("a self-hoster's first hour, in the dashboard only", () => {
     expect(found, message.text).toMatch(/^[A-Z0-9]{6}$/);
     await checkScreen(page, 'dev mailbox message', () => message.view.getByRole('tabpanel').waitFor());
 
-    // back to the sign-up page, where the code step waits
-    await page.goBack(); // the list
-    await page.goBack(); // sign-up
+    // back to the sign-up tab, where the code step waited all along
+    await page.close();
+    page = form;
     await heading('Create your Posthorn account').waitFor();
     await code.fill(found as string);
     await page.getByRole('button', { name: 'Confirm and sign in' }).click();

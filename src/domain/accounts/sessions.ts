@@ -11,6 +11,7 @@ import { presentAccount } from './accounts.ts';
 import { CODE_TTL_MINUTES, consumeCode, issueCode } from './codes.ts';
 import { checkSignInThrottle, clearSignInFailures, recordSignInFailure } from './login-throttle.ts';
 import { listProjects } from './projects.ts';
+import { SYSTEM_ACCOUNT_ID } from './signup-guard.ts';
 
 export const SESSION_PREFIX = 'phs_';
 export const SESSION_DAYS = 30;
@@ -228,6 +229,15 @@ export async function describeSession(ctx: Pick<DomainContext, 'db'>, session: A
     .selectAll()
     .where('id', '=', session.accountId)
     .executeTakeFirstOrThrow();
+  // the server's operator: the person who set it up, whose account was the first (issue 48)
+  const first = await ctx.db
+    .selectFrom('accounts')
+    .select('id')
+    .where('id', '<>', SYSTEM_ACCOUNT_ID)
+    .orderBy('created_at')
+    .orderBy('id')
+    .limit(1)
+    .executeTakeFirst();
   return {
     object: 'session' as const,
     id: session.id,
@@ -235,5 +245,6 @@ export async function describeSession(ctx: Pick<DomainContext, 'db'>, session: A
     csrf_token: session.csrfToken,
     account: { ...presentAccount(account), has_password: account.password_hash !== null },
     projects: await listProjects(ctx, { accountId: session.accountId }),
+    operator: first?.id === account.id,
   };
 }

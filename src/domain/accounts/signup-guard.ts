@@ -15,7 +15,7 @@ export const SIGNUPS_PER_EMAIL = 5;
 // per client IP in the window: POSTHORN_SIGNUP_LIMIT (20; 0: no limit), config.signupsPerIp
 const WINDOW_MS = SIGNUP_WINDOW_MINUTES * 60_000;
 // the service's own account (migration 0044) is nobody's to be told about
-const SYSTEM_ACCOUNT_ID = '00000000-0000-4000-8000-000000000001';
+export const SYSTEM_ACCOUNT_ID = '00000000-0000-4000-8000-000000000001';
 
 export interface SignupAttempt {
   email: string;

@@ -52,6 +52,10 @@ export const CurrentSession = Type.Object(
     csrf_token: Type.String({ description: 'the `X-CSRF-Token` for changes signed in by the cookie' }),
     account: AccountWithPassword,
     projects: Type.Array(ProjectSchema, { description: 'every project you belong to, with your `role`' }),
+    operator: Type.Boolean({
+      description:
+        "whether you are this server's operator: the first account created on it (the person who set it up), to whom the dashboard shows the server's own screens (Routes)",
+    }),
   },
   { title: 'CurrentSession' },
 );

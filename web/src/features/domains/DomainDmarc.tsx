@@ -9,6 +9,7 @@ import { PageHeader } from '../../components/PageHeader.tsx';
 import { Facts, Section } from '../../components/Section.tsx';
 import { canManage, useProject } from '../../project.tsx';
 import { DmarcChart } from './DmarcChart.tsx';
+import { DmarcEmpty } from './DmarcEmpty.tsx';
 import { DmarcSources } from './DmarcSources.tsx';
 
 const route = getRouteApi('/app/domains/$domainId/dmarc');
@@ -131,10 +132,7 @@ export default function DomainDmarcScreen() {
       <Loaded query={dmarc}>
         {(d) =>
           d.reports.length === 0 ? (
-            <p className="empty">
-              No report yet. Receivers send one a day once the domain's DMARC record (with its{' '}
-              <code>rua</code>) is published: see the records on the domain's page.
-            </p>
+            <DmarcEmpty domain={domain.data} />
           ) : (
             <>
               <Section title={`Summary, ${d.window.from} to ${d.window.to}`} wide>

@@ -97,16 +97,26 @@ function MailboxNavItem({ onChoose }: { onChoose: () => void }) {
   );
 }
 
-/** The operator's Routes screen, where this server shows it (a browser on its machine). */
-function RoutesNavItem({ onChoose }: { onChoose: () => void }) {
+/**
+ * The server's own screens, apart from the project's: for its operator only (the session says so),
+ * and the Routes screen where this server shows it (a browser on its machine).
+ */
+function ServerNav({ onChoose }: { onChoose: () => void }) {
   const report = useQuery(routesReportQuery);
   if (!report.data) return null;
   return (
-    <li>
-      <Link to="/routes" activeProps={{ 'aria-current': 'page', className: 'active' }} onClick={onChoose}>
-        Routes
-      </Link>
-    </li>
+    <>
+      <p className="nav-heading" id="nav-server">
+        This server
+      </p>
+      <ul aria-labelledby="nav-server">
+        <li>
+          <Link to="/routes" activeProps={{ 'aria-current': 'page', className: 'active' }} onClick={onChoose}>
+            Routes
+          </Link>
+        </li>
+      </ul>
+    </>
   );
 }
 
@@ -172,8 +182,8 @@ function Frame({ session }: { session: Session }) {
             </li>
           ))}
           <MailboxNavItem onChoose={() => menu.setOpen(false)} />
-          <RoutesNavItem onChoose={() => menu.setOpen(false)} />
         </ul>
+        {session.operator && <ServerNav onChoose={() => menu.setOpen(false)} />}
       </nav>
       <main id="main" className="content" tabIndex={-1}>
         {session.projects.length > 0 ? (
