@@ -1,68 +1,17 @@
 import { Command } from 'commander';
-import type { Logger } from 'pino';
 import { registerClientCommands } from './cli/client-commands.ts';
 import { registerContactCommands } from './cli/contacts.ts';
 import type { OperatorCommand } from './cli/operator.ts';
-import { type Config, ConfigError, loadConfig } from './config.ts';
-import { ensureWebBuild } from './http/web-app.ts';
-import { type RoleName, type Runtime, startRuntime } from './runtime.ts';
-import { announceStart, createLogger } from './startup-log.ts';
+import { ConfigError } from './config-values.ts';
+import type { RoleName } from './runtime.ts';
 
 /**
- * Starts the given roles and stops them cleanly on SIGTERM/SIGINT. The signals are this process's
- * from its first moment: a signal while starting stops the roles once they are up (or gives up a
- * wait for the database), and the embedded PostgreSQL, when there is one, is stopped last.
+ * The `posthorn` command's dispatch. The client commands (login, whoami, send, ...) load only the
+ * CLI's modules and the API client; the server (serve.ts) and the operator commands load theirs when
+ * one of them runs, so a client command answers in a fraction of a second (bench/cli.ts).
  */
 async function serve(roles: RoleName[]) {
-  const config = loadConfig();
-  const log = createLogger(config);
-  let stopSignal: string | undefined;
-  let started = false;
-  const starting = startRoles(config, roles, log, () => stopSignal !== undefined);
-  const shutdown = (signal: string) => {
-    if (stopSignal) {
-      log.warn('second signal: exiting now');
-      process.exit(1);
-    }
-    stopSignal = signal;
-    log.info(
-      started
-        ? `${signal} received: finishing in-flight work and stopping`
-        : `${signal} received while starting: stopping once started`,
-    );
-    starting
-      .then((runtime) => runtime?.stop())
-      .then(
-        () => {
-          log.info('stopped');
-          process.exit(0);
-        },
-        (err) => {
-          log.error({ err }, 'error while stopping');
-          process.exit(1);
-        },
-      );
-  };
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
-  const runtime = await starting;
-  started = true;
-  if (runtime && !stopSignal) announceStart(log, config, runtime);
-}
-
-/** The roles' runtime, or nothing when a stop was asked for before it began. */
-async function startRoles(
-  config: Config,
-  roles: RoleName[],
-  log: Logger,
-  stopRequested: () => boolean,
-): Promise<Runtime | undefined> {
-  // the embedded database must not stop itself on the signals that serve() answers
-  if (!config.databaseUrl) (await import('./db/embedded.ts')).leaveStopSignalsToCaller();
-  // a fresh clone or a pull: build the dashboard when its build is missing or older than web/
-  if (roles.includes('api')) await ensureWebBuild(log);
-  if (stopRequested()) return undefined;
-  return startRuntime(config, roles, log, { stopRequested });
+  await (await import('./cli/serve.ts')).serve(roles);
 }
 
 /**

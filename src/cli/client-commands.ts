@@ -1,8 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { hostname } from 'node:os';
 import { basename } from 'node:path';
 import type { Command } from 'commander';
-import { zoneValue } from '../domain/sending-domains/dns-records.ts';
 import { PosthornClient } from '../sdk/client.ts';
 import {
   apiUrlOf,
@@ -10,15 +8,16 @@ import {
   CliError,
   type Common,
   clientOf,
-  openBrowser,
   print,
   projectChoice,
   run,
+  sayServer,
   table,
   withCommon,
 } from './command-io.ts';
 import { credentialsPath, loadProfile, removeProfile, saveProfile } from './credentials.ts';
-import { chooseProjectAfterLogin, registerProjectCommands } from './projects.ts';
+import { registerLogin } from './login.ts';
+import { registerProjectCommands } from './projects.ts';
 
 /** The client commands of `posthorn` (the server commands are in main.ts). */
 export function registerClientCommands(program: Command) {
@@ -35,6 +34,7 @@ export function registerClientCommands(program: Command) {
       const email = opts.email ?? (interactive ? await ask('Email: ') : '');
       const name = opts.name ?? (interactive ? await ask('Name: ') : '');
       if (!email || !name) throw new CliError('give --email and --name (or run in a terminal to be asked)');
+      sayServer(opts);
       let accepted = opts.acceptTerms === true;
       if (!accepted && interactive) {
         const answer = await ask(
@@ -67,51 +67,7 @@ export function registerClientCommands(program: Command) {
     }),
   );
 
-  withCommon(
-    program
-      .command('login')
-      .description('log in through the browser: check the code, sign in (or sign up) and choose the scope')
-      .option('--no-browser', 'print the URL instead of opening a browser'),
-  ).action(
-    run(async (opts: Common & { browser: boolean }) => {
-      const client = new PosthornClient({ baseUrl: apiUrlOf(opts) });
-      const pairing = await client.startPairing(hostname());
-      process.stderr.write(
-        `Your code: ${pairing.code}\nOpen ${pairing.verification_url} and check that it shows the same code.\n`,
-      );
-      if (opts.browser) openBrowser(pairing.verification_url);
-      const deadline = new Date(pairing.expires_at).getTime();
-      const spinner = ['|', '/', '-', '\\'];
-      for (let i = 0; ; i++) {
-        if (process.stderr.isTTY)
-          process.stderr.write(`\r${spinner[i % 4]} waiting for you to authorise in the browser...`);
-        await new Promise((r) => setTimeout(r, Math.max(1, pairing.interval) * 1000));
-        const state = await client.pollPairing(pairing.poll_token);
-        if (state.status === 'pending' && Date.now() < deadline) continue;
-        if (process.stderr.isTTY) process.stderr.write('\n');
-        if (state.status !== 'authorized' || !state.key) {
-          throw new CliError(
-            `the pairing was ${state.status === 'pending' ? 'not authorised in time' : state.status}: run \`posthorn login\` again`,
-          );
-        }
-        const project = await chooseProjectAfterLogin(opts, state.key);
-        const file = saveProfile(opts.profile, {
-          api_url: apiUrlOf(opts),
-          api_key: state.key,
-          ...(state.key_id ? { key_id: state.key_id } : {}),
-          ...(project ? { project_id: project } : {}),
-        });
-        print(
-          opts,
-          { logged_in: true, credentials_file: file, project_id: project ?? null },
-          () =>
-            `Logged in: the key is saved in ${file} (profile "${opts.profile}")${project ? `; commands act in project ${project}` : ''}.`,
-        );
-        return;
-      }
-    }),
-  );
-
+  registerLogin(program);
   registerProjectCommands(program);
 
   withCommon(
@@ -241,23 +197,27 @@ export function registerClientCommands(program: Command) {
     }),
   );
   type RecordOut = { type: string; name: string; value: string; priority?: number; status: string };
-  // values in zone-file form: a DKIM key is two quoted strings of at most 255 characters
-  const recordsTable = (d: { records: RecordOut[] }) =>
-    table([
+  // values in zone-file form: a DKIM key is two quoted strings of at most 255 characters (loaded
+  // when a command prints records: the other commands never load the domain code)
+  const recordsTable = async (d: { records: RecordOut[] }) => {
+    const { zoneValue } = await import('../domain/sending-domains/dns-records.ts');
+    return table([
       ['TYPE', 'NAME', 'STATUS', 'VALUE'],
       ...d.records.map((r) => [r.type, r.name, r.status, zoneValue(r)]),
     ]);
+  };
   type DomainOut = { id: string; name: string; status: string; records: RecordOut[] };
   withCommon(
     domains.command('add <domain>').description('add a sending domain and print the DNS records to publish'),
   ).action(
     run(async (domain: string, opts: Common) => {
       const d = await clientOf(opts).addDomain<DomainOut>(domain);
+      const records = await recordsTable(d);
       print(
         opts,
         d,
         () =>
-          `Added ${d.name} (${d.id}). Publish these records, then run \`posthorn domains check ${d.id}\`:\n\n${recordsTable(d)}`,
+          `Added ${d.name} (${d.id}). Publish these records, then run \`posthorn domains check ${d.id}\`:\n\n${records}`,
       );
     }),
   );
@@ -265,7 +225,8 @@ export function registerClientCommands(program: Command) {
     run(async (id: string, opts: Common) => {
       if (!opts.json && process.stderr.isTTY) process.stderr.write('checking DNS...\r');
       const d = await clientOf(opts).checkDomain<DomainOut>(id);
-      print(opts, d, () => `${d.name}: ${d.status}\n\n${recordsTable(d)}`);
+      const records = await recordsTable(d);
+      print(opts, d, () => `${d.name}: ${d.status}\n\n${records}`);
     }),
   );
 

@@ -3,6 +3,7 @@ import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
 import { ApiError, PosthornClient } from '../sdk/client.ts';
 import { loadProfile } from './credentials.ts';
+import { findLocalServer } from './local-server.ts';
 
 // What every client command shares: its common options, its API client, its output and its prompts.
 
@@ -13,24 +14,46 @@ export interface Common {
   project?: string;
 }
 
-const DEFAULT_URL = 'http://localhost:3000/v1';
-
 export function withCommon(cmd: Command): Command {
   return cmd
     .option('--profile <name>', 'credentials profile to use', 'default')
     .option('--json', 'print JSON for scripts instead of text')
-    .option('--api-url <url>', 'API base URL including /v1 (or POSTHORN_API_URL)')
+    .option(
+      '--api-url <url>',
+      "API base URL including /v1 (or POSTHORN_API_URL; else the profile's, else the server running in this folder, POSTHORN_PUBLIC_URL or PORT, else port 3000)",
+    )
     .option(
       '--project <id>',
       "the project to act in, for a key that reaches several (or POSTHORN_PROJECT; else the profile's, from `posthorn projects use`)",
     );
 }
 
+/**
+ * The server a command talks to and what chose it: `--api-url`, else POSTHORN_API_URL, else the
+ * profile's, else the server on this machine (src/cli/local-server.ts).
+ */
+export function serverOf(opts: Common): { apiUrl: string; source: string } {
+  const chosen = opts.apiUrl
+    ? { apiUrl: opts.apiUrl, source: '--api-url' }
+    : process.env.POSTHORN_API_URL
+      ? { apiUrl: process.env.POSTHORN_API_URL, source: 'POSTHORN_API_URL' }
+      : (() => {
+          const stored = loadProfile(opts.profile)?.api_url;
+          return stored ? { apiUrl: stored, source: `profile "${opts.profile}"` } : findLocalServer();
+        })();
+  return { ...chosen, apiUrl: chosen.apiUrl.replace(/\/+$/, '') };
+}
+
 export function apiUrlOf(opts: Common): string {
-  return (
-    (opts.apiUrl || process.env.POSTHORN_API_URL || loadProfile(opts.profile)?.api_url) ??
-    DEFAULT_URL
-  ).replace(/\/+$/, '');
+  return serverOf(opts).apiUrl;
+}
+
+/** Says on stderr which server a command that stores its URL (login, signup) is talking to. */
+export function sayServer(opts: Common): void {
+  const { apiUrl, source } = serverOf(opts);
+  process.stderr.write(
+    `Server: ${apiUrl} (${source}${source === '--api-url' ? '' : '; --api-url <url> chooses another'})\n`,
+  );
 }
 
 /**
@@ -89,8 +112,13 @@ export function run<A extends unknown[]>(fn: (...args: A) => Promise<void>) {
                 : ''
             }`
           : (err as Error).message;
+      const hint = /^cannot reach /.test(message)
+        ? '\nis the server running? Give its address with --api-url http://host:port/v1'
+        : '';
       // exit now with 1: a library's exit hook must not turn a failure into success
-      await new Promise<void>((resolve) => process.stderr.write(`posthorn: ${message}\n`, () => resolve()));
+      await new Promise<void>((resolve) =>
+        process.stderr.write(`posthorn: ${message}${hint}\n`, () => resolve()),
+      );
       process.exit(1);
     }
   };
