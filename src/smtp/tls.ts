@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import selfsigned from 'selfsigned';
 import type { Config } from '../config.ts';
+import { selfSignedFiles } from '../domain/emails/submission-address.ts';
 
 export interface TlsPair {
   key: string;
@@ -25,8 +26,7 @@ export async function loadTlsPair(config: Config): Promise<TlsPair> {
       source: config.tlsCertFile,
     };
   }
-  const keyFile = path.join(config.dataDir, 'tls', 'self-signed.key');
-  const certFile = path.join(config.dataDir, 'tls', 'self-signed.crt');
+  const { key: keyFile, cert: certFile } = selfSignedFiles(config);
   if (!existsSync(keyFile) || !existsSync(certFile)) {
     const notAfter = new Date();
     notAfter.setFullYear(notAfter.getFullYear() + 5);

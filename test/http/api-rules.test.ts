@@ -94,11 +94,14 @@ describe('GET /v1/me and GET /v1/limits', () => {
     expect(me.status).toBe(200);
     expect(Object.keys(me.body).sort()).toEqual(['footer', 'inbound', 'project', 'sending', 'smtp']);
     expect(Object.keys(me.body.inbound).sort()).toEqual(['address', 'domain']);
-    // where to submit mail: the configured host and ports (this server runs no SMTP role: its settings)
+    // where to submit mail: the configured ports (this server runs no SMTP role: its settings); its
+    // SMTP name is a .localhost one, so the address it listens on, and its self-signed certificate
+    const { config } = server.runtime.ctx;
     expect(me.body.smtp).toEqual({
-      host: server.runtime.ctx.config.smtpHost,
-      port: server.runtime.ctx.config.smtpPort,
-      tls_port: server.runtime.ctx.config.smtpTlsPort,
+      host: config.host,
+      port: config.smtpPort,
+      tls_port: config.smtpTlsPort,
+      certificate: { self_signed: true, path: `${config.dataDir}/tls/self-signed.crt` },
     });
     expect(me.body.project).toEqual({ id: project.id, name: project.name, object: 'project' });
     expect(Object.keys(me.body.sending).sort()).toEqual([

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { DomainContext } from '../core/context.ts';
 import { NotFoundError, ValidationError } from '../core/errors.ts';
+import { type SmtpPorts, submissionAddress } from '../emails/submission-address.ts';
 import { sentThisMonth } from '../emails/usage.ts';
 import { inboundAddressOf } from '../inbound/recipients.ts';
 import { planOrDefault } from './plans.ts';
@@ -95,11 +96,7 @@ export function sendBlockers(facts: ProjectFacts, stream: Stream): SendBlocker[]
   return blockers;
 }
 
-/** The SMTP submission ports to show: those this process listens on, or the configured ones. */
-export interface SmtpPorts {
-  port: number;
-  tls_port: number | null;
-}
+export type { SmtpPorts } from '../emails/submission-address.ts';
 
 /** GET /me: the project, whether it can send (and why not), and its compliance footer. */
 export function accountStatus(
@@ -130,10 +127,10 @@ export function accountStatus(
     },
     footer: { address, is_your_own_address: address !== PLACEHOLDER_ADDRESS },
     inbound: inboundAddressOf(ctx, facts.inbound_slug),
-    smtp: {
-      host: ctx.config.smtpHost,
-      ...(smtpPorts ?? { port: ctx.config.smtpPort, tls_port: ctx.config.smtpTlsPort }),
-    },
+    smtp: submissionAddress(
+      ctx.config,
+      smtpPorts ?? { port: ctx.config.smtpPort, tls_port: ctx.config.smtpTlsPort },
+    ),
   };
 }
 

@@ -42,9 +42,27 @@ const AccountStatus = Type.Object(
     ),
     smtp: Type.Object(
       {
-        host: Type.String(),
+        host: Type.String({
+          description:
+            'the host to connect to: POSTHORN_SMTP_HOST, or on a server tried locally (that name localhost or a *.localhost name, which may not resolve) the address the submission server listens on, such as 127.0.0.1',
+        }),
         port: Type.Integer({ description: 'STARTTLS submission port' }),
         tls_port: Nullable(Type.Integer({ description: 'implicit-TLS port; null when closed' })),
+        certificate: Type.Object(
+          {
+            self_signed: Type.Boolean({
+              description:
+                'true when the server presents a certificate it made itself (POSTHORN_TLS_CERT unset): clients refuse it until told to trust it',
+            }),
+            path: Nullable(
+              Type.String({
+                description:
+                  "on a server tried locally, the self-signed certificate's file on that machine, for a client there to trust; null otherwise",
+              }),
+            ),
+          },
+          { description: 'the TLS certificate of STARTTLS and implicit TLS' },
+        ),
       },
       { description: 'SMTP submission: username `posthorn`, an API key with sending access as the password' },
     ),

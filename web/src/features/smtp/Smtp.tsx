@@ -1,17 +1,30 @@
 import { useQuery } from '@tanstack/react-query';
 import { Link } from '@tanstack/react-router';
+import { useId } from 'react';
 import { type AccountStatus, accountStatusQuery } from '../../api/endpoints.ts';
-import { CopyField } from '../../components/CopyButton.tsx';
+import { CopyButton, CopyField } from '../../components/CopyButton.tsx';
 import { Loaded } from '../../components/Loaded.tsx';
 import { PageHeader } from '../../components/PageHeader.tsx';
 import { Section } from '../../components/Section.tsx';
 import { useProject } from '../../project.tsx';
+import { type ExampleFacts, nodemailerExample, smtplibExample, swaksExample } from './examples.ts';
 
-/** The submission server's address, from GET /v1/me. */
+/** A host a client reaches on this computer only: the server is tried locally. */
+const isLocalHost = (host: string) => host === 'localhost' || host === '::1' || host.startsWith('127.');
+
+/** The submission server's address, from the account status. */
 function ServerCard({ smtp }: { smtp: AccountStatus['smtp'] }) {
   return (
     <Section title="Server">
-      <CopyField label="Host" value={smtp.host} />
+      <CopyField
+        label="Host"
+        value={smtp.host}
+        hint={
+          isLocalHost(smtp.host)
+            ? 'This server runs on your own computer: connect to the address it listens on.'
+            : undefined
+        }
+      />
       <CopyField
         label="Port"
         value={String(smtp.port)}
@@ -24,6 +37,40 @@ function ServerCard({ smtp }: { smtp: AccountStatus['smtp'] }) {
       <p className="muted small">
         Whoever runs this Posthorn sets these with <code>POSTHORN_SMTP_HOST</code>,{' '}
         <code>POSTHORN_SMTP_PORT</code> and <code>POSTHORN_SMTP_TLS_PORT</code>.
+      </p>
+    </Section>
+  );
+}
+
+/** The certificate when the server made its own: which file to trust, or checks off for local tries. */
+function CertificateCard({ certificate }: { certificate: AccountStatus['smtp']['certificate'] }) {
+  if (!certificate.self_signed) return null;
+  return (
+    <Section title="Certificate">
+      <p>
+        This server uses a certificate it made itself (self-signed), so mail clients refuse it until they are
+        told to trust it.
+      </p>
+      {certificate.path !== null ? (
+        <>
+          <CopyField
+            label="Certificate file"
+            value={certificate.path}
+            hint="On this computer. The examples below trust this file."
+          />
+          <p>
+            For local tries only, you can turn the certificate check off instead: each example shows how in a
+            comment.
+          </p>
+        </>
+      ) : (
+        <p>
+          For local tries only, turn the certificate check off as the examples show in a comment. For real
+          use, whoever runs this Posthorn sets its own certificate.
+        </p>
+      )}
+      <p className="muted small">
+        A real certificate is set with <code>POSTHORN_TLS_CERT</code> and <code>POSTHORN_TLS_KEY</code>.
       </p>
     </Section>
   );
@@ -58,7 +105,7 @@ function BehaviourCard({ status }: { status: AccountStatus }) {
   return (
     <Section title="What happens to a message" wide>
       <p>
-        Each message takes the path of <code>POST /v1/emails</code> (transactional stream): the same checks,
+        Each message is handled as an email sent through the API (transactional stream): the same checks,
         suppressions, DKIM signature and statuses, and it appears under Emails. The reply names it:{' '}
         <code>250 2.0.0 Accepted: queued as &lt;email id&gt;</code>.
       </p>
@@ -86,18 +133,30 @@ function BehaviourCard({ status }: { status: AccountStatus }) {
   );
 }
 
-function Example({ smtp }: { smtp: AccountStatus['smtp'] }) {
-  const code = `// Node.js with nodemailer
-const transport = nodemailer.createTransport({
-  host: '${smtp.host}',
-  port: ${smtp.port},
-  secure: false,      // STARTTLS
-  requireTLS: true,
-  auth: { user: 'posthorn', pass: process.env.POSTHORN_API_KEY },
-});`;
+/** One example program, named by its heading, with a button that copies it whole. */
+function ExampleCode({ title, name, code }: { title: string; name: string; code: string }) {
+  const id = useId();
+  return (
+    <section aria-labelledby={id}>
+      <h3 id={id}>{title}</h3>
+      <pre className="source">{code}</pre>
+      <div className="actions">
+        <CopyButton value={code} label={`Copy the ${name} example`} />
+      </div>
+    </section>
+  );
+}
+
+function Examples(facts: ExampleFacts) {
   return (
     <Section title="Example" wide>
-      <pre className="source">{code}</pre>
+      <p>
+        Each example sends one message to {facts.smtp.host} on port {facts.smtp.port}, with the API key read
+        from the environment variable POSTHORN_API_KEY. Put your own address in To.
+      </p>
+      <ExampleCode title="Node.js with nodemailer" name="nodemailer" code={nodemailerExample(facts)} />
+      <ExampleCode title="Python with smtplib" name="Python" code={smtplibExample(facts)} />
+      <ExampleCode title="swaks, from a shell" name="swaks" code={swaksExample(facts)} />
     </Section>
   );
 }
@@ -117,8 +176,9 @@ export default function Smtp() {
           <div className="detail">
             <ServerCard smtp={status.smtp} />
             <SignInCard projectId={project.id} />
+            <CertificateCard certificate={status.smtp.certificate} />
             <BehaviourCard status={status} />
-            <Example smtp={status.smtp} />
+            <Examples smtp={status.smtp} from={status.sending.default_from} />
           </div>
         )}
       </Loaded>
