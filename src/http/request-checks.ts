@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { Socket } from 'node:net';
+import { Readable } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ValidationError } from '../domain/core/errors.ts';
 import { isResendPath, resendError } from './resend/errors.ts';
@@ -28,8 +29,8 @@ export function badStringIn(root: unknown): { path: string; problem: string } | 
       if (found) return found;
       continue;
     }
-    // a raw upload (a CSV import) is checked where it is read, row by row
-    if (!value || typeof value !== 'object' || Buffer.isBuffer(value)) continue;
+    // a raw upload (a CSV import, read as a stream) is checked where it is read, row by row
+    if (!value || typeof value !== 'object' || Buffer.isBuffer(value) || value instanceof Readable) continue;
     if (depth >= MAX_DEPTH) return { path, problem: `is nested more than ${MAX_DEPTH} levels deep` };
     if (Array.isArray(value)) {
       for (let i = value.length - 1; i >= 0; i--)

@@ -10,6 +10,7 @@ import {
   recognisedColumns,
   targetOf,
 } from './import-columns.ts';
+import { LineCounter } from './import-upload.ts';
 
 /**
  * Reading an import's file: the CSV header row (read at upload to check its columns, and again in
@@ -201,27 +202,19 @@ function fromJson(value: unknown): CleanRow {
 /** The rows of a CSV upload as its non-empty lines after the header count them (null for JSON), capped at a million. */
 export function rowsEstimate(row: { format: string; source: Buffer | null }): number | null {
   if (row.format !== 'csv' || !row.source) return null;
-  const source = row.source;
-  let lines = 0;
-  let start = 0;
-  for (let at = source.indexOf(10); at !== -1; at = source.indexOf(10, start)) {
-    // a line of only a carriage return is empty: the parser skips it too
-    if (at > start && !(at === start + 1 && source[start] === 13)) lines++;
-    start = at + 1;
-  }
-  if (start < source.length) lines++;
-  return Math.min(Math.max(lines - 1, 0), 1_000_000);
+  const counter = new LineCounter();
+  counter.add(row.source);
+  return counter.rows(1_000_000);
 }
 
 /** The rows of an upload in file order, each a checked contact or the reason it is not one. */
-export async function* rowsOf(row: {
-  format: string;
-  source: Buffer | null;
-  mapping: Record<string, string> | null;
-}): AsyncGenerator<{ line: number; row?: CleanRow; error?: string }> {
-  const source = row.source as Buffer;
+export async function* rowsOf(
+  row: { format: string; source: Buffer | null; mapping: Record<string, string> | null },
+  // a CSV file's pieces when it is not in `source` (a file uploaded in pieces)
+  pieces?: AsyncIterable<Buffer>,
+): AsyncGenerator<{ line: number; row?: CleanRow; error?: string }> {
   if (row.format === 'json') {
-    const items = JSON.parse(source.toString('utf8')) as unknown[];
+    const items = JSON.parse((row.source as Buffer).toString('utf8')) as unknown[];
     for (let i = 0; i < items.length; i++) {
       try {
         yield { line: i + 1, row: fromJson(items[i]) };
@@ -231,8 +224,18 @@ export async function* rowsOf(row: {
     }
     return;
   }
-  const { delimiter } = headerLineOf(source);
-  const parser = Readable.from([source]).pipe(
+  const source: AsyncIterable<Buffer> = row.source
+    ? Readable.from([row.source])
+    : (pieces as AsyncIterable<Buffer>);
+  const iterator = source[Symbol.asyncIterator]();
+  const first = await iterator.next();
+  if (first.done) return;
+  const { delimiter } = headerLineOf(first.value);
+  async function* all() {
+    yield first.value;
+    for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield next.value;
+  }
+  const parser = Readable.from(all()).pipe(
     parse({ bom: true, delimiter, relax_column_count: true, skip_empty_lines: true, info: true }),
   );
   let header: Column[] | null = null;

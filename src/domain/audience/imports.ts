@@ -1,11 +1,15 @@
+import type { Readable } from 'node:stream';
 import type { Selectable } from 'kysely';
 import { enqueue } from '../../db/enqueue.ts';
 import type { ImportsTable } from '../../db/schema.ts';
 import type { DomainContext } from '../core/context.ts';
 import { ValidationError } from '../core/errors.ts';
 import { findInProject } from '../core/find.ts';
+import { planOrDefault } from '../plans/plans.ts';
 import { checkMapping, planColumns } from './import-columns.ts';
 import { readCsvHeader, rowsEstimate, rowsOf } from './import-rows.ts';
+import { FirstLines } from './import-seen.ts';
+import { chunksOf, dropChunks, storeChunks, UploadReader } from './import-upload.ts';
 import { type BatchRow, markCompleted, markFailed, newProgress, writeBatch } from './import-writes.ts';
 
 export const MAX_IMPORT_ROWS = 1_000_000;
@@ -90,21 +94,45 @@ async function checkLists(ctx: Pick<DomainContext, 'db'>, projectId: string, ids
   return unique;
 }
 
-/** POST /contacts/import: checks the upload's shape now, imports in the background (GET /imports/{id}). */
+/** A CSV file as it arrives: the request's stream, read within the byte limit (413 beyond it). */
+export interface CsvUpload {
+  format: 'csv';
+  stream: Readable;
+  limit: number;
+  refusal: () => Error;
+}
+
+/** The start of a CSV upload checked (its header row against the mapping) before anything is stored. */
+async function csvHead(upload: CsvUpload, mapping: Record<string, string> | null) {
+  const reader = new UploadReader(upload.stream, upload.limit, upload.refusal);
+  try {
+    const head = await reader.head();
+    if (head.length === 0) throw new ValidationError('The CSV file is empty');
+    planColumns(await readCsvHeader(head), mapping);
+    return { reader, head };
+  } catch (err) {
+    reader.drain();
+    throw err;
+  }
+}
+
+/**
+ * POST /contacts/import: checks the upload's shape now, imports in the background (GET /imports/{id}).
+ * A CSV file is stored in pieces as it arrives, in the transaction that queues its import: a
+ * refused or broken upload leaves nothing behind.
+ */
 export async function startImport(
   ctx: DomainContext,
   projectId: string,
-  upload: { format: 'csv'; csv: Buffer } | { format: 'json'; rows: unknown[] },
+  upload: CsvUpload | { format: 'json'; rows: unknown[] },
   options: ImportOptions,
 ) {
-  let source: Buffer;
   const mapping = checkMapping(options.mapping);
   const filename = options.filename?.trim().slice(0, 255) || null;
-  if (upload.format === 'csv') {
-    if (upload.csv.length === 0) throw new ValidationError('The CSV file is empty');
-    planColumns(await readCsvHeader(upload.csv), mapping);
-    source = upload.csv;
-  } else {
+  let csv: Awaited<ReturnType<typeof csvHead>> | null = null;
+  let source: Buffer | null = null;
+  if (upload.format === 'csv') csv = await csvHead(upload, mapping);
+  else {
     if (mapping)
       throw new ValidationError('A mapping applies to a CSV file: JSON contacts name their fields');
     if (upload.rows.length === 0)
@@ -115,24 +143,41 @@ export async function startImport(
       throw new ValidationError(`An import holds at most ${MAX_IMPORT_ROWS.toLocaleString('en')} rows`);
     source = Buffer.from(JSON.stringify(upload.rows));
   }
-  const listIds = await checkLists(ctx, projectId, options.list_ids ?? []);
-  return ctx.db.transaction().execute(async (tx) => {
-    const row = await tx
-      .insertInto('imports')
-      .values({
-        project_id: projectId,
-        format: upload.format,
-        source,
-        filename,
-        created_by: options.by,
-        mapping: mapping && JSON.stringify(mapping),
-        list_ids: listIds,
-      })
-      .returning(STATUS_COLUMNS)
-      .executeTakeFirstOrThrow();
-    await enqueue(tx, [{ task: 'import_contacts', payload: { import_id: row.id }, maxAttempts: 3 }]);
-    return presentImport(row);
-  });
+  let listIds: string[];
+  try {
+    listIds = await checkLists(ctx, projectId, options.list_ids ?? []);
+  } catch (err) {
+    csv?.reader.drain();
+    throw err;
+  }
+  try {
+    return await ctx.db.transaction().execute(async (tx) => {
+      const row = await tx
+        .insertInto('imports')
+        .values({
+          project_id: projectId,
+          format: upload.format,
+          source,
+          filename,
+          created_by: options.by,
+          mapping: mapping && JSON.stringify(mapping),
+          list_ids: listIds,
+        })
+        .returning(STATUS_COLUMNS)
+        .executeTakeFirstOrThrow();
+      if (csv) {
+        // total: the file's rows as its lines count them (a cell spanning lines counts more), so
+        // progress reads "n of total"; the final count replaces it when the import ends
+        row.total = await storeChunks(tx, row.id, csv.head, csv.reader, MAX_IMPORT_ROWS);
+        await tx.updateTable('imports').set({ total: row.total }).where('id', '=', row.id).execute();
+      }
+      await enqueue(tx, [{ task: 'import_contacts', payload: { import_id: row.id }, maxAttempts: 3 }]);
+      return presentImport(row);
+    });
+  } catch (err) {
+    csv?.reader.drain();
+    throw err;
+  }
 }
 
 export async function getImport(ctx: Pick<DomainContext, 'db'>, projectId: string, id: string) {
@@ -140,15 +185,46 @@ export async function getImport(ctx: Pick<DomainContext, 'db'>, projectId: strin
 }
 
 /**
+ * The batches' writes: up to `writers` at a time (the database uses a core for each; the file is
+ * read and checked meanwhile), the first failure ending the import. Each address is in one batch
+ * only, so concurrent batches never touch the same contact.
+ */
+function batchWriter(writers: number, write: (rows: BatchRow[]) => Promise<void>) {
+  const inFlight = new Set<Promise<void>>();
+  let failure: { err: unknown } | null = null;
+  return {
+    async add(rows: BatchRow[]) {
+      while (inFlight.size >= writers) await Promise.race(inFlight);
+      if (failure) throw failure.err;
+      const done: Promise<void> = write(rows).then(
+        () => void inFlight.delete(done),
+        (err) => {
+          inFlight.delete(done);
+          failure ??= { err };
+        },
+      );
+      inFlight.add(done);
+    },
+    async end() {
+      await Promise.all(inFlight);
+      if (failure) throw failure.err;
+    },
+  };
+}
+
+/**
  * The import job: upserts rows in batches of 10,000 (one insert for new addresses, one set-based
- * update for existing ones), reports progress after each batch, and records invalid rows with their
- * line numbers without stopping. Re-running a file creates no duplicates: addresses are unique.
- * Within one file, the first row of an address is imported; a later row with the same address is
- * reported by its line ("duplicate of line 2") and skipped, never merged over the first.
+ * update for existing ones), two batches at a time when the plan has no contact limit, reports
+ * progress after each batch, and records invalid rows with their line numbers without stopping.
+ * Re-running a file creates no duplicates: addresses are unique. Within one file, the first row of
+ * an address is imported; a later row with the same address is reported by its line ("duplicate
+ * of line 2") and skipped, never merged over the first. A CSV file is read a piece at a time.
  */
 export async function runImport(ctx: DomainContext, importId: string): Promise<void> {
   const row = await ctx.db.selectFrom('imports').selectAll().where('id', '=', importId).executeTakeFirst();
-  if (!row || row.status === 'completed' || !row.source) return;
+  if (!row || row.status === 'completed') return;
+  const pieces = row.format === 'csv' && !row.source ? chunksOf(ctx.db, importId) : undefined;
+  if (!pieces && !row.source) return;
   const project = await ctx.db
     .selectFrom('projects as p')
     .innerJoin('workspaces as w', 'w.id', 'p.workspace_id')
@@ -159,28 +235,19 @@ export async function runImport(ctx: DomainContext, importId: string): Promise<v
   const { counts, addError } = progress;
   await ctx.db
     .updateTable('imports')
-    // total: the file's rows as its lines count them (a cell spanning lines counts more), so
-    // progress reads "n of total"; the final count replaces it when the import ends
-    .set({ status: 'running', ...counts, errors: '[]', total: rowsEstimate(row) })
+    // total: counted at upload for a file in pieces, else from the file's lines
+    .set({ status: 'running', ...counts, errors: '[]', total: row.source ? rowsEstimate(row) : row.total })
     .where('id', '=', importId)
     .execute();
 
-  let batch = new Map<string, BatchRow>();
-  // each address's first line in the file: at most MAX_IMPORT_ROWS entries
-  const seen = new Map<string, number>();
-  // the database writes one batch while the next is read and checked; writes stay in file order
-  let writing: Promise<void> = Promise.resolve();
-  const flush = async () => {
-    await writing;
-    if (batch.size === 0) return;
-    const rows = [...batch.values()];
-    batch = new Map();
-    writing = writeBatch(ctx, importId, row, project, rows, progress);
-    writing.catch(() => {}); // handled: the next flush awaits it and fails the import
-  };
-
+  // near a plan's contact limit, batches must see each other's contacts: one at a time
+  const writers = planOrDefault(project.plan).contactLimit === 0 ? 2 : 1;
+  const writer = batchWriter(writers, (rows) => writeBatch(ctx, importId, row, project, rows, progress));
+  let batch: BatchRow[] = [];
+  // each address's first line in the file: at most MAX_IMPORT_ROWS entries, compactly
+  const seen = new FirstLines();
   try {
-    for await (const item of rowsOf(row)) {
+    for await (const item of rowsOf(row, pieces)) {
       counts.processed++;
       if (counts.processed > MAX_IMPORT_ROWS) {
         addError(item.line, `an import holds at most ${MAX_IMPORT_ROWS} rows: the rest was not read`);
@@ -188,23 +255,25 @@ export async function runImport(ctx: DomainContext, importId: string): Promise<v
       }
       if (item.error || !item.row) addError(item.line, item.error ?? 'unreadable row');
       else {
-        const first = seen.get(item.row.email);
+        const first = seen.firstOrAdd(item.row.email, item.line);
         if (first !== undefined)
           addError(
             item.line,
             `duplicate of line ${first} (${item.row.email}): only the first row of an address is imported`,
           );
-        else {
-          seen.set(item.row.email, item.line);
-          batch.set(item.row.email, { ...item.row, line: item.line });
-        }
+        else batch.push({ ...item.row, line: item.line });
       }
-      if (batch.size >= BATCH) await flush();
+      if (batch.length >= BATCH) {
+        await writer.add(batch);
+        batch = [];
+      }
     }
-    await flush();
-    await writing;
+    if (batch.length > 0) await writer.add(batch);
+    await writer.end();
     await markCompleted(ctx, importId, progress);
+    await dropChunks(ctx.db, importId);
   } catch (err) {
+    await writer.end().catch(() => {});
     await markFailed(ctx, importId, progress, err);
   }
 }

@@ -1,5 +1,7 @@
+import { Readable } from 'node:stream';
 import type { FastifyRequest, FastifySchemaCompiler } from 'fastify';
 import { type Static, Type } from 'typebox';
+import { tooLarge } from '../../domain/audience/import-upload.ts';
 import { MAX_IMPORT_ROWS } from '../../domain/audience/imports.ts';
 import type { DomainContext } from '../../domain/core/context.ts';
 import { ValidationError } from '../../domain/core/errors.ts';
@@ -115,7 +117,7 @@ export const CsvFile = Type.String({
   format: 'binary',
   description: `a header row with an email column (any of its usual names), then ${ROWS}`,
 });
-export const ImportBody = Type.Unsafe<Buffer | ImportRows | { contacts: ImportRows } | undefined>({
+export const ImportBody = Type.Unsafe<Readable | ImportRows | { contacts: ImportRows } | undefined>({
   content: {
     'text/csv': { schema: CsvFile },
     'application/csv': { schema: CsvFile },
@@ -131,6 +133,19 @@ export const ImportBody = Type.Unsafe<Buffer | ImportRows | { contacts: ImportRo
     },
   },
 });
+export const isStream = (body: unknown): body is Readable => body instanceof Readable;
+
+/** A CSV body as the import reads it: the request's stream, refused (413) beyond the route's limit. */
+export function csvUpload(request: FastifyRequest, stream: Readable, limit: number) {
+  const refusal = () => tooLarge(request.method, request.url);
+  const declared = Number(request.headers['content-length'] ?? 0);
+  if (declared > limit) {
+    stream.resume();
+    throw refusal();
+  }
+  return { format: 'csv' as const, stream, limit, refusal };
+}
+
 /** The CSV file is read where it is imported; the schema validates JSON uploads only. */
 export const validateJsonUploads: FastifySchemaCompiler<unknown> = (route) =>
   route.httpPart === 'body' && route.contentType !== 'application/json'

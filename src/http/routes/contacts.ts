@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import {
@@ -9,6 +10,7 @@ import {
 } from '../../domain/audience/contacts.ts';
 import { listContactEvents } from '../../domain/audience/events.ts';
 import { previewCsv } from '../../domain/audience/import-rows.ts';
+import { readUpload } from '../../domain/audience/import-upload.ts';
 import { getImport, MAX_IMPORT_ROWS, startImport } from '../../domain/audience/imports.ts';
 import type { DomainContext } from '../../domain/core/context.ts';
 import { ValidationError } from '../../domain/core/errors.ts';
@@ -16,11 +18,13 @@ import { projectFactsOf, projectOf } from '../auth.ts';
 import { errors, Nullable, PageQuery, page, pageOf, typed } from '../schemas.ts';
 import {
   CsvFile,
+  csvUpload,
   ImportBody,
   ImportPreview,
   ImportQuery,
   ImportSchema,
   importerOf,
+  isStream,
   mappingOf,
   PREVIEW_BODY_LIMIT,
   validateJsonUploads,
@@ -119,12 +123,9 @@ export async function contactRoutes(instance: FastifyInstance, { ctx }: { ctx: D
   const app = typed(instance);
   const config = { auth: 'project' as const };
   const tags = ['contacts'];
-  // imports take CSV as it is; this parser is scoped to this file's routes
-  app.addContentTypeParser(
-    ['text/csv', 'application/csv'],
-    { parseAs: 'buffer', bodyLimit: IMPORT_BODY_LIMIT },
-    (_req, body, done) => done(null, body),
-  );
+  // imports take CSV as it is, as a stream (read within each route's limit where it is used, so
+  // a large file is never held whole); this parser is scoped to this file's routes
+  app.addContentTypeParser(['text/csv', 'application/csv'], (_req, payload, done) => done(null, payload));
 
   app.get(
     '/contacts',
@@ -252,8 +253,8 @@ export async function contactRoutes(instance: FastifyInstance, { ctx }: { ctx: D
     },
     async (request) => {
       const body = request.body;
-      const upload = Buffer.isBuffer(body)
-        ? { format: 'csv' as const, csv: body }
+      const upload = isStream(body)
+        ? csvUpload(request, body, IMPORT_BODY_LIMIT)
         : { format: 'json' as const, rows: Array.isArray(body) ? body : (body?.contacts ?? []) };
       const query = request.query;
       return startImport(ctx, projectOf(request), upload, {
@@ -276,14 +277,14 @@ export async function contactRoutes(instance: FastifyInstance, { ctx }: { ctx: D
         operationId: 'previewContactImport',
         description:
           'Send the start of a CSV file (up to 1 MB; a last line cut short is left out). Answers its delimiter, each column with what it becomes when the import names no mapping (a contact field, `skip`, or `property:<name>`), and its first five rows. Nothing is stored.',
-        body: Type.Unsafe<Buffer>({ content: { 'text/csv': { schema: CsvFile } } }),
+        body: Type.Unsafe<Readable>({ content: { 'text/csv': { schema: CsvFile } } }),
         response: { 200: ImportPreview, ...errors(400, 401, 413, 415) },
       },
     },
     async (request) => {
-      if (!Buffer.isBuffer(request.body))
-        throw new ValidationError('Send the start of a CSV file as text/csv');
-      return previewCsv(request.body);
+      if (!isStream(request.body)) throw new ValidationError('Send the start of a CSV file as text/csv');
+      const { stream, limit, refusal } = csvUpload(request, request.body, PREVIEW_BODY_LIMIT);
+      return previewCsv(await readUpload(stream, limit, refusal));
     },
   );
   app.get(
