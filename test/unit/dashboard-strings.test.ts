@@ -179,6 +179,8 @@ describe("the API's words, as the dashboard shows them", () => {
       '`starter` must be one of welcome, receipt; GET /v1/templates/starters lists them',
       '`steps[2].template_id`: template t1 has no published version yet: publish it in Templates (POST /v1/templates/t1/publish)',
       'On this server the operator moves a workspace to another plan with `npx posthorn admin plan <workspace> unlimited`',
+      '`variables[5]`.default must be a number',
+      '`mjml` uses `company_name`, which is not declared: add it to `variables` or fix the name',
     ].map(inPeoplesWords);
     expect(shown).toEqual([
       'Events must have at least 1 item(s)',
@@ -188,6 +190,8 @@ describe("the API's words, as the dashboard shows them", () => {
       'Starter must be one of welcome, receipt',
       'Template: template t1 has no published version yet: publish it in Templates',
       'On this server the operator moves a workspace to another plan with “npx posthorn admin plan <workspace> unlimited”',
+      'Default must be a number',
+      'MJML uses “company_name”, which is not declared: add it to “variables” or fix the name',
     ]);
     for (const text of shown) expect(text).not.toMatch(DEVELOPER_WORDS);
   });

@@ -87,7 +87,7 @@ function urlOf(path: string, options: { path?: object; query?: object }): string
 
 function messageOf(status: number, body: unknown, what?: string): string {
   if (body && typeof body === 'object' && typeof (body as { error?: unknown }).error === 'string')
-    return inPeoplesWords((body as { error: string }).error);
+    return (body as { error: string }).error;
   if (what) return `The ${what} failed (${status}).`;
   if (status >= 500) return 'The server could not answer. Try again in a moment.';
   return `The request failed (${status}).`;
@@ -194,8 +194,11 @@ export function projectQuery<T>(
   });
 }
 
-/** The message to show for any failure. */
+/**
+ * The message to show for any failure, in the dashboard's words (words.ts): an ApiError's message
+ * stays the API's own, for the screens that read a field or a line in it.
+ */
 export function errorText(err: unknown): string {
-  if (err instanceof Error) return err.message;
+  if (err instanceof Error) return inPeoplesWords(err.message);
   return 'Something went wrong.';
 }

@@ -53,10 +53,12 @@ const capitalized = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 export function inPeoplesWords(text: string): string {
   let out = text;
   for (const [pattern, replacement] of RULES) out = out.replace(pattern, replacement);
-  // "Field `events` must ...": the field's name leads the sentence
-  out = out.replace(/\bField `([\w.[\]-]+)`/g, (_, name: string) => capitalized(fieldInWords(name)));
-  out = out.replace(/`([\w.[\]-]+)`/g, (_, name: string) => fieldInWords(name));
-  // anything else in backquotes (a command, a value): quoted as a person quotes
+  // "Field `events` must ...", "`url` must ...", "`variables[5]`.default must ...": the field at
+  // fault leads the sentence, said by its name; any other word in backquotes (a name the person
+  // gave, a command, a value) is quoted as a person quotes
+  out = out.replace(/^(?:Field )?`([\w.[\]-]+)`((?:\.\w+)*)/, (_, name: string, rest: string) =>
+    capitalized(fieldInWords(name + rest)),
+  );
   out = out.replace(/`([^`]*)`/g, '“$1”').replace(/`/g, '');
   out = out.replace(/ {2,}/g, ' ').replace(/\s+([.,;])/g, '$1');
   return capitalized(out);

@@ -177,9 +177,11 @@ function Editor({ template }: { template: Template }) {
     } catch (err) {
       // what failed is sent again with the next edit (a variable declared after the MJML using it)
       pending.current = { ...body, ...pending.current };
+      // the API's words name the line or the variable at fault; the person reads the dashboard's
+      const said = err instanceof Error ? err.message : '';
       const message = errorText(err);
-      const line = body.mjml !== undefined ? errorLine(message) : null;
-      const at = body.variables !== undefined ? variableAt(message, keys) : null;
+      const line = body.mjml !== undefined ? errorLine(said) : null;
+      const at = body.variables !== undefined ? variableAt(said, keys) : null;
       setState({
         kind: 'error',
         message,
