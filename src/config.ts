@@ -54,6 +54,8 @@ export interface Config {
   /** Seconds before each webhook attempt: the first is the delay of the first attempt (0 = at once). */
   webhookSchedule: number[];
   dnsServers: string[];
+  /** POSTHORN_PORT25_PROBE: the mail server `posthorn admin doctor` connects to, to see outbound port 25 open. */
+  port25Probe: string;
   sharedDomain: string;
   /** The SPF record customers include (`include:` this host). */
   spfInclude: string;
@@ -363,6 +365,7 @@ export function loadConfig(env: Env = process.env): Config {
       .split(',')
       .map((s) => s.trim())
       .filter(Boolean),
+    port25Probe: env.POSTHORN_PORT25_PROBE || 'gmail-smtp-in.l.google.com:25',
     sharedDomain,
     spfInclude: (env.POSTHORN_SPF_INCLUDE || `_spf.${sharedDomain}`).toLowerCase(),
     smtpHost: (env.POSTHORN_SMTP_HOST || `smtp.${sharedDomain}`).toLowerCase(),

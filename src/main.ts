@@ -80,6 +80,20 @@ admin
   )
   .action(() => runOperatorCommand({ kind: 'shared-domain' }));
 
+admin
+  .command('doctor')
+  .description(
+    "what stands between this server and real delivery, each with what to do: public URL, TLS, the shared domain's records, reverse DNS, port 25, relays (exit 1 when a check fails)",
+  )
+  .option('--json', 'print the report as JSON (as GET /v1/admin/readiness answers)')
+  .option(
+    '--api-url <url>',
+    "the server's API base URL including /v1 (or POSTHORN_API_URL; default this machine at PORT)",
+  )
+  .action(async (opts: { json?: boolean; apiUrl?: string }) =>
+    (await import('./cli/doctor.ts')).runDoctor(opts),
+  );
+
 registerClientCommands(program);
 registerContactCommands(program);
 

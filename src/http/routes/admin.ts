@@ -1,7 +1,8 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { DomainContext } from '../../domain/core/context.ts';
 import { AuthenticationError, ForbiddenError } from '../../domain/core/errors.ts';
+import { productionReadiness } from '../../domain/operator/readiness/index.ts';
 import { routesReport } from '../../domain/operator/routes-report.ts';
 import { refuseForeignHost } from '../host-check.ts';
 import { refuseMetricsCaller } from '../metrics.ts';
@@ -58,6 +59,55 @@ const RoutesReport = Type.Object(
   { title: 'RoutesReport' },
 );
 
+const ReadinessCheck = Type.Object(
+  {
+    id: Type.String({
+      description:
+        'what was checked, stable for scripts: public_url, smtp_tls, shared_domain_dkim, port_25, relay_<route>, ...',
+    }),
+    group: Type.Union([Type.Literal('web'), Type.Literal('shared_domain'), Type.Literal('delivery')]),
+    title: Type.String(),
+    status: Type.Union([
+      Type.Literal('pass'),
+      Type.Literal('fail'),
+      Type.Literal('warn'),
+      Type.Literal('skip'),
+    ]),
+    detail: Type.String({ description: 'what was found' }),
+    fix: Nullable(Type.String({ description: 'what to do, in plain words (null when nothing)' })),
+  },
+  { title: 'ReadinessCheck' },
+);
+
+const ReadinessReport = Type.Object(
+  {
+    ready: Type.Boolean({ description: 'no check failed (warnings and skipped checks aside)' }),
+    checked_at: Type.String(),
+    checks: Type.Array(ReadinessCheck),
+  },
+  { title: 'ReadinessReport' },
+);
+
+/** Refuses a caller who is not the operator (see adminRoutes), naming the endpoint. */
+function refuseNonOperator(request: FastifyRequest, ctx: DomainContext, endpoint: string): void {
+  // served to this machine without a token: not to a page that rebound its name to 127.0.0.1
+  if (!ctx.config.metricsToken) refuseForeignHost(request, ctx.config, endpoint);
+  const refusal = refuseMetricsCaller(
+    ctx.config.metricsToken,
+    {
+      authorization: request.headers.authorization,
+      socketAddress: request.socket.remoteAddress,
+      forwarded: ['forwarded', 'x-forwarded-for', 'x-real-ip'].some((h) => h in request.headers),
+    },
+    endpoint,
+  );
+  if (refusal)
+    throw refusal.status === 401 ? new AuthenticationError(refusal.error) : new ForbiddenError(refusal.error);
+}
+
+const OPERATOR_ONLY =
+  'For the operator: answered to clients on this machine (not through a proxy) that name the Host of POSTHORN_PUBLIC_URL or POSTHORN_APP_URL or a loopback address (any other Host is a 403: a page that rebound its name to this machine), or with `Authorization: Bearer <POSTHORN_METRICS_TOKEN>`.';
+
 /**
  * The operator's endpoints under /v1/admin: served to clients on this machine, or to whoever sends
  * POSTHORN_METRICS_TOKEN as a Bearer token (as GET /metrics), never for an API key.
@@ -78,22 +128,25 @@ export async function adminRoutes(instance: FastifyInstance, { ctx }: { ctx: Dom
       },
     },
     async (request) => {
-      // served to this machine without a token: not to a page that rebound its name to 127.0.0.1
-      if (!ctx.config.metricsToken) refuseForeignHost(request, ctx.config, 'GET /v1/admin/routes');
-      const refusal = refuseMetricsCaller(
-        ctx.config.metricsToken,
-        {
-          authorization: request.headers.authorization,
-          socketAddress: request.socket.remoteAddress,
-          forwarded: ['forwarded', 'x-forwarded-for', 'x-real-ip'].some((h) => h in request.headers),
-        },
-        'GET /v1/admin/routes',
-      );
-      if (refusal)
-        throw refusal.status === 401
-          ? new AuthenticationError(refusal.error)
-          : new ForbiddenError(refusal.error);
+      refuseNonOperator(request, ctx, 'GET /v1/admin/routes');
       return routesReport(ctx.db, ctx.config);
+    },
+  );
+  app.get(
+    '/admin/readiness',
+    {
+      config: { auth: 'none' },
+      schema: {
+        tags: ['operations'],
+        summary: 'Production readiness: each thing between this server and real delivery, checked now',
+        operationId: 'getProductionReadiness',
+        description: `${OPERATOR_ONLY} Checks, from where the server stands and through its resolvers (POSTHORN_DNS_SERVERS): the public URL answers and its certificate, the SMTP host's certificate after STARTTLS, the shared domain's names (not .localhost) and its DKIM, SPF, DMARC and MX records, that some route takes mail off the server, each relay's login, outbound port 25 (POSTHORN_PORT25_PROBE) and the reverse DNS of each direct route's source addresses, and the bulk-sender gate. Each check says what it found and what to do. \`posthorn admin doctor\` prints the same.`,
+        response: { 200: ReadinessReport, ...errors(401, 403) },
+      },
+    },
+    async (request) => {
+      refuseNonOperator(request, ctx, 'GET /v1/admin/readiness');
+      return productionReadiness(ctx);
     },
   );
 }
