@@ -3,6 +3,7 @@ import { getRouteApi, Link, useNavigate } from '@tanstack/react-router';
 import { useEffect, useId, useState } from 'react';
 import { type ContactImport, importFinished, importQuery, lists } from '../../api/audience.ts';
 import { send } from '../../api/client.ts';
+import { inPeoplesWords } from '../../api/words.ts';
 import { ErrorMessage } from '../../components/Alert.tsx';
 import { DataTable } from '../../components/DataTable.tsx';
 import { ActionForm } from '../../components/Form.tsx';
@@ -106,7 +107,11 @@ function UploadForm() {
 
 const refusedColumns = [
   { label: 'Line', cell: (e: ContactImport['errors'][number]) => formatNumber(e.row) },
-  { label: 'Reason', cell: (e: ContactImport['errors'][number]) => e.error, className: 'break' },
+  {
+    label: 'Reason',
+    cell: (e: ContactImport['errors'][number]) => inPeoplesWords(e.error),
+    className: 'break',
+  },
 ];
 
 function Outcome({ job }: { job: ContactImport }) {
@@ -134,7 +139,7 @@ function Outcome({ job }: { job: ContactImport }) {
         </p>
         {job.failure && (
           <p className="alert alert-error" role="alert">
-            {job.failure}
+            {inPeoplesWords(job.failure)}
           </p>
         )}
         <Facts

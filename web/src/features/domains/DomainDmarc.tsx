@@ -1,6 +1,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { getRouteApi, Link } from '@tanstack/react-router';
 import { type DomainDmarc, domainDmarcQuery, domainQuery } from '../../api/sending.ts';
+import { inPeoplesWords } from '../../api/words.ts';
 import { CopyField } from '../../components/CopyButton.tsx';
 import { DataTable } from '../../components/DataTable.tsx';
 import { formatDateTime, formatNumber } from '../../components/format.ts';
@@ -22,7 +23,7 @@ const percent = (rate: number | null) => (rate === null ? '—' : `${(rate * 100
 function Coach({ coach }: { coach: DomainDmarc['coach'] }) {
   return (
     <Section title="Policy coach" wide>
-      <p role="status">{coach.message}</p>
+      <p role="status">{inPeoplesWords(coach.message)}</p>
       {coach.proposal && (
         <>
           <p>
