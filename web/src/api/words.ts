@@ -61,7 +61,7 @@ export function inPeoplesWords(text: string): string {
   );
   out = out.replace(/`([^`]*)`/g, '“$1”').replace(/`/g, '');
   out = out.replace(/ {2,}/g, ' ').replace(/\s+([.,;])/g, '$1');
-  return capitalized(out);
+  return out;
 }
 
 /** The same for whatever a screen is handed to show: a string of the server's in people's words, anything else as it is. */
