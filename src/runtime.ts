@@ -14,7 +14,7 @@ import { EmailWriter } from './domain/emails/email-writer.ts';
 import { RateLimiter } from './domain/keys/rate-limit.ts';
 import { RequestLogWriter } from './domain/keys/request-log.ts';
 import { connectionLeases } from './domain/shaping/leases.ts';
-import { takeSlot } from './domain/shaping/pace.ts';
+import { sitePacer } from './domain/shaping/pace.ts';
 import { sourceWarmup } from './domain/shaping/warmup-count.ts';
 import type { AppDeps } from './http/app.ts';
 import type { WorkerRole } from './jobs/worker.ts';
@@ -150,7 +150,7 @@ function routesOf(config: Config, db: DomainContext['db'], log: Logger, worker: 
     db,
     { info: (line) => log.info(line), warn: (line) => log.warn(line) },
     {
-      sitePace: (key, intervalMs, horizonMs) => takeSlot(db, key, intervalMs, horizonMs),
+      sitePace: sitePacer(db),
       sourceWarmup: sourceWarmup(db),
       ...(leases ? { connectionLeases: leases } : {}),
     },
