@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, type TestBrowser } from '../helpers/browser.ts';
 import { startCliLogin } from '../helpers/cli-login.ts';
+import { checkScreen } from '../helpers/dashboard.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
@@ -33,9 +34,9 @@ async function loginCodeInMailbox(email: string, after: Set<string>): Promise<st
     async () => {
       const list = await server.call('GET', '/api/mailbox?limit=100');
       const found = (list.body.data as { id: string; envelope: { to: string[] }; subject: string }[]).find(
-        (m) => m.envelope.to.includes(email) && !after.has(m.id) && /code/i.test(m.subject),
+        (m) => m.envelope.to.includes(email) && !after.has(m.id) && /login code/i.test(m.subject),
       );
-      const code = found && /([A-Z0-9]{6})/.exec(found.subject)?.[1];
+      const code = found && /code(?: is)?: ([A-Z0-9]{6})/.exec(found.subject)?.[1];
       if (!code) throw new Error(`no new code for ${email} in ${JSON.stringify(list.body)}`);
       return code;
     },
@@ -64,6 +65,9 @@ describe('the pairing page of posthorn login', () => {
       await signIn.getByRole('button').click();
       await page.getByRole('heading', { level: 1, name: 'Enter the code from your email' }).waitFor();
 
+      await checkScreen(page, 'pairing code step with the dev mailbox', (p) =>
+        p.getByRole('link', { name: 'open the dev mailbox' }).waitFor(),
+      );
       const pointer = page.getByRole('link', { name: 'open the dev mailbox' });
       expect(await pointer.getAttribute('target')).toBe('_blank');
       expect(await pointer.getAttribute('href')).toBe('/mailbox');
@@ -93,9 +97,8 @@ describe('the pairing page of posthorn login', () => {
     try {
       // signed in to the dashboard as the dashboard signs in (its session cookie, in this browser)
       const before = await mailboxIds();
-      expect((await page.request.post(`${server.url}/api/auth/login`, { data: { email } })).status()).toBe(
-        200,
-      );
+      const asked = await page.request.post(`${server.url}/api/auth/login`, { data: { email } });
+      expect(asked.status(), await asked.text()).toBe(200);
       const code = await loginCodeInMailbox(email, before);
       const verified = await page.request.post(`${server.url}/api/auth/login/verify`, {
         data: { email, code },
@@ -106,10 +109,16 @@ describe('the pairing page of posthorn login', () => {
 
       const login = await startCliLogin(`${server.url}/v1`, configDir);
       await page.goto(`${server.url}${login.url.pathname}${login.url.search}`);
-      await page.getByRole('heading', { level: 1, name: 'Authorise the Posthorn CLI' }).waitFor();
+      await checkScreen(page, 'pairing with a dashboard session', (p) =>
+        p.getByRole('heading', { level: 1, name: 'Authorise the Posthorn CLI' }).waitFor(),
+      );
       expect(await page.textContent('body')).toContain(login.code);
       expect(await page.textContent('body')).toContain(`Signed in as ${email}`);
       expect(await page.locator('input[type="email"], input[name="login_code"]').count()).toBe(0);
+      // someone else's session in this browser: a way to sign in as oneself instead
+      expect(await page.getByRole('link', { name: 'Use another account' }).getAttribute('href')).toBe(
+        `/pair?code=${encodeURIComponent(login.code)}&account=another`,
+      );
       await page.getByRole('button', { name: 'Authorise' }).click();
       await page.getByRole('heading', { level: 1, name: 'Authorised' }).waitFor();
       expect(await login.exited).toBe(0);

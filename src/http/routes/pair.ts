@@ -121,7 +121,11 @@ export async function pairRoutes(
     error = '',
   ) {
     const { accountId } = session;
-    const who = session.email ? `<p class="muted">Signed in as ${esc(session.email)}.</p>` : '';
+    // another person's session in this browser: they sign in as themselves instead
+    const another = `/pair?code=${encodeURIComponent(code)}&amp;account=another`;
+    const who = session.email
+      ? `<p class="muted">Signed in as ${esc(session.email)}. <a href="${another}">Use another account</a></p>`
+      : '';
     const csrf = pairingFormToken(ctx, session.token, code);
     const projects = await pairingScopes(ctx, accountId);
     const choices = [
@@ -195,7 +199,15 @@ ${form(code, 'deny', '', 'Deny', true)}`,
 
   app.get(
     '/pair',
-    { schema: { ...browserPage, querystring: Type.Object({ code: Type.Optional(Type.String()) }) } },
+    {
+      schema: {
+        ...browserPage,
+        querystring: Type.Object({
+          code: Type.Optional(Type.String()),
+          account: Type.Optional(Type.String()),
+        }),
+      },
+    },
     async (request, reply) => {
       const code = request.query.code ?? '';
       let opened: Awaited<ReturnType<typeof openPairingPage>>;
@@ -209,7 +221,7 @@ ${form(code, 'deny', '', 'Deny', true)}`,
           `<p>${esc((err as Error).message)}. Run <code>posthorn login</code> again.</p>`,
         );
       }
-      if (opened) return authorizePage(reply, opened, code);
+      if (opened && request.query.account !== 'another') return authorizePage(reply, opened, code);
       return signInPage(reply, code);
     },
   );
