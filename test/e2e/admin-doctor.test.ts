@@ -141,6 +141,17 @@ describe('a server as it comes', () => {
     await checkScreen(page, 'Production readiness', (p) =>
       p.getByRole('heading', { level: 1, name: 'Production readiness' }).waitFor(),
     );
+    // a domain's records name the server's .localhost names: its page says they are placeholders
+    const added = await server.call('POST', '/v1/domains', {
+      key: account.project_key.key,
+      body: { domain: 'placeholder.example' },
+    });
+    expect(added.status, JSON.stringify(added.body)).toBe(200);
+    await page.goto(`${server.url}/domains/${added.body.id}`);
+    await page.getByText('These records are placeholders.').waitFor();
+    expect(await page.getByRole('status').filter({ hasText: 'placeholders' }).textContent()).toMatch(
+      /must first give it its real names.*POSTHORN_SHARED_DOMAIN/,
+    );
     // a browser elsewhere is refused by the API, so the page is the operator's
     const elsewhere = await server.app.inject({
       method: 'GET',

@@ -54,4 +54,18 @@ const routesRoute = createRoute({
   component: lazyRouteComponent(() => import('../features/routes/Routes.tsx')),
 });
 
-export const teamRoutes = [overviewRoute, membersRoute, settingsRoute, accountRoute, routesRoute] as const;
+/** The operator's production readiness: the checks of posthorn admin doctor, run when it opens. */
+const readinessRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/readiness',
+  component: lazyRouteComponent(() => import('../features/readiness/Readiness.tsx')),
+});
+
+export const teamRoutes = [
+  overviewRoute,
+  membersRoute,
+  settingsRoute,
+  accountRoute,
+  routesRoute,
+  readinessRoute,
+] as const;

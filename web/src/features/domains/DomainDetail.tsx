@@ -70,7 +70,32 @@ function RecordCard({ record }: { record: DnsRecord }) {
   );
 }
 
+/** A name under .localhost in a record: the server's development default, which no one can publish or look up. */
+const LOCAL_NAME = /[a-z0-9-]\.localhost\.?(?![a-z0-9-])/i;
+
+/** Whether the records name this server by its development names (its shared domain is still under .localhost). */
+export function hasPlaceholderRecords(domain: Pick<Domain, 'records'>): boolean {
+  return domain.records.some((r) => LOCAL_NAME.test(r.value) || LOCAL_NAME.test(r.name));
+}
+
+/**
+ * Said plainly when the records name this server's development names: they are placeholders, and
+ * it is for whoever runs the server to give it its real names before anyone can publish them.
+ */
+export function PlaceholderNotice() {
+  return (
+    <Notice tone="warning">
+      <strong>These records are placeholders.</strong> This server still has its development names, which end
+      in .localhost: no DNS provider can publish them and no receiver can look them up, so the domain cannot
+      be verified yet. Whoever runs this server must first give it its real names (the setting
+      POSTHORN_SHARED_DOMAIN, then a restart); this page then shows the records to publish. The server's
+      Production readiness page lists what else is left before real mail can flow.
+    </Notice>
+  );
+}
+
 function StatusNote({ domain }: { domain: Domain }) {
+  if (hasPlaceholderRecords(domain)) return <PlaceholderNotice />;
   if (domain.status === 'verified')
     return (
       <Notice tone="success">

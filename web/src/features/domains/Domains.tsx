@@ -12,6 +12,7 @@ import { Loaded } from '../../components/Loaded.tsx';
 import { PageHeader } from '../../components/PageHeader.tsx';
 import { StatusBadge } from '../../components/StatusBadge.tsx';
 import { canManage, useProject } from '../../project.tsx';
+import { hasPlaceholderRecords, PlaceholderNotice } from './DomainDetail.tsx';
 
 /** Add a domain, then open its page: the records to publish are what comes next. */
 function AddDomainForm({ onAdded }: { onAdded(): void }) {
@@ -77,28 +78,31 @@ export default function Domains() {
         }
       >
         {(data) => (
-          <DataTable
-            caption="Sending domains of this project"
-            rows={data.data}
-            columns={[
-              {
-                label: 'Domain',
-                className: 'break',
-                cell: (d) => (
-                  <Link to="/domains/$domainId" params={{ domainId: d.id }}>
-                    {d.name}
-                  </Link>
-                ),
-              },
-              { label: 'Status', cell: (d) => <StatusBadge status={d.status} /> },
-              { label: 'Inbound', cell: (d) => (d.inbound_enabled ? 'on' : 'off') },
-              { label: 'Added', cell: (d) => formatDate(d.created_at) },
-              {
-                label: 'Last checked',
-                cell: (d) => (d.last_checked_at ? formatDateTime(d.last_checked_at) : 'never'),
-              },
-            ]}
-          />
+          <>
+            {data.data.some(hasPlaceholderRecords) && <PlaceholderNotice />}
+            <DataTable
+              caption="Sending domains of this project"
+              rows={data.data}
+              columns={[
+                {
+                  label: 'Domain',
+                  className: 'break',
+                  cell: (d) => (
+                    <Link to="/domains/$domainId" params={{ domainId: d.id }}>
+                      {d.name}
+                    </Link>
+                  ),
+                },
+                { label: 'Status', cell: (d) => <StatusBadge status={d.status} /> },
+                { label: 'Inbound', cell: (d) => (d.inbound_enabled ? 'on' : 'off') },
+                { label: 'Added', cell: (d) => formatDate(d.created_at) },
+                {
+                  label: 'Last checked',
+                  cell: (d) => (d.last_checked_at ? formatDateTime(d.last_checked_at) : 'never'),
+                },
+              ]}
+            />
+          </>
         )}
       </Loaded>
     </>

@@ -115,6 +115,11 @@ function ServerNav({ onChoose }: { onChoose: () => void }) {
             Routes
           </Link>
         </li>
+        <li>
+          <Link to="/readiness" activeProps={{ 'aria-current': 'page', className: 'active' }} onClick={onChoose}>
+            Production readiness
+          </Link>
+        </li>
       </ul>
     </>
   );
