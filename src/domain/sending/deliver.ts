@@ -52,9 +52,12 @@ export async function deliverClaimed(
   // each message goes to the routes its rule names, the healthy first (chosen once per message)
   const routes = new Map(rows.map((row) => [row.id, routesOf(deps, row)]));
   // every limit of the batch (throttles, route rates, the breaker's stops, warm-up): shaping/limits.ts
-  const limits = await limitsOf(deps.ctx, rows, (row) => (routes.get(row.id) as ChosenRoute[])[0]);
-  const attachments = await attachmentsOf(deps, rows);
-  const suppressed = await suppressedByProject(deps, rows);
+  // read at once (each its own statement): a batch's plan waits for one round trip, not three
+  const [limits, attachments, suppressed] = await Promise.all([
+    limitsOf(deps.ctx, rows, (row) => (routes.get(row.id) as ChosenRoute[])[0]),
+    attachmentsOf(deps, rows),
+    suppressedByProject(deps, rows),
+  ]);
   const settled = await settledOf(deps, rows, (row) =>
     bareRecipients(row).some((r) =>
       (suppressed.get(`${row.project_id}:${row.stream}`) as Set<string>).has(r.toLowerCase()),

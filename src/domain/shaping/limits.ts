@@ -50,10 +50,12 @@ export async function limitsOf(
   rows: EmailRow[],
   routeOf: (row: EmailRow) => ChosenRoute,
 ): Promise<BatchLimits> {
-  const paces = await pacesOf(ctx.db, rows, (row) => routeBuckets(routeOf(row)));
   const breaker: Breaker = breakerFor(ctx.config.breaker);
   const { holdsTransactional } = ctx.config.breaker;
-  const domainIds = await sendingDomainIds(ctx.db, rows, holdsTransactional);
+  const [paces, domainIds] = await Promise.all([
+    pacesOf(ctx.db, rows, (row) => routeBuckets(routeOf(row))),
+    sendingDomainIds(ctx.db, rows, holdsTransactional),
+  ]);
   const watched = new Map(rows.map((row) => [row.id, watchedOf(row, domainIds, holdsTransactional)]));
   await breaker.seed(ctx.db, [...watched.values()].flat());
   const trips: Trip[] = [];
