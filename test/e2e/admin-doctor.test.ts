@@ -304,7 +304,7 @@ describe('a server given its real names, put right one thing at a time', () => {
     const records = sharedDomainRecords(server.runtime.ctx.config, key).map((r) => ({
       ...r,
       value: r.value
-        .replace('<your sending IPs>', '127.0.0.1')
+        .replace('<your sending IPs>', '192.0.2.10')
         .replace('<a mailbox you read for DMARC reports>', 'dmarc@example.com'),
     }));
     publishRecords(
@@ -314,6 +314,14 @@ describe('a server given its real names, put right one thing at a time', () => {
     for (const host of ['app.posthorn.test', 'smtp.posthorn.test', 'mx.posthorn.test', 'out.posthorn.test'])
       dns.zone.set(host, [{ type: 'A', address: '127.0.0.1' }]);
     dns.zone.set('1.0.0.127.in-addr.arpa', [{ type: 'PTR', domain: 'out.posthorn.test' }]);
+    // the SPF of the sending addresses names another address than the direct route's: a receiver
+    // judges mail from 127.0.0.1 a softfail (the domain says ~all)
+    const wrongSpf = await doctorJson(server);
+    expect(wrongSpf.checks.get('shared_domain_spf')).toMatchObject({ status: 'fail' });
+    expect(wrongSpf.checks.get('shared_domain_spf')?.detail).toMatch(
+      /SPF of posthorn\.test is softfail for 127\.0\.0\.1.*add ip4:127\.0\.0\.1 to the record of _spf\.posthorn\.test/,
+    );
+    dns.zone.set('_spf.posthorn.test', [{ type: 'TXT', data: 'v=spf1 ip4:127.0.0.1 -all' }]);
     const published = await doctorJson(server);
     for (const id of [
       'shared_domain_dkim',

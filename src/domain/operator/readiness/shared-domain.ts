@@ -1,6 +1,7 @@
+import { routesToCheck } from '../../../delivery/routes/readiness-targets.ts';
 import type { DomainContext } from '../../core/context.ts';
 import { sharedDomainKey } from '../../sending-domains/dkim-keys.ts';
-import { createDnsLookup, type DnsLookup } from '../../sending-domains/dns-lookup.ts';
+import { createDnsLookup, createDnsResolve, type DnsLookup } from '../../sending-domains/dns-lookup.ts';
 import { sharedDomainRecords } from '../../sending-domains/dns-records.ts';
 import { addressOf } from './net.ts';
 import { type Check, fail, isLocalName, pass, reason, skip } from './types.ts';
@@ -54,6 +55,27 @@ async function spf(dns: DnsLookup, domain: string, include: string): Promise<Fou
   return { ok: true, detail: `${domain} includes ${include} (${ips[0]})` };
 }
 
+/**
+ * SPF as a receiver judges it for mail from each source address of a direct route (mailauth, as the
+ * bulk-sender gate does): the shared domain's return path must pass for each.
+ */
+async function spfOfSources(ctx: DomainContext): Promise<Found | null> {
+  const sources = routesToCheck(ctx.config).flatMap((r) => r.sourceAddresses);
+  if (sources.length === 0) return null;
+  const { spf: judge } = await import('mailauth');
+  const resolver = createDnsResolve(ctx.config.dnsServers);
+  const sender = `postmaster@${ctx.config.sharedDomain}`;
+  for (const source of sources) {
+    const result = await judge({ ip: source.address, sender, helo: source.ehlo, mta: 'readiness', resolver });
+    if (result.status.result !== 'pass')
+      return {
+        ok: false,
+        detail: `SPF of ${ctx.config.sharedDomain} is ${result.status.result} for ${source.address}, a source address of a direct route: add ip${source.address.includes(':') ? 6 : 4}:${source.address} to the record of ${ctx.config.spfInclude}`,
+      };
+  }
+  return null;
+}
+
 async function mx(ctx: DomainContext, dns: DnsLookup): Promise<Found> {
   const { sharedDomain, inboundHost, dnsServers } = ctx.config;
   const hosts = (await dns.mx(sharedDomain)).map((r) => r.exchange.toLowerCase().replace(/\.$/, ''));
@@ -99,7 +121,10 @@ async function recordChecks(ctx: DomainContext): Promise<Check[]> {
       'shared_domain_spf',
       'SPF records of the shared domain',
       `Publish TXT ${c.sharedDomain} "v=spf1 include:${c.spfInclude} ~all", and TXT ${c.spfInclude} listing your sending addresses (v=spf1 ip4:... -all). ${PRINT}`,
-      () => spf(dns, c.sharedDomain, c.spfInclude),
+      async () => {
+        const found = await spf(dns, c.sharedDomain, c.spfInclude);
+        return found.ok ? ((await spfOfSources(ctx)) ?? found) : found;
+      },
     ],
     [
       'shared_domain_dmarc',
