@@ -1,4 +1,5 @@
 import { useQuery } from '@tanstack/react-query';
+import { sessionQuery } from '../../api/endpoints.ts';
 import { type ReadinessCheck, readinessQuery } from '../../api/readiness.ts';
 import { inPeoplesWords } from '../../api/words.ts';
 import { formatDateTime } from '../../components/format.ts';
@@ -46,9 +47,21 @@ function Checks({ label, checks }: { label: string; checks: ReadinessCheck[] }) 
  * The operator's Production readiness screen: each thing between this server and real delivery
  * (its public address and certificates, the shared domain's names and records, the ways mail
  * leaves), checked by the server when the screen opens, with what to do about each that fails.
+ * Only the server's operator is shown it, as the Routes screen.
  */
 export default function Readiness() {
-  const report = useQuery(readinessQuery);
+  const session = useQuery(sessionQuery);
+  const report = useQuery({ ...readinessQuery, enabled: session.data?.operator === true });
+  if (!session.data?.operator)
+    return (
+      <>
+        <PageHeader title="Production readiness" />
+        <p>
+          This screen is for the operator of this server, who set it up: ask them what is left before real
+          mail can flow.
+        </p>
+      </>
+    );
   return (
     <>
       <PageHeader title="Production readiness">
