@@ -88,7 +88,7 @@ admin
   .option('--json', 'print the report as JSON (as GET /v1/admin/readiness answers)')
   .option(
     '--api-url <url>',
-    "the server's API base URL including /v1 (or POSTHORN_API_URL; default this machine at PORT)",
+    "the server's API base URL including /v1 (or POSTHORN_API_URL; default the server running here, else PORT)",
   )
   .action(async (opts: { json?: boolean; apiUrl?: string }) =>
     (await import('./cli/doctor.ts')).runDoctor(opts),

@@ -1,4 +1,5 @@
 import type { ReadinessReport } from '../domain/operator/readiness/index.ts';
+import { findLocalServer } from './local-server.ts';
 
 /**
  * `posthorn admin doctor`: asks the running server what stands between it and real delivery
@@ -31,9 +32,16 @@ export function formatReadiness(report: ReadinessReport): string {
   return lines.join('\n');
 }
 
-/** The server's API: --api-url, POSTHORN_API_URL, else this machine at PORT (3000). */
+/**
+ * The server's API: --api-url, POSTHORN_API_URL, else the server running here (as it recorded
+ * itself in its data folder), else this machine at PORT (3000). Never POSTHORN_PUBLIC_URL: through
+ * a proxy the operator's endpoints answer only with POSTHORN_METRICS_TOKEN.
+ */
 function apiUrl(option: string | undefined): string {
-  const url = option || process.env.POSTHORN_API_URL || `http://127.0.0.1:${process.env.PORT || 3000}/v1`;
+  const url =
+    option ||
+    process.env.POSTHORN_API_URL ||
+    findLocalServer({ ...process.env, POSTHORN_PUBLIC_URL: '' }).apiUrl;
   return url.replace(/\/+$/, '');
 }
 
