@@ -363,7 +363,27 @@ export interface ContactConsentsTable {
   source: string | null;
   ip: string | null;
   text_shown: string | null;
+  /** The topic the change is about; null: the contact's subscription to all marketing. */
+  topic_id: Generated<string | null>;
   created_at: Generated<Date>;
+}
+
+export interface TopicsTable {
+  id: Generated<string>;
+  project_id: string;
+  name: string;
+  description: string | null;
+  default_subscription: 'opt_in' | 'opt_out';
+  visibility: Generated<'public' | 'private'>;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface ContactTopicsTable {
+  contact_id: string;
+  topic_id: string;
+  subscribed: boolean;
+  updated_at: Generated<Date>;
 }
 
 export interface ListsTable {
@@ -910,6 +930,8 @@ export interface Database {
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   contact_consents: ContactConsentsTable;
+  topics: TopicsTable;
+  contact_topics: ContactTopicsTable;
   lists: ListsTable;
   list_members: ListMembersTable;
   segments: SegmentsTable;

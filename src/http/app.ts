@@ -41,6 +41,7 @@ import { segmentRoutes } from './routes/segments.ts';
 import { statusRoutes } from './routes/status.ts';
 import { suppressionRoutes } from './routes/suppressions.ts';
 import { templateRoutes } from './routes/templates.ts';
+import { topicRoutes } from './routes/topics.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
 import { workspaceRoutes } from './routes/workspaces.ts';
 import { validatorCompiler } from './validation.ts';
@@ -86,6 +87,7 @@ const V1_ROUTES = [
   contactEmailRoutes,
   eventRoutes,
   listRoutes,
+  topicRoutes,
   segmentRoutes,
   templateRoutes,
   campaignRoutes,

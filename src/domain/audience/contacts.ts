@@ -19,6 +19,7 @@ import {
   type PropertyValue,
 } from './fields.ts';
 import { segmentCondition, withSegmentSettings } from './segments.ts';
+import { applyChoices, checkChoices, type TopicChoice } from './topics.ts';
 import { announce } from './triggers.ts';
 
 type ContactRow = Selectable<ContactsTable> & { list_ids?: string[] | null };
@@ -158,6 +159,8 @@ export interface NewContact {
   properties?: Record<string, PropertyValue>;
   subscribed?: boolean;
   consent?: ConsentRequest;
+  /** Choices of topics (topics.ts); the others keep their defaults. */
+  topics?: TopicChoice[];
 }
 
 /** A contact's changes: every field optional; a property set to null is removed. */
@@ -176,6 +179,7 @@ export async function createContact(ctx: Pick<DomainContext, 'db'>, facts: Proje
   if (consent && subscribed !== undefined && subscribed !== (consent.status === 'granted'))
     throw new ValidationError('`subscribed` contradicts `consent.status`: give one or make them agree');
   subscribed ??= consent ? consent.status === 'granted' : true;
+  const topics = body.topics === undefined ? [] : await checkChoices(ctx.db, facts.id, body.topics);
   await checkContactLimit(ctx.db, facts, 1);
   try {
     const row = await ctx.db.transaction().execute(async (tx) => {
@@ -194,6 +198,7 @@ export async function createContact(ctx: Pick<DomainContext, 'db'>, facts: Proje
       const given =
         consent ?? (body.subscribed !== undefined ? apiConsent(subscribed as boolean) : undefined);
       if (given) await recordConsent(tx, inserted.id, facts.id, given);
+      await applyChoices(tx, facts.id, inserted.id, topics, 'api');
       await announce(tx, [{ type: 'contact.created', project_id: facts.id, contact_ids: [inserted.id] }]);
       return inserted;
     });
@@ -225,6 +230,7 @@ export async function getContact(ctx: Pick<DomainContext, 'db'>, projectId: stri
       source: c.source,
       ip: c.ip,
       text: c.text_shown,
+      topic_id: c.topic_id,
       created_at: c.created_at.toISOString(),
     })),
   };
@@ -247,6 +253,7 @@ export async function updateContact(
   if (consent && subscribed !== undefined && subscribed !== (consent.status === 'granted'))
     throw new ValidationError('`subscribed` contradicts `consent.status`: give one or make them agree');
   if (consent) subscribed = consent.status === 'granted';
+  const topics = body.topics === undefined ? [] : await checkChoices(ctx.db, projectId, body.topics);
   const properties = { ...current.properties };
   for (const [k, v] of Object.entries(changes)) {
     if (v === null) delete properties[k];
@@ -269,6 +276,7 @@ export async function updateContact(
         .execute();
       if (consent || subscriptionChanged)
         await recordConsent(tx, current.id, projectId, consent ?? apiConsent(subscribed as boolean));
+      await applyChoices(tx, projectId, current.id, topics, 'api');
       await announce(tx, [
         { type: 'contact.updated', project_id: projectId, contact_ids: [current.id] },
         ...(subscriptionChanged

@@ -18,6 +18,8 @@ export type AudienceEventType =
   | 'contact.updated'
   | 'contact.deleted'
   | 'contact.subscription_changed'
+  /** A contact's choice of one topic changed (`topic_id`, `subscribed`). */
+  | 'contact.topic_changed'
   | 'list.joined'
   | 'event.tracked';
 
@@ -27,6 +29,7 @@ export interface AudienceEvent {
   contact_ids?: string[];
   event_ids?: string[];
   list_id?: string;
+  topic_id?: string;
   subscribed?: boolean;
 }
 
@@ -51,7 +54,13 @@ export async function announce(tx: Tx, events: AudienceEvent[]): Promise<void> {
 export function mergeAnnouncements(events: AudienceEvent[]): AudienceEvent[] {
   const merged = new Map<string, AudienceEvent[]>();
   for (const e of events) {
-    const key = JSON.stringify([e.type, e.project_id, e.list_id ?? null, e.subscribed ?? null]);
+    const key = JSON.stringify([
+      e.type,
+      e.project_id,
+      e.list_id ?? null,
+      e.topic_id ?? null,
+      e.subscribed ?? null,
+    ]);
     const chunks = merged.get(key) ?? [];
     merged.set(key, chunks);
     const ids = e.event_ids ? 'event_ids' : 'contact_ids';

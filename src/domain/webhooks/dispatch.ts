@@ -65,6 +65,7 @@ async function emailEvents(ctx: Pick<DomainContext, 'db'>, ids: number[]): Promi
 }
 
 async function contactEvents(ctx: Pick<DomainContext, 'db'>, event: AudienceEvent): Promise<WebhookEvent[]> {
+  if (event.type === 'contact.topic_changed') return topicEvents(ctx, event);
   const type =
     event.type === 'contact.subscription_changed'
       ? event.subscribed === false && !event.list_id
@@ -95,6 +96,32 @@ async function contactEvents(ctx: Pick<DomainContext, 'db'>, event: AudienceEven
     projectId: event.project_id,
     createdAt: new Date(),
     data: presentContact(row),
+  }));
+}
+
+/** A contact's choice of a topic: `contact.topic_subscribed` or `contact.topic_unsubscribed`, with the topic. */
+async function topicEvents(ctx: Pick<DomainContext, 'db'>, event: AudienceEvent): Promise<WebhookEvent[]> {
+  if (!event.topic_id || !event.contact_ids?.length) return [];
+  const topic = await ctx.db
+    .selectFrom('topics')
+    .select(['id', 'name'])
+    .where('id', '=', event.topic_id)
+    .where('project_id', '=', event.project_id)
+    .executeTakeFirst();
+  if (!topic) return [];
+  const rows = await ctx.db
+    .selectFrom('contacts')
+    .selectAll()
+    .where('project_id', '=', event.project_id)
+    .where('id', 'in', event.contact_ids.slice(0, 10_000))
+    .execute();
+  const type = event.subscribed ? 'contact.topic_subscribed' : 'contact.topic_unsubscribed';
+  return rows.map((row) => ({
+    type,
+    key: `${row.id}:${topic.id}`,
+    projectId: event.project_id,
+    createdAt: new Date(),
+    data: { ...presentContact(row), topic: { id: topic.id, object: 'topic', name: topic.name } },
   }));
 }
 

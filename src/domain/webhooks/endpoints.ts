@@ -34,6 +34,8 @@ export const WEBHOOK_EVENTS = [
   'contact.updated',
   'contact.deleted',
   'contact.unsubscribed',
+  'contact.topic_subscribed',
+  'contact.topic_unsubscribed',
   'domain.verified',
   'domain.failed',
   'breaker.tripped',

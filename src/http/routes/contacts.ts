@@ -55,6 +55,7 @@ const ConsentEntry = Type.Object(
     source: Nullable(Type.String()),
     ip: Nullable(Type.String()),
     text: Nullable(Type.String()),
+    topic_id: Nullable(Type.String({ description: 'the topic the change is about; null: all marketing' })),
     created_at: Type.String(),
   },
   { title: 'ConsentEntry' },
@@ -82,6 +83,19 @@ const Consent = Type.Object(
     description: 'recorded as history, never overwritten; sets `subscribed` (granted = true)',
   },
 );
+const TopicChoices = Type.Optional(
+  Type.Array(
+    Type.Object({
+      id: Type.String({ description: 'topic id' }),
+      subscription: Type.Union([Type.Literal('opt_in'), Type.Literal('opt_out')]),
+    }),
+    {
+      minItems: 1,
+      maxItems: 100,
+      description: 'choices of topics (recorded as consent, source api); topics not named keep theirs',
+    },
+  ),
+);
 const CreateContactRequest = Type.Object(
   {
     email: Type.String({ description: 'unique per project, compared in any case' }),
@@ -94,6 +108,7 @@ const CreateContactRequest = Type.Object(
       Type.Boolean({ description: 'marketing consent; default true, or as `consent` says' }),
     ),
     consent: Type.Optional(Consent),
+    topics: TopicChoices,
   },
   { title: 'CreateContactRequest' },
 );
@@ -112,6 +127,7 @@ const UpdateContactRequest = Type.Object(
       Type.Boolean({ description: 'false unsubscribes from all marketing (recorded as consent)' }),
     ),
     consent: Type.Optional(Consent),
+    topics: TopicChoices,
   },
   { title: 'UpdateContactRequest' },
 );
