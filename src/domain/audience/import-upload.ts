@@ -57,13 +57,11 @@ export class LineCounter {
 /** An upload's stream read piece by piece, its size checked against the limit. */
 export class UploadReader {
   private readonly it: AsyncIterator<Buffer>;
-  private readonly stream: Readable;
   private readonly limit: number;
   private readonly refusal: () => Error;
   private size = 0;
 
   constructor(stream: Readable, limit: number, refusal: () => Error) {
-    this.stream = stream;
     this.limit = limit;
     this.refusal = refusal;
     this.it = stream[Symbol.asyncIterator]();
@@ -94,8 +92,11 @@ export class UploadReader {
 
   /** What is left of a refused upload is read and dropped, so the answer reaches the client. */
   drain() {
-    this.stream.on('error', () => {});
-    this.stream.resume();
+    // through the same iterator: the stream is read by it (resume() does nothing to such a stream)
+    const drop = async () => {
+      while (!(await this.it.next()).done);
+    };
+    drop().catch(() => {});
   }
 }
 
