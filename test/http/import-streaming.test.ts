@@ -92,4 +92,35 @@ describe('a CSV import larger than one piece', () => {
     );
     expect(rows[0].n).toBe(0);
   });
+
+  it('refuses a preview over its limit, declared or not, with a 413', async () => {
+    const big = `email\n${'someone@example.com\n'.repeat(60_000)}`;
+    const declared = await fetch(`${server.url}/v1/contacts/import/preview`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'text/csv' },
+      body: big,
+    });
+    expect(declared.status).toBe(413);
+    expect(((await declared.json()) as any).error).toMatch(
+      /too large for POST \/v1\/contacts\/import\/preview/,
+    );
+    // sent in pieces without a length: counted as it arrives
+    const bytes = new TextEncoder().encode(big);
+    const stream = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (let at = 0; at < bytes.length; at += 64 * 1024)
+          controller.enqueue(bytes.subarray(at, at + 64 * 1024));
+        controller.close();
+      },
+    });
+    const chunked = await fetch(`${server.url}/v1/contacts/import/preview`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'text/csv' },
+      body: stream,
+      duplex: 'half',
+    } as RequestInit);
+    expect(chunked.status).toBe(413);
+    const ok = await server.call('GET', '/v1/contacts?limit=1', { key });
+    expect(ok.status).toBe(200);
+  });
 });
