@@ -795,6 +795,8 @@ export interface CampaignsTable {
   segment_ids: Generated<string[]>;
   exclude_list_ids: Generated<string[]>;
   exclude_segment_ids: Generated<string[]>;
+  /** Only contacts subscribed to this topic get the campaign (migration 0050); null: no topic. */
+  topic_id: Generated<string | null>;
   track_opens: Generated<boolean>;
   track_clicks: Generated<boolean>;
   tags: ColumnType<{ name: string; value: string }[], string | undefined, string>;
