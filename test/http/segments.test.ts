@@ -375,7 +375,7 @@ describe('segment definitions are checked', () => {
       /gte and lte must be whole numbers/,
     ],
     ['a bad window', { all: [{ event: 'purchase', within_days: 0 }] }, /within_days/],
-    ['neither kind', { all: [{ something: 1 }] }, /must be a field, list, event or revenue condition/],
+    ['neither kind', { all: [{ something: 1 }] }, /must be a field, list, topic, event or revenue condition/],
   ];
   for (const [name, definition, message] of bad) {
     it(`refuses ${name} with 400`, async () => {

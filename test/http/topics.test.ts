@@ -166,4 +166,61 @@ describe('topics', () => {
     expectError(await server.call('GET', '/v1/contacts/nobody@example.org/topics', { key }), 404);
     expect((await server.call('GET', `/v1/contacts/${c.id}`, { key })).body.consent_history).toEqual([]);
   });
+
+  it('are conditions of segments: who gets a topic now, by choice or by default', async () => {
+    const owner = await server.signupConfirmed();
+    const k = owner.project_key.key;
+    const made = async (body: object) => (await server.call('POST', '/v1/topics', { key: k, body })).body;
+    const weekly = await made({ name: 'Weekly', default_subscription: 'opt_in' });
+    const offers = await made({ name: 'Offers', default_subscription: 'opt_out' });
+    const contact = async (email: string, body: object = {}) =>
+      (await server.call('POST', '/v1/contacts', { key: k, body: { email, ...body } })).body;
+    await contact('never-chose@example.org');
+    await contact('left-weekly@example.org', { topics: [{ id: weekly.id, subscription: 'opt_out' }] });
+    await contact('joined-offers@example.org', { topics: [{ id: offers.id, subscription: 'opt_in' }] });
+    await contact('unsubscribed@example.org', {
+      subscribed: false,
+      topics: [{ id: offers.id, subscription: 'opt_in' }],
+    });
+    const count = async (definition: object) => {
+      const res = await server.call('POST', '/v1/segments/preview', { key: k, body: { definition } });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      return res.body.count;
+    };
+    expect(await count({ all: [{ topic: weekly.id, op: 'subscribed' }] })).toBe(2);
+    expect(await count({ all: [{ topic: offers.id, op: 'subscribed' }] })).toBe(1);
+    expect(await count({ all: [{ topic: offers.id, op: 'not_subscribed' }] })).toBe(3);
+    expect(
+      await count({
+        any: [
+          { topic: weekly.id, op: 'not_subscribed' },
+          { topic: offers.id, op: 'subscribed' },
+        ],
+      }),
+    ).toBe(3);
+    // another project's topic, or a bad operator, is a 400 naming it
+    expectError(
+      await server.call('POST', '/v1/segments', {
+        key: k,
+        body: {
+          name: 'Theirs',
+          definition: {
+            all: [
+              { topic: (await topic({ name: 'Mine', default_subscription: 'opt_in' })).id, op: 'subscribed' },
+            ],
+          },
+        },
+      }),
+      400,
+      /does not exist in this project/,
+    );
+    expectError(
+      await server.call('POST', '/v1/segments/preview', {
+        key: k,
+        body: { definition: { all: [{ topic: weekly.id, op: 'member' }] } },
+      }),
+      400,
+      /subscribed or not_subscribed/,
+    );
+  });
 });

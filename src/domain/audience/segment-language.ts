@@ -12,6 +12,9 @@ import { PROPERTY_KEY } from './fields.ts';
  *     ops: equals, not_equals, contains, not_contains, starts_with, exists, not_exists,
  *          gt, gte, lt, lte (numbers), before, after (dates), in, not_in (a list of values)
  *   {"list": "<list id>", "op": "member" | "not_member"}
+ *   {"topic": "<topic id>", "op": "subscribed" | "not_subscribed"}
+ *     subscribed: gets the topic's mail now (subscribed to marketing, and opted in, or never chose
+ *     and the topic's default is opt_in)
  *   {"event": "<name>", "count"?: {"gte"?: n, "lte"?: n}, "within_days"?: d,
  *    "where"?: [{"property": "<name>", "op": <op>, "value": ...}]}
  *     performed at least `gte` (default 1) and at most `lte` times in the last d days;
@@ -74,6 +77,7 @@ export type Scalar = string | number | boolean;
 export type Condition =
   | { field: string; op: Op; value?: Scalar | Scalar[] }
   | { list: string; op: 'member' | 'not_member' }
+  | { topic: string; op: 'subscribed' | 'not_subscribed' }
   | {
       event: string;
       count?: { gte?: number; lte?: number };
@@ -126,9 +130,26 @@ function checkOpValue(op: unknown, value: unknown, at: string, kind: 'text' | 'd
   return o;
 }
 
-/** Checks a definition; returns the list ids it names (they must exist in the project). */
-export function validateDefinition(definition: unknown): { definition: Group; listIds: string[] } {
+/** A list or topic condition's id, checked with its operator (the id must exist: the caller checks). */
+function referenceOf(c: Record<string, unknown>, at: string, kind: 'list' | 'topic'): string {
+  const ops = kind === 'list' ? ['member', 'not_member'] : ['subscribed', 'not_subscribed'];
+  const id = c[kind];
+  if (typeof id !== 'string' || !isUuid(id)) throw new ValidationError(`${at}.${kind} must be a ${kind} id`);
+  if (typeof c.op !== 'string' || !ops.includes(c.op))
+    throw new ValidationError(
+      `${at}: unknown operator "${String(c.op).slice(0, 40)}" for a ${kind}; use ${ops[0]} or ${ops[1]}`,
+    );
+  return id.toLowerCase();
+}
+
+/** Checks a definition; returns the list and topic ids it names (they must exist in the project). */
+export function validateDefinition(definition: unknown): {
+  definition: Group;
+  listIds: string[];
+  topicIds: string[];
+} {
   const listIds: string[] = [];
+  const topicIds: string[] = [];
   let count = 0;
   const group = (g: unknown, at: string, depth: number): void => {
     if (!isObject(g))
@@ -167,15 +188,9 @@ export function validateDefinition(definition: unknown): { definition: Group; li
         throw new ValidationError(
           `${at}.field: unknown field "${field.slice(0, 60)}"; use email, first_name, last_name, subscribed, created_at, updated_at or properties.<name>`,
         );
-    } else if ('list' in c) {
-      if (typeof c.list !== 'string' || !isUuid(c.list))
-        throw new ValidationError(`${at}.list must be a list id`);
-      if (c.op !== 'member' && c.op !== 'not_member')
-        throw new ValidationError(
-          `${at}: unknown operator "${String(c.op).slice(0, 40)}" for a list; use member or not_member`,
-        );
-      listIds.push(c.list.toLowerCase());
-    } else if ('revenue' in c) {
+    } else if ('list' in c) listIds.push(referenceOf(c, at, 'list'));
+    else if ('topic' in c) topicIds.push(referenceOf(c, at, 'topic'));
+    else if ('revenue' in c) {
       range(c.revenue, `${at}.revenue`, false);
       if (c.revenue === undefined) throw new ValidationError(`${at}.revenue needs gte or lte`);
       if (c.currency !== undefined && (typeof c.currency !== 'string' || !/^[A-Z]{3}$/.test(c.currency)))
@@ -199,7 +214,7 @@ export function validateDefinition(definition: unknown): { definition: Group; li
       }
     } else {
       throw new ValidationError(
-        `${at} must be a field, list, event or revenue condition (or an all/any group)`,
+        `${at} must be a field, list, topic, event or revenue condition (or an all/any group)`,
       );
     }
   };
@@ -219,5 +234,9 @@ export function validateDefinition(definition: unknown): { definition: Group; li
       throw new ValidationError(`${at}.within_days must be a whole number of days from 1 to 3650`);
   };
   group(definition, 'definition', 1);
-  return { definition: definition as Group, listIds: [...new Set(listIds)] };
+  return {
+    definition: definition as Group,
+    listIds: [...new Set(listIds)],
+    topicIds: [...new Set(topicIds)],
+  };
 }

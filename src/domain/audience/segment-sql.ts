@@ -122,6 +122,15 @@ function condition(projectId: string, c: Condition): Compiled {
     const members = sql`select lm.contact_id from list_members lm where lm.list_id = ${c.list} and lm.subscribed`;
     return c.op === 'member' ? { set: members } : { where: sql`contacts.id not in (${members})` };
   }
+  if ('topic' in c) {
+    // as topics.ts defines it: subscribed to marketing, and opted in, or never chose and the default is opt_in
+    const chose = (subscribed: boolean) =>
+      sql`select ct.contact_id from contact_topics ct where ct.topic_id = ${c.topic} and ct.subscribed = ${subscribed}`;
+    const gets = sql<boolean>`(contacts.subscribed and (contacts.id in (${chose(true)})
+      or (exists (select 1 from topics t where t.id = ${c.topic} and t.default_subscription = 'opt_in')
+          and contacts.id not in (${chose(false)}))))`;
+    return { where: c.op === 'subscribed' ? gets : sql<boolean>`not ${gets}` };
+  }
   if (!('revenue' in c)) {
     const parts = eventFilter(projectId, c);
     for (const w of c.where ?? []) {

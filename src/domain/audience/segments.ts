@@ -30,7 +30,7 @@ async function findSegment(
   return findInProject(ctx.db, 'segments', 'Segment', projectId, id);
 }
 
-/** Validates a definition and checks that the lists it names are this project's (else 400). */
+/** Validates a definition and checks that the lists and topics it names are this project's (else 400). */
 async function checkDefinition(
   ctx: Pick<DomainContext, 'db'>,
   projectId: string,
@@ -50,6 +50,19 @@ async function checkDefinition(
     if (missing.length > 0)
       throw new ValidationError(
         `The definition names list ${missing[0]}, which does not exist in this project`,
+      );
+  }
+  if (checked.topicIds.length > 0) {
+    const found = await ctx.db
+      .selectFrom('topics')
+      .select('id')
+      .where('project_id', '=', projectId)
+      .where('id', 'in', checked.topicIds)
+      .execute();
+    const missing = checked.topicIds.filter((id) => !found.some((f) => f.id === id));
+    if (missing.length > 0)
+      throw new ValidationError(
+        `The definition names topic ${missing[0]}, which does not exist in this project`,
       );
   }
   return checked.definition;

@@ -23,7 +23,7 @@ const SegmentItem = Type.Object(
   {},
   {
     additionalProperties: true,
-    description: 'a condition (field, list, event or revenue) or a nested group {"all"|"any": [...]}',
+    description: 'a condition (field, list, topic, event or revenue) or a nested group {"all"|"any": [...]}',
   },
 );
 const SegmentDefinition = Type.Object(
