@@ -368,6 +368,21 @@ export interface ContactConsentsTable {
   created_at: Generated<Date>;
 }
 
+export interface AssetsTable {
+  id: Generated<string>;
+  project_id: string;
+  key: string;
+  preview_key: string;
+  filename: string | null;
+  content_type: string;
+  bytes: number;
+  preview_bytes: number;
+  width: number;
+  height: number;
+  created_by: string | null;
+  created_at: Generated<Date>;
+}
+
 export interface TopicsTable {
   id: Generated<string>;
   project_id: string;
@@ -933,6 +948,7 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable;
   contact_consents: ContactConsentsTable;
   topics: TopicsTable;
+  assets: AssetsTable;
   contact_topics: ContactTopicsTable;
   lists: ListsTable;
   list_members: ListMembersTable;
