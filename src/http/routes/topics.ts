@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import { contactTopics, updateContactTopics } from '../../domain/audience/contact-topics.ts';
 import { createTopic, deleteTopic, getTopic, listTopics, updateTopic } from '../../domain/audience/topics.ts';
 import type { DomainContext } from '../../domain/core/context.ts';
-import { projectOf } from '../auth.ts';
+import { authOf, projectOf } from '../auth.ts';
 import { errors, Nullable, typed } from '../schemas.ts';
 
 const Subscription = Type.Union([Type.Literal('opt_in'), Type.Literal('opt_out')]);
@@ -196,12 +196,19 @@ export async function topicRoutes(instance: FastifyInstance, { ctx }: { ctx: Dom
         summary: 'Change a contact’s choices of topics',
         operationId: 'updateContactTopics',
         description:
-          'Each change is recorded in the contact’s consent history (source `api`) and announced to webhooks as contact.topic_subscribed or contact.topic_unsubscribed.',
+          'Each change is recorded in the contact’s consent history (source `api`, or `dashboard` from a signed-in person) and announced to webhooks as contact.topic_subscribed or contact.topic_unsubscribed.',
         params: ContactParams,
         body: TopicChoices,
         response: { 200: ContactTopicsSchema, ...errors(400, 401, 404) },
       },
     },
-    async (request) => updateContactTopics(ctx, projectOf(request), request.params.id, request.body),
+    async (request) =>
+      updateContactTopics(
+        ctx,
+        projectOf(request),
+        request.params.id,
+        request.body,
+        authOf(request).session ? 'dashboard' : 'api',
+      ),
   );
 }

@@ -8,9 +8,10 @@ import {
   segmentQuery,
   segmentsQuery,
 } from '../api/audience.ts';
+import { topicsQuery } from '../api/topics.ts';
 import { appRoute, load, pageNumber, screen, text } from './base.tsx';
 
-/** The audience screens: contacts (and their import), lists and segments. */
+/** The audience screens: contacts (and their import), lists, topics and segments. */
 
 const contactsRoute = createRoute({
   getParentRoute: () => appRoute,
@@ -65,6 +66,12 @@ const listsRoute = screen(
   (p) => [listsQuery(p.id)],
 );
 
+const topicsRoute = screen(
+  '/topics',
+  () => import('../features/topics/Topics.tsx'),
+  (p) => [topicsQuery(p.id)],
+);
+
 const segmentsRoute = screen(
   '/segments',
   () => import('../features/segments/Segments.tsx'),
@@ -84,6 +91,7 @@ export const audienceRoutes = [
   contactImportRoute,
   contactRoute,
   listsRoute,
+  topicsRoute,
   segmentsRoute,
   segmentRoute,
 ] as const;

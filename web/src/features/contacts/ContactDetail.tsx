@@ -10,6 +10,7 @@ import {
   listsQuery,
   type TrackedEvent,
 } from '../../api/audience.ts';
+import { topicsQuery } from '../../api/topics.ts';
 import { ErrorMessage } from '../../components/Alert.tsx';
 import { ConfirmButton } from '../../components/Dialog.tsx';
 import { SelectField } from '../../components/Field.tsx';
@@ -19,6 +20,7 @@ import { PageHeader } from '../../components/PageHeader.tsx';
 import { Facts, Section } from '../../components/Section.tsx';
 import { useProject } from '../../project.tsx';
 import { ContactMessages } from './contact-messages.tsx';
+import { ContactTopics } from './contact-topics.tsx';
 
 const route = getRouteApi('/app/contacts/$contactId');
 
@@ -140,6 +142,9 @@ function Lists({ contact }: { contact: ContactWithConsent }) {
 }
 
 function ConsentHistory({ contact }: { contact: ContactWithConsent }) {
+  const { project } = useProject();
+  const topicList = useQuery(topicsQuery(project.id));
+  const topicNames = new Map((topicList.data?.data ?? []).map((t) => [t.id, t.name]));
   return (
     <Section title="Consent history">
       {contact.consent_history.length === 0 ? (
@@ -155,8 +160,13 @@ function ConsentHistory({ contact }: { contact: ContactWithConsent }) {
                 <time dateTime={c.created_at}>{formatDateTime(c.created_at)}</time>
               </div>
               <p className="muted small">
-                {[c.source && `source: ${c.source}`, c.ip && `from ${c.ip}`].filter(Boolean).join(' · ') ||
-                  'no source recorded'}
+                {[
+                  c.topic_id && `topic: ${topicNames.get(c.topic_id) ?? 'deleted'}`,
+                  c.source && `source: ${c.source}`,
+                  c.ip && `from ${c.ip}`,
+                ]
+                  .filter(Boolean)
+                  .join(' · ') || 'no source recorded'}
               </p>
               {c.text && <p className="break">“{c.text}”</p>}
             </li>
@@ -254,6 +264,7 @@ export default function ContactDetail() {
           <div className="detail">
             <Details contact={c} />
             <ConsentHistory contact={c} />
+            <ContactTopics contactId={c.id} marketing={c.subscribed} />
             <Properties contact={c} />
             <Lists contact={c} />
             <ContactMessages contactId={c.id} />

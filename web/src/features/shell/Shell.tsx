@@ -19,6 +19,7 @@ const NAV = [
   { to: '/contacts', label: 'Contacts', exact: false },
   { to: '/lists', label: 'Lists', exact: false },
   { to: '/segments', label: 'Segments', exact: false },
+  { to: '/topics', label: 'Topics', exact: false },
   { to: '/templates', label: 'Templates', exact: false },
   { to: '/campaigns', label: 'Campaigns', exact: false },
   { to: '/flows', label: 'Flows', exact: false },
