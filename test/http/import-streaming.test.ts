@@ -43,7 +43,9 @@ describe('a CSV import larger than one piece', () => {
     lines.push('person0@example.com;Again;Paris', 'PERSON24999@example.com;Again;Rome');
     const csv = `${lines.join('\r\n')}\r\n`;
     expect(Buffer.byteLength(csv)).toBeGreaterThan(2 * 1024 * 1024);
-    const res = await fetch(`${server.url}/v1/contacts/import?filename=big.csv`, {
+    const list = await server.call('POST', '/v1/lists', { key, body: { name: 'Streamed' } });
+    expect(list.status).toBe(200);
+    const res = await fetch(`${server.url}/v1/contacts/import?filename=big.csv&list_ids=${list.body.id}`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'text/csv' },
       body: csv,
@@ -70,6 +72,13 @@ describe('a CSV import larger than one piece', () => {
       first_name: 'Name 24999',
       properties: { City: `Town; ${'x'.repeat(24999 % 40)}` },
     });
+    const members = await server.call('GET', `/v1/lists/${list.body.id}`, { key });
+    expect(members.body.member_count).toBe(rows);
+    const { rows: consents } = await server.runtime.ctx.pool.query(
+      `select count(*)::int as n from contact_consents where project_id = $1 and source = 'import' and text_shown like $2`,
+      [account.project.id, `Imported from "big.csv"%`],
+    );
+    expect(consents[0].n).toBe(rows);
     const { rows: left } = await server.runtime.ctx.pool.query(
       'select count(*)::int as n from import_chunks where import_id = $1',
       [started.id],
