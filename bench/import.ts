@@ -4,9 +4,13 @@
 // GET /v1/imports/{id} four times a second (the progress printed once a second), with Posthorn
 // (npm start, one process), PostgreSQL and this script on the same machine. Target: >= 20,000 rows/s, with the
 // server's peak memory (VmHWM) bounded.
+// Prints the rate, the server's peak resident memory (VmHWM), how many distinct progress readings
+// were seen before the end, and the load average before and after (the machine may be shared).
 // Run: npm run bench:import   (BENCH_ROWS to change the size, BENCH_IMPORT_LIST=1 to add every
-// contact to a list as well, BENCH_MAX_SECONDS for the watchdog)
+// contact to a list as well, BENCH_MAX_SECONDS for the watchdog, BENCH_SHOW_OUTPUT=1 to print the
+// server's output at the end)
 import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { guardBench, json, machine, quietMachine, readyBenchAccount, startBenchServer } from './server.ts';
 
 const rows = Number(process.env.BENCH_ROWS ?? 1_000_000);
@@ -52,6 +56,8 @@ try {
   console.log(`file: ${rows.toLocaleString('en')} rows, six columns, ${(csv.length / 1e6).toFixed(1)} MB`);
   const before = memoryOf(pid);
   await quietMachine();
+  const loadBefore = loadavg().map((l) => l.toFixed(2));
+  console.log(`load average before: ${loadBefore.join(' ')}`);
 
   const start = performance.now();
   const res = await fetch(`${server.url}/v1/contacts/import?filename=bench.csv${listQuery}`, {
@@ -72,6 +78,10 @@ try {
   };
   let peakRss = 0;
   let printed = 0;
+  // the distinct counts of processed rows read while the import ran (progress shown)
+  const progressSeen = new Set<number>();
+  // the server's memory once a tenth of the rows is in: what grows after it grows with the file
+  let rssAtTenth: number | null = null;
   // polled four times a second (the end is seen within 250 ms), printed once a second
   for (;;) {
     await new Promise((r) => setTimeout(r, 250));
@@ -85,6 +95,8 @@ try {
     peakRss = Math.max(peakRss, mem?.rss ?? 0);
     const at = (performance.now() - start) / 1000;
     const done = state.status === 'completed' || state.status === 'failed';
+    if (!done && state.processed > 0) progressSeen.add(state.processed);
+    if (rssAtTenth === null && state.processed >= rows / 10) rssAtTenth = mem?.rss ?? null;
     if (done || at - printed >= 1) {
       printed = at;
       console.log(
@@ -107,7 +119,14 @@ try {
         errors: state.error_count,
         seconds: Number(seconds.toFixed(1)),
         rows_per_second: rate,
-        server_rss_mb: { before: before?.rss ?? null, max_sampled: peakRss, peak_vmhwm: after?.peak ?? null },
+        server_rss_mb: {
+          before: before?.rss ?? null,
+          at_a_tenth: rssAtTenth,
+          max_sampled: peakRss,
+          peak_vmhwm: after?.peak ?? null,
+        },
+        progress_readings: progressSeen.size,
+        load_average: { before: loadBefore, after: loadavg().map((l) => l.toFixed(2)) },
       },
       null,
       2,
@@ -116,7 +135,11 @@ try {
   console.log(
     `${rate.toLocaleString('en')} rows/s end to end (upload included): target >= ${TARGET.toLocaleString('en')} rows/s ${rate >= TARGET ? 'met' : 'NOT met'}`,
   );
-  failed = state.status !== 'completed' || state.created !== rows;
+  console.log(
+    `server peak memory (VmHWM): ${after?.peak ?? '?'} MB (${before?.rss ?? '?'} MB before the upload, ${rssAtTenth ?? '?'} MB a tenth of the way); progress seen: ${progressSeen.size > 0 ? `yes, ${progressSeen.size} distinct readings before the end` : 'NO'}`,
+  );
+  if (process.env.BENCH_SHOW_OUTPUT) console.log(server.output());
+  failed = state.status !== 'completed' || state.created !== rows || progressSeen.size === 0;
 } catch (err) {
   console.error(err);
   failed = true;
