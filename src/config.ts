@@ -3,6 +3,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import path from 'node:path';
 import { ConfigError, type TrustProxy, trustProxy } from './config-values.ts';
 import { defaultRoutes, parseRoutes, type RoutesConfig, RoutesError } from './delivery/routes/config.ts';
+import { type AssetsConfig, assetsConfig } from './domain/assets/config.ts';
 import { DEFAULT_PLAN, PLANS } from './domain/plans/plans.ts';
 
 /** Every setting Posthorn reads, from the environment, documented in README.md. */
@@ -118,6 +119,8 @@ export interface Config {
   devMailboxAccess: DevMailboxAccess;
   /** How long what grows without bound is kept; 0 = kept forever. */
   retention: RetentionPeriods;
+  /** Projects' images: where they are kept (a folder or S3) and their limits. */
+  assets: AssetsConfig;
 }
 
 /** How long each kind of prunable data is kept (README "Operations"). */
@@ -400,5 +403,6 @@ export function loadConfig(env: Env = process.env): Config {
     termsUrl: optionalUrl(env, 'POSTHORN_TERMS_URL'),
     devMailboxAccess: devMailboxAccess(env, 'POSTHORN_DEV_MAILBOX'),
     retention: retention(env),
+    assets: assetsConfig(env, dataDir),
   };
 }

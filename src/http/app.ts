@@ -18,6 +18,7 @@ import {
 import { resendRoutes } from './resend/plugin.ts';
 import { accountRoutes } from './routes/accounts.ts';
 import { adminRoutes } from './routes/admin.ts';
+import { assetRoutes, publicAssetRoutes } from './routes/assets.ts';
 import { breakerRoutes } from './routes/breaker.ts';
 import { campaignActionRoutes } from './routes/campaign-actions.ts';
 import { campaignRoutes } from './routes/campaigns.ts';
@@ -90,6 +91,7 @@ const V1_ROUTES = [
   topicRoutes,
   segmentRoutes,
   templateRoutes,
+  assetRoutes,
   campaignRoutes,
   campaignActionRoutes,
   flowRoutes,
@@ -165,6 +167,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // the unsubscribe and tracking links in marketing mail (at {public_url}/u and /t), and
   // providers' feedback (Amazon SES's events by SNS, at {public_url}/feedback/ses)
   await app.register(publicRoutes, deps);
+  // the images of projects' media libraries (at {public_url}/assets/...), for mail readers
+  await app.register(publicAssetRoutes, deps);
   await app.register(feedbackRoutes, deps);
   await app.register(dashboardRoutes, { ...deps, prefix: '/api' });
   // the Resend-compatible door: Resend's API over the same domain code (src/http/resend)
