@@ -4,6 +4,7 @@
  * public URLs (`{public_url}/u/{token}`, `/t/o/{token}`, `/t/c/{token}`) already made.
  *
  * The send path applies it in this order:
+ * 0. `fillPreferencesUrl` (what `{{ preferences_url }}` rendered to becomes the reader's page);
  * 1. `trackLinks` on the rendered HTML (content links become click URLs, the open pixel is added);
  * 2. `addFooter` on the tracked parts (its links carry `data-posthorn-notrack`, so even a second
  *    tracking pass would leave them alone);
@@ -29,6 +30,21 @@ export interface Tracking {
   /** The click redirect for the link at `index` of the returned `links`. */
   clickUrl: (originalUrl: string, index: number) => string;
   openPixelUrl?: string;
+}
+
+/**
+ * What `{{ preferences_url }}` renders to in a template or campaign (templates/render.ts): a
+ * stand-in the marketing layer replaces with the reader's preference page (`fillPreferencesUrl`),
+ * since the link needs the message's id, made after rendering. Nothing HTML-escaping changes, and
+ * tracking leaves it alone (`{{`). Mail without the layer (transactional) gets it removed.
+ */
+export const PREFERENCES_URL_STANDIN = '{{posthorn:preferences_url}}';
+
+/** Puts the preference page's URL (or '' for mail without one) where `{{ preferences_url }}` was. */
+export function fillPreferencesUrl(parts: MessageParts, url: string): MessageParts {
+  const fill = (part: string | null, value: string) =>
+    part?.includes(PREFERENCES_URL_STANDIN) ? part.replaceAll(PREFERENCES_URL_STANDIN, value) : part;
+  return { html: fill(parts.html, escapeHtml(url)), text: fill(parts.text, url) };
 }
 
 /** Marks a link that tracking must leave alone; the footer's own links carry it. */

@@ -55,6 +55,7 @@ export function presentCampaign(row: CampaignRow) {
     segment_ids: row.segment_ids,
     exclude_list_ids: row.exclude_list_ids,
     exclude_segment_ids: row.exclude_segment_ids,
+    topic_id: row.topic_id,
     tracking: { opens: row.track_opens, clicks: row.track_clicks },
     tags: row.tags,
     rate: presentRate(row),

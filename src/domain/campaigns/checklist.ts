@@ -182,7 +182,7 @@ export async function campaignChecklist(ctx: DomainContext, facts: ProjectFacts,
   const count = await countAudience(ctx, campaign);
   items.push(
     count === 0
-      ? failing('audience', emptyAudience(campaign.name).message)
+      ? failing('audience', emptyAudience(campaign.name, campaign.topic_id).message)
       : ok(
           'audience',
           `${count.toLocaleString('en-US')} ${count === 1 ? 'recipient' : 'recipients'} after suppressions and unsubscribes`,

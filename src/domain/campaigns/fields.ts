@@ -30,6 +30,8 @@ export interface CampaignInput {
   segment_ids?: string[];
   exclude_list_ids?: string[];
   exclude_segment_ids?: string[];
+  /** Only contacts subscribed to this topic of the project get the campaign; null: no topic. */
+  topic_id?: string | null;
   tracking?: { opens?: boolean; clicks?: boolean };
   tags?: { name: string; value: string }[];
   ab_test?: AbTestInput | null;
@@ -69,6 +71,7 @@ export interface CampaignFields {
   segment_ids: string[];
   exclude_list_ids: string[];
   exclude_segment_ids: string[];
+  topic_id: string | null;
   track_opens: boolean;
   track_clicks: boolean;
   tags: { name: string; value: string }[];
@@ -93,6 +96,7 @@ export const EMPTY_CAMPAIGN: CampaignFields = {
   segment_ids: [],
   exclude_list_ids: [],
   exclude_segment_ids: [],
+  topic_id: null,
   track_opens: true,
   track_clicks: true,
   tags: [],
@@ -232,6 +236,8 @@ export function applyInput(current: CampaignFields, input: CampaignInput): Campa
     const ids = input[field];
     if (ids !== undefined) next[field] = [...new Set(ids.map((id) => id.toLowerCase()))];
   }
+  if (input.topic_id !== undefined)
+    next.topic_id = typeof input.topic_id === 'string' ? input.topic_id.toLowerCase() : input.topic_id;
   if (input.tracking?.opens !== undefined) next.track_opens = input.tracking.opens;
   if (input.tracking?.clicks !== undefined) next.track_clicks = input.tracking.clicks;
   if (input.tags !== undefined) next.tags = checkTags(input.tags);
@@ -284,7 +290,7 @@ async function checkTemplate(
   return template;
 }
 
-/** Every id of the audience names a list or segment of this project (else 400 naming it). */
+/** Every id of the audience names a list, segment or topic of this project (else 400 naming it). */
 async function checkAudience(ctx: Pick<DomainContext, 'db'>, projectId: string, fields: CampaignFields) {
   const kinds = [
     { table: 'lists', noun: 'list', ids: [...fields.list_ids, ...fields.exclude_list_ids] },
@@ -300,6 +306,19 @@ async function checkAudience(ctx: Pick<DomainContext, 'db'>, projectId: string, 
     const missing = ids.find((id) => !found.has(id));
     if (missing !== undefined) throw new ValidationError(`no ${noun} ${missing} in this project`);
   }
+  if (fields.topic_id === null) return;
+  const topic =
+    isUuid(fields.topic_id) &&
+    (await ctx.db
+      .selectFrom('topics')
+      .select('id')
+      .where('project_id', '=', projectId)
+      .where('id', '=', fields.topic_id)
+      .executeTakeFirst());
+  if (!topic)
+    throw new ValidationError(
+      `\`topic_id\`: no topic ${String(fields.topic_id).slice(0, 100)} in this project (GET /v1/topics)`,
+    );
 }
 
 /**

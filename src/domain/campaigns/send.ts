@@ -85,7 +85,7 @@ export async function checkCampaignStart(
 ): Promise<CampaignContent> {
   const content = await checkCampaignSend(ctx, facts, campaign, async () => {
     const count = await countAudience(ctx, campaign);
-    if (count === 0) throw emptyAudience(campaign.name);
+    if (count === 0) throw emptyAudience(campaign.name, campaign.topic_id);
     return count;
   });
   // its domain or project stopped by the circuit breaker: nothing starts until an admin resumes it
@@ -145,7 +145,7 @@ export async function startCampaign(
       .selectAll()
       .where('id', '=', campaign.id)
       .executeTakeFirstOrThrow();
-    if (!snapshot.recipient_count) throw emptyAudience(campaign.name);
+    if (!snapshot.recipient_count) throw emptyAudience(campaign.name, campaign.topic_id);
     await enqueue(tx, [campaignJob(campaign.id)]);
     // a campaign sent before its time is not started again when the time comes
     await sql`select graphile_worker.remove_job(${startJobKey(campaign.id)})`.execute(tx);
@@ -181,8 +181,8 @@ export function checkStartable(campaign: Pick<CampaignRow, 'id' | 'name' | 'stat
 }
 
 /** The refusal of a start whose audience holds nobody. */
-export function emptyAudience(name: string) {
+export function emptyAudience(name: string, topicId: string | null = null) {
   return new ValidationError(
-    `Campaign "${name}" has no recipients: its lists and segments hold no subscribed, unsuppressed contact`,
+    `Campaign "${name}" has no recipients: its lists and segments hold no subscribed, unsuppressed contact${topicId ? ' subscribed to its topic (a deleted topic has no subscribers)' : ''}`,
   );
 }

@@ -1,5 +1,11 @@
 import { htmlToText } from '../../mail/html-to-text.ts';
-import { addFooter, listUnsubscribeHeaders, trackLinks } from '../../mail/marketing.ts';
+import {
+  addFooter,
+  fillPreferencesUrl,
+  listUnsubscribeHeaders,
+  PREFERENCES_URL_STANDIN,
+  trackLinks,
+} from '../../mail/marketing.ts';
 import type { DomainContext } from '../core/context.ts';
 import { publicUrls } from '../marketing/tokens.ts';
 import { PLACEHOLDER_ADDRESS } from '../plans/project-facts.ts';
@@ -42,7 +48,10 @@ export async function withMarketingLayer(
   ctx: DomainContext,
   messages: { row: EmailRow; body: MessageBody }[],
 ): Promise<(MessageBody | { refused: string })[]> {
-  const out: (MessageBody | { refused: string })[] = messages.map(({ body }) => body);
+  // `{{ preferences_url }}` means nothing outside the layer: removed (filled below within it)
+  const out: (MessageBody | { refused: string })[] = messages.map(({ body, row }) =>
+    LAYERED_STREAMS.includes(row.stream) ? body : withoutStandIn(body),
+  );
   const layered = [...messages.entries()].filter(([, { row }]) => LAYERED_STREAMS.includes(row.stream));
   if (layered.length === 0) return out;
   const projects = await ctx.db
@@ -57,6 +66,7 @@ export async function withMarketingLayer(
       continue;
     }
     const urls = publicUrls(ctx, { emailId: row.id, contactId: row.contact_id });
+    const unsubscribeUrl = urls.unsubscribe ?? testUnsubscribeUrl(ctx);
     let html = body.html;
     // the text part shows links as written, in every stream: a message without one gets it derived
     // from its HTML before the links are tracked (a template's is rendered the same way)
@@ -67,11 +77,13 @@ export async function withMarketingLayer(
         openPixelUrl: row.track_opens ? urls.open : undefined,
       }).html;
     }
-    const unsubscribeUrl = urls.unsubscribe ?? testUnsubscribeUrl(ctx);
-    const parts = addFooter(
-      { html, text },
-      { postalAddress: addressOf.get(row.project_id) ?? PLACEHOLDER_ADDRESS, unsubscribeUrl },
-    );
+    // `{{ preferences_url }}` becomes the reader's preference page (the unsubscribe link's), after
+    // tracking: its stand-in is never tracked, so the link leads straight to the page
+    const filled = fillPreferencesUrl({ html, text }, unsubscribeUrl);
+    const parts = addFooter(filled, {
+      postalAddress: addressOf.get(row.project_id) ?? PLACEHOLDER_ADDRESS,
+      unsubscribeUrl,
+    });
     out[i] = {
       html: parts.html,
       text: parts.text,
@@ -79,6 +91,13 @@ export async function withMarketingLayer(
     };
   }
   return out;
+}
+
+/** A message outside the layer keeps its body, without the stand-in of `{{ preferences_url }}`. */
+function withoutStandIn(body: MessageBody): MessageBody {
+  if (!body.html?.includes(PREFERENCES_URL_STANDIN) && !body.text?.includes(PREFERENCES_URL_STANDIN))
+    return body;
+  return { ...body, ...fillPreferencesUrl(body, '') };
 }
 
 /** A link the click token cannot carry (too long, not a parseable URL) is left as written. */

@@ -174,6 +174,7 @@ function parseSend(s: Obj, at: string, d: Defaults) {
     'variables',
     'from',
     'from_name',
+    'topic_id',
     'next',
   ]);
   const html = text(s.html, `${at}.html`, 1_000_000);
@@ -215,6 +216,7 @@ function parseSend(s: Obj, at: string, d: Defaults) {
     ...(variables === null ? {} : { variables }),
     from,
     from_name: fromName ?? d.from_name,
+    ...(s.topic_id == null ? {} : { topic_id: uuid(s.topic_id, `${at}.topic_id`, 'topic') }),
   };
 }
 

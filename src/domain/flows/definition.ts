@@ -64,6 +64,8 @@ export type SendStep = {
   /** The sender address; `checkReferences` (references.ts) settles it (step's, else the flow's, else the template's, else the shared default). */
   from: string | null;
   from_name: string | null;
+  /** Only contacts subscribed to this topic get the message; the others pass the step without it. */
+  topic_id?: string;
   next: string | null;
 };
 export type WaitStep = {

@@ -15,7 +15,7 @@ import { flowMessage } from './sends.ts';
 
 /**
  * What a flow definition names must exist in its project and be usable there: lists, segments,
- * published templates (with values for their variables), a sender on a verified domain (or the
+ * topics, published templates (with values for their variables), a sender on a verified domain (or the
  * shared default), webhook targets the configuration allows; and each send step's message checked
  * as a template is (templates/message-checks.ts). Checked on create, on every edit and again on
  * activation.
@@ -82,6 +82,18 @@ async function checkOwned(
     throw new ValidationError(`no ${table === 'lists' ? 'list' : 'segment'} ${missing} in this project`);
 }
 
+/** A send step's topic is one of the project's (else 400 naming the step's field). */
+async function checkTopic(ctx: Pick<DomainContext, 'db'>, projectId: string, topicId: string, at: string) {
+  const found = await ctx.db
+    .selectFrom('topics')
+    .select('id')
+    .where('project_id', '=', projectId)
+    .where('id', '=', topicId)
+    .executeTakeFirst();
+  if (!found)
+    throw new ValidationError(`\`${at}.topic_id\`: no topic ${topicId} in this project (GET /v1/topics)`);
+}
+
 /** The list ids a definition names: trigger, list steps, and the conditions' list facts. */
 function listIdsOf(def: FlowDefinition): string[] {
   const groups = [def.goal, def.trigger.type === 'contact_updated' ? def.trigger.condition : null];
@@ -123,6 +135,7 @@ export async function checkReferences(
       });
       steps.push(step);
     } else if (step.type === 'send') {
+      if (step.topic_id !== undefined) await checkTopic(ctx, facts.id, step.topic_id, at);
       const version = step.template_id === null ? null : await templateVersion(ctx, facts.id, step, at);
       // the message as the engine will make it, checked as a template is when saved
       await checkMessageContent(flowMessage(step, version), { at: `${at}.`, owner: facts.id });

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { EnrollmentHistoryEntry, TemplateData } from '../../db/schema.ts';
 import { addressOf, type Mailbox } from '../../mail/address.ts';
 import type { DomainContext } from '../core/context.ts';
@@ -109,11 +110,18 @@ export class SendPlan {
    */
   async plan(pending: { walker: Walker; step: SendStep }[]): Promise<void> {
     const byProject = new Map<string, Checked[]>();
-    for (const { walker: w, step } of pending) {
+    const leftTopic = await notSubscribedToTopic(this.ctx, pending);
+    for (const [i, { walker: w, step }] of pending.entries()) {
       if (!w.row.subscribed || w.row.suppressed) {
         const reason = w.row.subscribed ? 'suppressed' : 'unsubscribed';
         record(w, step, this.now, reason);
         finish(w, 'exited', reason);
+        continue;
+      }
+      // a step for a topic the contact is not subscribed to: passed without its message
+      if (leftTopic.has(i)) {
+        record(w, step, this.now, TOPIC_SKIP);
+        w.at = step.next;
         continue;
       }
       const facts = await this.factsOf(w.row.project_id);
@@ -204,6 +212,30 @@ export class SendPlan {
     });
     w.at = step.next;
   }
+}
+
+/** The history outcome (and step stats' `skipped`) of a send step passed for its topic. */
+export const TOPIC_SKIP = 'not_subscribed_to_topic';
+
+/**
+ * Which of the pending sends (by index) name a topic their contact is not subscribed to: no
+ * choice and an `opt_out` default, a choice to leave it, or a topic deleted since (nobody's). One
+ * query for the round, none when no step names a topic.
+ */
+async function notSubscribedToTopic(
+  ctx: DomainContext,
+  pending: { walker: Walker; step: SendStep }[],
+): Promise<Set<number>> {
+  const asked = [...pending.entries()].filter(([, p]) => p.step.topic_id !== undefined);
+  if (asked.length === 0) return new Set();
+  const { rows } = await sql<{ i: number }>`
+    select x.i from unnest(${asked.map(([i]) => i)}::int[], ${asked.map(([, p]) => p.walker.row.contact_id)}::uuid[],
+                           ${asked.map(([, p]) => p.step.topic_id)}::uuid[], ${asked.map(([, p]) => p.walker.row.project_id)}::uuid[])
+             as x(i, contact_id, topic_id, project_id)
+      left join topics t on t.id = x.topic_id and t.project_id = x.project_id
+      left join contact_topics ct on ct.contact_id = x.contact_id and ct.topic_id = t.id
+     where not coalesce(ct.subscribed, t.default_subscription = 'opt_in', false)`.execute(ctx.db);
+  return new Set(rows.map((r) => r.i));
 }
 
 /** A send step's message: its subject and inline HTML, or its subject over the template's version. */

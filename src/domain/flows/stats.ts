@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import { humanEngagement } from '../campaigns/stats.ts';
 import type { FlowDefinition } from './definition.ts';
+import { TOPIC_SKIP } from './sends.ts';
 
 /**
  * Flow stats, computed set-based when asked: nothing is counted ahead, the numbers are what the
@@ -35,6 +36,8 @@ export interface StepStats {
   clicked: number;
   /** Enrollments that left the flow at this step (exit step, goal, unsubscribe...). */
   exited: number;
+  /** Send steps for a topic: times an enrollment passed without the message, not subscribed to it. */
+  skipped: number;
 }
 
 export type FlowStats = EnrollmentCounts & {
@@ -77,29 +80,37 @@ interface StepRow {
   step_id: string;
   entered: number;
   exited: number;
+  skipped: number;
 }
 
 /**
- * Per step: enrollments that reached it (a history entry for it, or at it now) and those that left
- * the flow there (exited while at it, or with it as their last history entry).
+ * Per step: enrollments that reached it (a history entry for it, or at it now), those that left
+ * the flow there (exited while at it, or with it as their last history entry), and the times a send
+ * for a topic was passed without its message.
  */
 async function stepPassage(db: Db, flowId: string): Promise<StepRow[]> {
   const { rows } = await sql<StepRow>`
     with en as (
       select id, status, step_id, history from flow_enrollments where flow_id = ${flowId}
+    ), entries as (
+      select en.id, h ->> 'step_id' as step_id, h ->> 'outcome' as outcome
+        from en cross join lateral jsonb_array_elements(en.history) h
     ), reached as (
-      select en.id, h ->> 'step_id' as step_id from en cross join lateral jsonb_array_elements(en.history) h
+      select id, step_id from entries
       union
       select en.id, en.step_id from en where en.step_id is not null
     ), passed as (
       select step_id, count(*)::int as entered from reached where step_id is not null group by step_id
+    ), skipped as (
+      select step_id, count(*)::int as skipped from entries where outcome = ${TOPIC_SKIP} group by step_id
     ), left_at as (
       select coalesce(step_id, history -> -1 ->> 'step_id') as step_id, count(*)::int as exited
         from en where status = 'exited' group by 1
     )
     select coalesce(p.step_id, l.step_id) as step_id, coalesce(p.entered, 0) as entered,
-           coalesce(l.exited, 0) as exited
-      from passed p full join left_at l on l.step_id = p.step_id`.execute(db);
+           coalesce(l.exited, 0) as exited, coalesce(k.skipped, 0) as skipped
+      from passed p full join left_at l on l.step_id = p.step_id
+      left join skipped k on k.step_id = p.step_id`.execute(db);
   return rows;
 }
 
@@ -158,6 +169,7 @@ export async function flowStats(db: Db, flowId: string, def: FlowDefinition): Pr
       opened: sentBy.get(s.id)?.opened ?? 0,
       clicked: sentBy.get(s.id)?.clicked ?? 0,
       exited: byStep.get(s.id)?.exited ?? 0,
+      skipped: byStep.get(s.id)?.skipped ?? 0,
     })),
   };
 }

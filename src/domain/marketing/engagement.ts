@@ -5,6 +5,7 @@ import type { DomainContext } from '../core/context.ts';
 import { recordEmailEvents } from '../emails/events.ts';
 import { suppress } from '../emails/suppressions.ts';
 import { isCanary } from '../reputation/unsubscribe-check.ts';
+import { emailTopic, leaveTopic, readerTopics, saveTopics, senderOf } from './preferences.ts';
 import { readToken } from './tokens.ts';
 import { type UserAgentClass, userAgentClass } from './user-agents.ts';
 
@@ -123,23 +124,54 @@ async function campaignLists(db: DomainContext['db'] | Tx, emailId: string, cont
 }
 
 /**
- * What the preference page shows: the address, whether it still gets marketing, and the lists of
- * the campaign it may leave (by name); null for a bad token.
+ * What the preference page shows: the address, whether it still gets marketing, the lists of the
+ * campaign it may leave (by name), the project's public topics with the reader's state, the topic
+ * the message was sent for, and who sent it (the project's name, the message's From); null for a
+ * bad token.
  */
 export async function preferences(ctx: DomainContext, token: string) {
   const found = await subscriber(ctx, token);
   if (!found) return null;
-  const [listed, lists] = await Promise.all([
+  const { email, contact } = found;
+  const [listed, lists, topics, topic, sender] = await Promise.all([
     ctx.db
       .selectFrom('suppressions')
       .select('reason')
-      .where('project_id', '=', found.email.project_id)
-      .where('email', '=', found.contact.email)
+      .where('project_id', '=', email.project_id)
+      .where('email', '=', contact.email)
       .executeTakeFirst(),
-    campaignLists(ctx.db, found.email.id, found.contact.id),
+    campaignLists(ctx.db, email.id, contact.id),
+    readerTopics(ctx.db, email.project_id, contact.id),
+    emailTopic(ctx.db, email.id),
+    senderOf(ctx.db, email.id),
   ]);
-  const subscribed = found.contact.subscribed && !listed;
-  return { email: found.contact.email, subscribed, lists: subscribed ? lists.map((l) => l.name) : [] };
+  const subscribed = contact.subscribed && !listed;
+  return {
+    email: contact.email,
+    subscribed,
+    lists: subscribed ? lists.map((l) => l.name) : [],
+    topics,
+    topic,
+    project: sender?.project ?? '',
+    from: sender?.from ?? '',
+  };
+}
+
+/**
+ * The preference page's topic switches (`saveTopics`), recorded with source `preference_page`;
+ * null for a bad token. A reader unsubscribed from all marketing changes nothing here: the page
+ * offers them Resubscribe instead.
+ */
+export async function savePreferences(
+  ctx: DomainContext,
+  token: string,
+  form: Record<string, unknown>,
+  who: Requester = {},
+) {
+  const found = await subscriber(ctx, token);
+  if (!found) return null;
+  const changed = found.contact.subscribed ? await saveTopics(ctx, found, form, who.ip ?? null) : 0;
+  return { changed };
 }
 
 /**
@@ -179,9 +211,11 @@ async function leaveLists(
 
 /**
  * `all` leaves all marketing; `list` leaves the lists the email's campaign was sent to (all
- * marketing when it names none the contact is on); `resubscribe` undoes leaving all.
+ * marketing when it names none the contact is on); `resubscribe` undoes leaving all; `one_click`
+ * (RFC 8058, no scope given) leaves the topic the email was sent for, and all marketing when it
+ * was sent for none (or its topic is gone).
  */
-export type UnsubscribeScope = 'all' | 'list' | 'resubscribe';
+export type UnsubscribeScope = 'all' | 'list' | 'resubscribe' | 'one_click';
 
 /**
  * The unsubscribe link (RFC 8058 one-click and the preference page): suppresses the contact's
@@ -205,6 +239,13 @@ export async function unsubscribe(
     return { email: contact.email, subscribed: false, changed: true };
   }
   if (scope === 'resubscribe') return resubscribe(ctx, found, who);
+  if (scope === 'one_click') {
+    const topic = await emailTopic(ctx.db, email.id);
+    if (topic) {
+      await leaveTopic(ctx, found, topic.id, who.ip ?? null);
+      return { email: contact.email, subscribed: true, leftTopic: topic.name, changed: true };
+    }
+  }
   if (scope === 'list') {
     const left = await leaveLists(ctx, found);
     if (left) return left;

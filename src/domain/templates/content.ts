@@ -70,9 +70,12 @@ export function withPreheader(html: string, preheader: string | null): string {
   return body ? html.replace(body[0], `${body[0]}${hidden}`) : hidden + html;
 }
 
-/** The typo guard: every name a field reads is a declared variable or `contact`. */
+/** Names every template reads without declaring them (`preferences_url`: marketing mail's preference page). */
+const BUILT_IN = ['contact', 'preferences_url'];
+
+/** The typo guard: every name a field reads is a declared variable, `contact` or `preferences_url`. */
 function checkNamesRead(field: string, names: string[], declared: Set<string>) {
-  const unknown = names.filter((n) => n !== 'contact' && !declared.has(n));
+  const unknown = names.filter((n) => !BUILT_IN.includes(n) && !declared.has(n));
   if (unknown.length > 0)
     throw new ValidationError(
       `\`${field}\` uses ${unknown.map((n) => `\`${n}\``).join(', ')}, which ${unknown.length > 1 ? 'are' : 'is'} not declared: add ${unknown.length > 1 ? 'them' : 'it'} to \`variables\` or fix the name`,

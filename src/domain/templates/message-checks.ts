@@ -155,7 +155,8 @@ function placeOf(source: string, name: string): string {
 
 /** The typo guard: every name a field reads is `contact` or one of the template's variables. */
 function checkNamesRead(field: string, source: string, names: string[], declared: string[]) {
-  const unknown = names.find((n) => n !== 'contact' && !declared.includes(n));
+  // `preferences_url`: the reader's preference page in marketing mail (templates/render.ts)
+  const unknown = names.find((n) => n !== 'contact' && n !== 'preferences_url' && !declared.includes(n));
   if (unknown === undefined) return;
   const guess = meant(unknown, declared);
   const readable =

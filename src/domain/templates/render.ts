@@ -1,6 +1,7 @@
 import type { Template } from 'liquidjs';
 import type { TemplateVariable } from '../../db/schema.ts';
 import { htmlToText, PREHEADER_END, PREHEADER_START } from '../../mail/html-to-text.ts';
+import { PREFERENCES_URL_STANDIN } from '../../mail/marketing.ts';
 import { parseIsoDate } from '../core/dates.ts';
 import { ValidationError } from '../core/errors.ts';
 import { htmlLiquid, LIQUID_LIMITS, parseLiquid, textLiquid } from './liquid.ts';
@@ -156,7 +157,13 @@ export function renderTemplate(
   opts: { deriveText?: boolean } = {},
 ): Rendered {
   const parsed = parsedOf(source);
-  const values = { ...resolveVariables(source.variables, given), contact: contact ?? {} };
+  // `preferences_url`: a stand-in the marketing layer fills with the reader's preference page (a
+  // template's own variable of that name wins)
+  const values = {
+    preferences_url: PREFERENCES_URL_STANDIN,
+    ...resolveVariables(source.variables, given),
+    contact: contact ?? {},
+  };
   // each part in a scope of its own: `{% increment %}` counters and `{% assign %}` start afresh
   const subject = renderOne(textLiquid, parsed.subject, { ...values }, 'subject', budget)
     .replace(/\s*[\r\n]+\s*/g, ' ')

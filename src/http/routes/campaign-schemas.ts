@@ -239,6 +239,13 @@ const editable = {
   segment_ids: Ids('and to the contacts matching these segments'),
   exclude_list_ids: Ids('minus every member of these lists'),
   exclude_segment_ids: Ids('minus the contacts matching these segments'),
+  topic_id: Nullable(
+    Type.String({
+      maxLength: 100,
+      description:
+        "a topic of the project (GET /v1/topics): only contacts subscribed to it get the campaign (by choice, or by the topic's default), and its one-click unsubscribe leaves that topic only; null: no topic (unsubscribing leaves all marketing)",
+    }),
+  ),
   tracking: Tracking,
   tags: Type.Array(Tag, { maxItems: 50 }),
   rate: Nullable(CampaignRate),

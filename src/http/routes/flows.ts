@@ -52,7 +52,7 @@ const FlowStep = Type.Object(
     type: Type.String({
       maxLength: 40,
       description:
-        'send {subject, html | template_id, template_version?, variables?, from?, from_name?}; wait {duration_seconds | until | until_property | window: {from_hour, to_hour, days?}}; wait_for_event {event, where?, timeout_seconds, next, timeout_next}; branch {branches: [{condition, next}], default_next}; update_contact {set_properties?, join_list_id?, leave_list_id?}; webhook {url}; exit',
+        'send {subject, html | template_id, template_version?, variables?, from?, from_name?, topic_id?}; wait {duration_seconds | until | until_property | window: {from_hour, to_hour, days?}}; wait_for_event {event, where?, timeout_seconds, next, timeout_next}; branch {branches: [{condition, next}], default_next}; update_contact {set_properties?, join_list_id?, leave_list_id?}; webhook {url}; exit',
     }),
     next: Type.Optional(
       Nullable(
@@ -72,6 +72,15 @@ const FlowStep = Type.Object(
           description:
             "send with template_id: values for the template's variables (defaults fill the rest; a required variable without one is refused when the flow is saved or activated)",
         },
+      ),
+    ),
+    topic_id: Type.Optional(
+      Nullable(
+        Type.String({
+          maxLength: 100,
+          description:
+            "send: a topic of the project (GET /v1/topics). Only contacts subscribed to it (by choice or by the topic's default) get the message; the others pass the step without it (counted as the step's `skipped`). Its one-click unsubscribe leaves that topic only",
+        }),
       ),
     ),
   },
@@ -165,6 +174,9 @@ const FlowStepStats = Type.Object(
     opened: count('messages a person opened'),
     clicked: count('messages a person clicked'),
     exited: count('enrollments that left the flow at this step'),
+    skipped: count(
+      'a send step for a topic: times an enrollment passed it without the message, not subscribed to the topic (history outcome `not_subscribed_to_topic`)',
+    ),
   },
   { title: 'FlowStepStats' },
 );

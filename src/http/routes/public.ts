@@ -5,19 +5,30 @@ import {
   preferences,
   recordClick,
   recordOpen,
-  type UnsubscribeScope,
+  savePreferences,
   unsubscribe,
 } from '../../domain/marketing/engagement.ts';
 import { esc, sendPage, sendPageSecurityHeaders } from '../html.ts';
+import { preferenceBody, scopeForm } from '../preference-page.ts';
 import { acceptFormBodies } from '../request-checks.ts';
 import { Nullable, typed } from '../schemas.ts';
 
 /** A 1x1 transparent GIF (43 bytes). */
 const PIXEL = Buffer.from('R0lGODlhAQABAIAAAP///wAAACH5BAEAAAAALAAAAAABAAEAAAICRAEAOw==', 'base64');
 
-/** Form fields of the preference page, and RFC 8058's `List-Unsubscribe=One-Click` (no scope: all). */
+/**
+ * Form fields of the preference page (`topics` with a `topic_<id>` field per switch), and RFC
+ * 8058's `List-Unsubscribe=One-Click` (no scope: the email's topic, or all marketing without one).
+ */
 const UnsubscribeForm = Type.Object({
-  scope: Type.Optional(Type.Union([Type.Literal('all'), Type.Literal('list'), Type.Literal('resubscribe')])),
+  scope: Type.Optional(
+    Type.Union([
+      Type.Literal('all'),
+      Type.Literal('list'),
+      Type.Literal('resubscribe'),
+      Type.Literal('topics'),
+    ]),
+  ),
   'List-Unsubscribe': Type.Optional(Type.String()),
 });
 
@@ -33,8 +44,11 @@ const notFoundPage = (reply: FastifyReply) =>
 const notFound = (reply: FastifyReply) =>
   reply.code(404).header('cache-control', 'no-store').type('text/plain; charset=utf-8').send('Not found');
 
-function scopeForm(token: string, scope: UnsubscribeScope, label: string): string {
-  return `<form method="post" action="/u/${esc(token)}"><input type="hidden" name="scope" value="${esc(scope)}"><button type="submit">${esc(label)}</button></form>`;
+/** The preference page of a token, with a notice above it (a change just saved); 404 page when not ours. */
+async function preferencePage(ctx: DomainContext, reply: FastifyReply, token: string, notice?: string) {
+  const prefs = await preferences(ctx, token);
+  if (!prefs) return notFoundPage(reply);
+  return render(reply, 200, 'Email preferences', preferenceBody(token, prefs, notice));
 }
 
 /** Multipart form fields as text: RFC 8058 lets one-click unsubscribes come as multipart/form-data. */
@@ -83,8 +97,20 @@ export async function publicRoutes(instance: FastifyInstance, { ctx }: { ctx: Do
     async (request, reply) => {
       const form: Static<typeof UnsubscribeForm> = request.body ?? {};
       const { token } = request.params;
-      const done = await unsubscribe(ctx, token, form.scope ?? 'all', { ip: request.ip });
+      if (form.scope === 'topics') {
+        const saved = await savePreferences(ctx, token, form, { ip: request.ip });
+        if (!saved) return notFoundPage(reply);
+        return preferencePage(ctx, reply, token, 'Your choices are saved.');
+      }
+      const done = await unsubscribe(ctx, token, form.scope ?? 'one_click', { ip: request.ip });
       if (!done) return notFoundPage(reply);
+      if ('leftTopic' in done)
+        return render(
+          reply,
+          200,
+          `Unsubscribed from ${done.leftTopic}`,
+          `<p>${esc(done.email)} will no longer receive ${esc(done.leftTopic)} emails. Other emails from this sender still arrive.</p><p><a href="/u/${esc(token)}">Choose what you receive</a></p>${scopeForm(token, 'all', 'Unsubscribe from all marketing emails')}`,
+        );
       if ('left' in done)
         return render(
           reply,
@@ -106,24 +132,7 @@ export async function publicRoutes(instance: FastifyInstance, { ctx }: { ctx: Do
   app.get(
     '/u/:token',
     { config: open, schema: { ...browserPage, params: TokenParams } },
-    async (request, reply) => {
-      const { token } = request.params;
-      const prefs = await preferences(ctx, token);
-      if (!prefs) return notFoundPage(reply);
-      return prefs.subscribed
-        ? render(
-            reply,
-            200,
-            'Email preferences',
-            `<p>${esc(prefs.email)} receives marketing emails from this sender${prefs.lists.length > 0 ? `, and this email because of the list ${prefs.lists.map(esc).join(', ')}` : ''}.</p>${prefs.lists.length > 0 ? scopeForm(token, 'list', prefs.lists.length > 1 ? 'Leave these lists' : 'Leave this list') : ''}${scopeForm(token, 'all', 'Unsubscribe from all marketing emails')}`,
-          )
-        : render(
-            reply,
-            200,
-            'Email preferences',
-            `<p>${esc(prefs.email)} is unsubscribed from marketing emails from this sender.</p>${scopeForm(token, 'resubscribe', 'Resubscribe')}`,
-          );
-    },
+    async (request, reply) => preferencePage(ctx, reply, request.params.token),
   );
 
   app.get(
