@@ -41,6 +41,11 @@ export interface ProjectsTable {
   inbound_slug: Generated<string>;
   rate_per_second: number | null;
   rate_per_hour: number | null;
+  /** The zone of contacts whose properties name none (migration 0053). */
+  time_zone: Generated<string>;
+  /** Quiet hours for marketing and automation, minutes after midnight local; both null: none. */
+  quiet_from: number | null;
+  quiet_to: number | null;
   created_at: Generated<Date>;
 }
 
@@ -256,6 +261,9 @@ export interface DomainsTable {
   warmup_started_on: Generated<string | null>;
   /** Its daily volumes from that day; null: the default schedule. */
   warmup_schedule: Generated<number[] | null>;
+  /** Transactional mail from the domain carries the open pixel / tracked links (migration 0052). */
+  open_tracking: Generated<boolean>;
+  click_tracking: Generated<boolean>;
   created_at: Generated<Date>;
 }
 

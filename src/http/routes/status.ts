@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { DomainContext } from '../../domain/core/context.ts';
+import { getLocalTime, setLocalTime } from '../../domain/plans/local-time-settings.ts';
 import { accountStatus, limits, type SmtpPorts, setFooterAddress } from '../../domain/plans/project-facts.ts';
 import { projectRate, setProjectRate } from '../../domain/shaping/sending-rates.ts';
 import { projectFactsOf, projectOf } from '../auth.ts';
@@ -157,6 +158,65 @@ export async function statusRoutes(
       },
     },
     async (request) => setProjectRate(ctx, projectOf(request), request.body),
+  );
+
+  const LocalTimeAnswer = Type.Object(
+    {
+      object: Type.Literal('local_time'),
+      time_zone: Type.String({
+        description: 'the IANA zone of contacts whose properties.timezone names none',
+      }),
+      quiet_hours: Nullable(
+        Type.Object({
+          from: Type.String({ description: 'HH:MM, local' }),
+          to: Type.String({ description: 'HH:MM, local; before `from` spans midnight' }),
+        }),
+      ),
+    },
+    { title: 'ProjectLocalTime' },
+  );
+  app.get(
+    '/me/local-time',
+    {
+      config: { auth: 'project' },
+      schema: {
+        tags: ['project'],
+        summary: "The project's time zone and quiet hours for marketing and automation mail",
+        operationId: 'getLocalTime',
+        response: { 200: LocalTimeAnswer, ...errors(401, 404) },
+      },
+    },
+    async (request) => getLocalTime(ctx, projectOf(request)),
+  );
+  app.patch(
+    '/me/local-time',
+    {
+      config: { auth: 'project', role: 'admin' },
+      schema: {
+        tags: ['project'],
+        summary:
+          'Set the time zone of contacts who name none, and quiet hours in which campaigns and flow sends wait (transactional mail never waits)',
+        operationId: 'setLocalTime',
+        body: Type.Object(
+          {
+            time_zone: Type.Optional(
+              Type.String({ maxLength: 64, description: 'an IANA zone, such as Europe/Berlin' }),
+            ),
+            quiet_hours: Type.Optional(
+              Nullable(
+                Type.Object({
+                  from: Type.String({ description: 'HH:MM, 24-hour, local' }),
+                  to: Type.String({ description: 'HH:MM; before `from` spans midnight' }),
+                }),
+              ),
+            ),
+          },
+          { title: 'SetLocalTimeRequest' },
+        ),
+        response: { 200: LocalTimeAnswer, ...errors(400, 401, 404) },
+      },
+    },
+    async (request) => setLocalTime(ctx, projectOf(request), request.body),
   );
 
   app.get(
