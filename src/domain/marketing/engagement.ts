@@ -280,7 +280,12 @@ export async function unsubscribe(
   if (contact.subscribed)
     await updateContact(ctx, email.project_id, contact.id, {
       subscribed: false,
-      consent: { status: 'withdrawn', source: 'unsubscribe_link', ip: who.ip ?? null },
+      // the mailbox's one-click is the unsubscribe link's; a choice on the page is the page's
+      consent: {
+        status: 'withdrawn',
+        source: scope === 'one_click' ? 'unsubscribe_link' : 'preference_page',
+        ip: who.ip ?? null,
+      },
     });
   return { email: contact.email, subscribed: false, changed };
 }
