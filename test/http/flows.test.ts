@@ -91,7 +91,7 @@ describe('creating flows', () => {
       stats: { entered: 0, active: 0, completed: 0, exited: 0, converted: 0, sent: 0, opened: 0, clicked: 0 },
     });
     expect(flow.stats.steps).toEqual([
-      { id: 'step_1', type: 'send', entered: 0, sent: 0, opened: 0, clicked: 0, exited: 0 },
+      { id: 'step_1', type: 'send', entered: 0, sent: 0, opened: 0, clicked: 0, exited: 0, skipped: 0 },
     ]);
     expect((await get(flow.id)).body).toEqual(flow);
   });
@@ -480,9 +480,9 @@ describe('flow stats', () => {
       clicked: 1,
     });
     expect(body.stats.steps).toEqual([
-      { id: 'hi', type: 'send', entered: 3, sent: expect.any(Number), opened: 1, clicked: 1, exited: 0 },
-      { id: 'pause', type: 'wait', entered: 3, sent: 0, opened: 0, clicked: 0, exited: 1 },
-      { id: 'bye', type: 'send', entered: 1, sent: expect.any(Number), opened: 0, clicked: 0, exited: 0 },
+      { id: 'hi', type: 'send', entered: 3, sent: expect.any(Number), opened: 1, clicked: 1, exited: 0, skipped: 0 },
+      { id: 'pause', type: 'wait', entered: 3, sent: 0, opened: 0, clicked: 0, exited: 1, skipped: 0 },
+      { id: 'bye', type: 'send', entered: 1, sent: expect.any(Number), opened: 0, clicked: 0, exited: 0, skipped: 0 },
     ]);
     // at least the three marked sent (the worker may have sent the fourth meanwhile)
     expect(body.stats.steps[0].sent).toBe(3);
