@@ -141,7 +141,7 @@ export async function assetRoutes(instance: FastifyInstance, { ctx }: { ctx: Dom
         tags,
         summary: 'Upload an image to the project’s media library',
         operationId: 'uploadAsset',
-        description: `A PNG, JPEG, GIF or WebP image (judged by its bytes, not its name) of at most ${Math.round(maxBytes / 1024)} KB on this server (POSTHORN_ASSETS_MAX_BYTES), as the \`file\` field of a multipart/form-data body, or as the body itself with its image Content-Type (\`?filename=\` names it). SVG is refused: it can carry scripts. Answers the asset with its public \`url\` ({public_url}/assets/…, served with long-lived caching) and a resized preview. Past the project’s quota (POSTHORN_ASSETS_QUOTA_BYTES), 409; over the size limit, 413.`,
+        description: `A PNG, JPEG, GIF or WebP image (judged by its bytes, not its name) of at most POSTHORN_ASSETS_MAX_BYTES (5 MB unless the operator chose otherwise; GET /v1/assets answers this server’s limit as \`max_bytes\`), as the \`file\` field of a multipart/form-data body, or as the body itself with its image Content-Type (\`?filename=\` names it). SVG is refused: it can carry scripts. Answers the asset with its public \`url\` ({public_url}/assets/…, served with long-lived caching) and a resized preview. Past the project’s quota (POSTHORN_ASSETS_QUOTA_BYTES), 409; over the size limit, 413.`,
         querystring: Type.Object({
           filename: Type.Optional(
             Type.String({ maxLength: 200, description: 'the image’s name, for a bare image body' }),
