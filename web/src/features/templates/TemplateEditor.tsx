@@ -1,6 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { getRouteApi, Link } from '@tanstack/react-router';
-import { useEffect, useRef, useState } from 'react';
+import { lazy, Suspense, useEffect, useRef, useState } from 'react';
 import { errorText } from '../../api/client.ts';
 import {
   errorLine,
@@ -30,6 +30,8 @@ import {
 } from './variable-rows.ts';
 import './templates.css';
 
+// the block editor (GrapesJS, about 650 KB gzipped) loads only when the visual view opens
+const VisualEditor = lazy(() => import('../editor/VisualEditor.tsx'));
 const route = getRouteApi('/app/templates/$templateId');
 const SAVE_AFTER_MS = 600;
 const WIDTHS = { phone: 390, desktop: 700 } as const;
@@ -153,6 +155,27 @@ function Versions({ template }: { template: Template }) {
   );
 }
 
+/** Visual (blocks) or code (MJML): both edit the same document. */
+function ViewSwitch({ view, onView }: { view: 'code' | 'visual'; onView(v: 'code' | 'visual'): void }) {
+  return (
+    <fieldset className="segmented view-switch">
+      <legend className="visually-hidden">Edit as</legend>
+      {(['visual', 'code'] as const).map((v) => (
+        <label key={v}>
+          <input
+            type="radio"
+            name="template-view"
+            value={v}
+            checked={view === v}
+            onChange={() => onView(v)}
+          />
+          {v === 'visual' ? 'Visual' : 'Code'}
+        </label>
+      ))}
+    </fieldset>
+  );
+}
+
 function Editor({ template }: { template: Template }) {
   const { project } = useProject();
   const queryClient = useQueryClient();
@@ -160,6 +183,10 @@ function Editor({ template }: { template: Template }) {
   const [state, setState] = useState<SaveState>({ kind: 'saved' });
   const [revision, setRevision] = useState(0);
   const [rows, setRows] = useState<VariableRow[]>(() => rowsOf(template.variables));
+  const [view, setView] = useState<'code' | 'visual'>('code');
+  const [cannotShow, setCannotShow] = useState(false);
+  // the document as last edited in either view: the other view opens on it
+  const source = useRef(template.mjml ?? '');
   const pending = useRef<Patch>({});
   // the rows of the variables last sent, by position, to find the one an error names
   const sentKeys = useRef<number[]>([]);
@@ -191,6 +218,7 @@ function Editor({ template }: { template: Template }) {
     }
   };
   const change = (patch: Patch) => {
+    if (patch.mjml !== undefined) source.current = patch.mjml;
     pending.current = { ...pending.current, ...patch };
     setState({ kind: 'saving' });
     clearTimeout(timer.current);
@@ -208,7 +236,7 @@ function Editor({ template }: { template: Template }) {
   useEffect(() => () => clearTimeout(timer.current), []);
 
   return (
-    <div className="template-editor">
+    <div className={view === 'visual' ? 'template-editor visual' : 'template-editor'}>
       <section className="template-source" aria-labelledby="source-heading">
         <h2 id="source-heading">MJML</h2>
         <Field
@@ -229,12 +257,39 @@ function Editor({ template }: { template: Template }) {
             {state.message}
           </p>
         )}
-        <MjmlCode
-          initial={template.mjml ?? ''}
-          label="MJML source"
-          error={state.kind === 'error' ? state.error : null}
-          onChange={(mjml) => change({ mjml })}
+        <ViewSwitch
+          view={view}
+          onView={(v) => {
+            setCannotShow(false);
+            setView(v);
+          }}
         />
+        {cannotShow && (
+          <p className="alert alert-error" role="alert">
+            This MJML cannot be shown as blocks (it is not well-formed XML, or has no mjml root): it stays in
+            the code view.
+          </p>
+        )}
+        {view === 'code' ? (
+          <MjmlCode
+            initial={source.current}
+            label="MJML source"
+            error={state.kind === 'error' ? state.error : null}
+            onChange={(mjml) => change({ mjml })}
+          />
+        ) : (
+          <Suspense fallback={<p role="status">Loading the visual editor…</p>}>
+            <VisualEditor
+              initial={source.current}
+              variables={rows.map((r) => r.name).filter(Boolean)}
+              onChange={(mjml) => change({ mjml })}
+              onCannotShow={() => {
+                setCannotShow(true);
+                setView('code');
+              }}
+            />
+          </Suspense>
+        )}
       </section>
       <PreviewPane template={template} revision={revision} variables={previewValues(rows)} />
       <VariablesTable
