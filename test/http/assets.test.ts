@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { crc32 } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AssetServer, fetchServed, png, startAssetServer, uploadImage } from '../helpers/assets.ts';
 
@@ -126,6 +127,15 @@ describe('assets on the folder store', () => {
     const disguised = await uploadImage(server.url, key, svg, 'logo.png', 'image/png');
     expect(disguised.status).toBe(400);
     expect(disguised.body.error).toMatch(/SVG images are not accepted/);
+
+    // a small file that claims too many pixels is refused before it is decoded
+    const vast = await png(10, 10);
+    vast.writeUInt32BE(5000, 16);
+    vast.writeUInt32BE(5001, 20);
+    vast.writeUInt32BE(crc32(vast.subarray(12, 29)), 29);
+    const tooMany = await uploadImage(server.url, key, vast, 'vast.png');
+    expect(tooMany.status).toBe(400);
+    expect(tooMany.body.error).toMatch(/5000×5001 pixels: at most 25 megapixels/);
 
     const text = await uploadImage(server.url, key, Buffer.from('just text'), 'notes.png');
     expect(text.status).toBe(400);

@@ -11,7 +11,7 @@ import type { ImageExtension } from './store.ts';
 /** The side of the box a preview fits in, in pixels. */
 export const PREVIEW_SIZE = 400;
 /** Larger images are refused before they are decoded (a small file can unpack to gigabytes). */
-export const MAX_PIXELS = 40_000_000;
+export const MAX_PIXELS = 25_000_000;
 
 const startsWith = (data: Buffer, bytes: number[], at = 0) => bytes.every((b, i) => data[at + i] === b);
 const ascii = (text: string) => [...text].map((c) => c.charCodeAt(0));
@@ -89,7 +89,8 @@ export async function checkImage(
   const image = () => sharp(data, { limitInputPixels: MAX_PIXELS, failOn: 'error' });
   let meta: Metadata;
   try {
-    meta = await image().metadata();
+    // the header only: the pixel limit is checked below, with a message that says so
+    meta = await sharp(data, { limitInputPixels: false }).metadata();
   } catch {
     throw new ValidationError(
       `The file starts as a${ext === 'jpg' ? ' JPEG' : ` ${ext.toUpperCase()}`} image but cannot be read as one: it may be cut short or damaged`,
