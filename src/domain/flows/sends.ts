@@ -22,7 +22,8 @@ import { finish, record, retryLater, type Walker } from './steps.ts';
 
 /**
  * Send steps, for every enrollment of a batch that reached one: the checks of every send path
- * (the contact still subscribed and not suppressed, else it exits; the account able to send, the
+ * (the contact still subscribed and not suppressed, else it exits; a step for a topic the contact
+ * is not subscribed to is passed without its message, `TOPIC_SKIP`; the account able to send, the
  * `from` allowed, the plan's allowance, else it tries again in an hour), then the message rendered
  * for the contact and built as an `emails` row of stream `automation` (written by the engine with
  * the batch, through the one durable write of every send).
