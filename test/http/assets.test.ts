@@ -60,22 +60,37 @@ describe('assets on the folder store', () => {
     expect(new URL(logo.url).pathname).toMatch(/^\/assets\/[0-9a-f]{12}\/[A-Za-z0-9_-]{22}\.png$/);
     expect(new URL(logo.preview_url).pathname).toMatch(/\.preview\.webp$/);
 
-    // a JPEG sent as the bare body, named by the query
-    const jpeg = await (await import('sharp')).default(logoBytes).jpeg().toBuffer();
-    const bare = await fetch(`${server.url}/v1/assets?filename=photo.jpg`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'image/jpeg' },
-      body: new Uint8Array(jpeg),
-    });
-    const photo: any = await bare.json();
-    expect(bare.status, JSON.stringify(photo)).toBe(200);
-    expect(photo).toMatchObject({ filename: 'photo.jpg', content_type: 'image/jpeg' });
+    // JPEG, GIF and WebP sent as the bare body, named by the query
+    const sharp = (await import('sharp')).default;
+    const others: any[] = [];
+    for (const [format, type] of [
+      ['jpeg', 'image/jpeg'],
+      ['gif', 'image/gif'],
+      ['webp', 'image/webp'],
+    ] as const) {
+      const bytes = await sharp(logoBytes).toFormat(format).toBuffer();
+      const bare = await fetch(`${server.url}/v1/assets?filename=photo.${format}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': type },
+        body: new Uint8Array(bytes),
+      });
+      const made: any = await bare.json();
+      expect(bare.status, JSON.stringify(made)).toBe(200);
+      expect(made).toMatchObject({
+        filename: `photo.${format}`,
+        content_type: type,
+        width: 800,
+        height: 600,
+      });
+      others.push(made);
+    }
 
     const list = await call('GET', '/v1/assets?limit=1');
     expect(list.status).toBe(200);
-    expect(list.body).toMatchObject({ total: 2, limit: 1, offset: 0, quota_bytes: QUOTA, max_bytes: MAX });
-    expect(list.body.data.map((a: any) => a.id)).toEqual([photo.id]);
-    expect(list.body.used_bytes).toBe(logo.bytes + logo.preview_bytes + photo.bytes + photo.preview_bytes);
+    expect(list.body).toMatchObject({ total: 4, limit: 1, offset: 0, quota_bytes: QUOTA, max_bytes: MAX });
+    expect(list.body.data.map((a: any) => a.id)).toEqual([others[2].id]);
+    const all = [logo, ...others];
+    expect(list.body.used_bytes).toBe(all.reduce((sum, a) => sum + a.bytes + a.preview_bytes, 0));
 
     const one = await call('GET', `/v1/assets/${logo.id}`);
     expect(one.status).toBe(200);
