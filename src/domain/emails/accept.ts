@@ -1,5 +1,6 @@
 import { deliveryJobKey, deliveryTask } from '../../db/enqueue.ts';
 import type { EmailStatus } from '../../db/schema.ts';
+import { domainOf } from '../../mail/address.ts';
 import type { DomainContext } from '../core/context.ts';
 import { NotFoundError, SendRefusedError, ValidationError } from '../core/errors.ts';
 import { type ProjectFacts, type Stream, sharedDefaultFrom } from '../plans/project-facts.ts';
@@ -229,6 +230,15 @@ export async function acceptEmails(
   });
 }
 
+/** The sending domain's tracking of transactional mail (PATCH /v1/domains/{id}). */
+function trackingOf(facts: ProjectFacts, from: string) {
+  const domain = domainOf(from);
+  return {
+    opens: facts.open_tracking_domains.includes(domain),
+    clicks: facts.click_tracking_domains.includes(domain),
+  };
+}
+
 function prepareWrite(
   ctx: DomainContext,
   sender: Sender,
@@ -257,6 +267,7 @@ function prepareWrite(
         tags: m.tags,
         headers: m.headers,
         traceHeader: sender.traceHeader,
+        tracking: trackingOf(sender.facts, m.from.address),
       },
       status,
       from: m.from,

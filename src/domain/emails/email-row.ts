@@ -23,13 +23,15 @@ export interface CampaignOfEmail {
 
 /** Who sends the message, which decides its stream, tags, headers and tracking. */
 export type EmailOrigin =
-  /** A request through a door (API, batch, SMTP): the caller's tags and headers, no tracking. */
+  /** A request through a door (API, batch, SMTP): the caller's tags and headers, its domain's tracking. */
   | {
       kind: 'request';
       stream: Stream;
       apiKeyId: string | null;
       tags: Tag[];
       headers: Record<string, string>;
+      /** The sending domain's `open_tracking` and `click_tracking` (none when not given). */
+      tracking?: { opens: boolean; clicks: boolean };
       /** A door's own trace header for the message (SMTP submission's `Received`). */
       traceHeader?: (emailId: string) => string;
     }
@@ -116,8 +118,8 @@ function originColumns(origin: EmailOrigin, id: string): Pick<EmailRowInput, Ori
         tags: origin.tags,
         contact_id: null,
         campaign_id: null,
-        track_opens: false,
-        track_clicks: false,
+        track_opens: origin.tracking?.opens ?? false,
+        track_clicks: origin.tracking?.clicks ?? false,
       };
     case 'campaign':
       return {

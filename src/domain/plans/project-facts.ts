@@ -26,6 +26,9 @@ export interface ProjectFacts {
   footer_address: string | null;
   email_confirmed: boolean;
   verified_domains: string[];
+  /** Verified domains whose transactional mail carries the open pixel, and tracked links (migration 0052). */
+  open_tracking_domains: string[];
+  click_tracking_domains: string[];
   /** Whether the project has any suppressed address (most sends can then skip the lookup). */
   has_suppressions: boolean;
   /** The project's inbound address is <anything>@<inbound_slug>.<POSTHORN_INBOUND_DOMAIN>. */
@@ -37,6 +40,10 @@ export const FACTS_COLUMNS = `p.id as project_id, p.name as project_name, p.work
   a.email_confirmed_at is not null as email_confirmed,
   coalesce((select array_agg(d.name order by d.name) from domains d
              where d.project_id = p.id and d.status = 'verified'), '{}') as verified_domains,
+  coalesce((select array_agg(d.name) from domains d
+             where d.project_id = p.id and d.status = 'verified' and d.open_tracking), '{}') as open_tracking_domains,
+  coalesce((select array_agg(d.name) from domains d
+             where d.project_id = p.id and d.status = 'verified' and d.click_tracking), '{}') as click_tracking_domains,
   exists (select 1 from suppressions s where s.project_id = p.id) as has_suppressions`;
 export const FACTS_JOINS = `join workspaces w on w.id = p.workspace_id join accounts a on a.id = w.owner_account_id`;
 
@@ -49,6 +56,8 @@ export function factsFromRow(row: Record<string, unknown>): ProjectFacts {
     footer_address: row.footer_address as string | null,
     email_confirmed: row.email_confirmed as boolean,
     verified_domains: row.verified_domains as string[],
+    open_tracking_domains: row.open_tracking_domains as string[],
+    click_tracking_domains: row.click_tracking_domains as string[],
     has_suppressions: row.has_suppressions as boolean,
     inbound_slug: row.inbound_slug as string,
   };

@@ -14,19 +14,32 @@ type DomainRow = Selectable<DomainsTable>;
  * PATCH /domains/{id}: turns receiving on or off (when on, with a plan with inbound, mail to any
  * address at the verified domain is stored as inbound mail; its MX record must point to Posthorn),
  * sets the domain's sending rate for marketing and automation mail (see emails/throttle.ts), and
- * starts, changes or ends its warm-up plan (reputation/warmup.ts).
+ * starts, changes or ends its warm-up plan (reputation/warmup.ts), and turns open and click
+ * tracking of the transactional mail sent from it on or off.
  */
 export async function updateDomain(
   ctx: DomainContext,
   project: { id: string; plan: string },
   id: string,
-  input: { inbound_enabled?: unknown; rate?: unknown; warmup?: unknown },
+  input: {
+    inbound_enabled?: unknown;
+    rate?: unknown;
+    warmup?: unknown;
+    open_tracking?: unknown;
+    click_tracking?: unknown;
+  },
 ) {
   const row = await findDomain(ctx, project.id, id);
   const changes: Partial<
     Pick<
       DomainRow,
-      'inbound_enabled' | 'rate_per_second' | 'rate_per_hour' | 'warmup_started_on' | 'warmup_schedule'
+      | 'inbound_enabled'
+      | 'rate_per_second'
+      | 'rate_per_hour'
+      | 'warmup_started_on'
+      | 'warmup_schedule'
+      | 'open_tracking'
+      | 'click_tracking'
     >
   > = {};
   if (input.warmup !== undefined) Object.assign(changes, warmupChanges(input.warmup, row));
@@ -37,6 +50,12 @@ export async function updateDomain(
     changes.inbound_enabled = input.inbound_enabled;
   }
   if (input.rate !== undefined) Object.assign(changes, applyRate(row, input.rate));
+  // transactional mail from the domain: the open pixel and tracked links (campaigns keep their own)
+  for (const field of ['open_tracking', 'click_tracking'] as const) {
+    if (input[field] === undefined) continue;
+    if (typeof input[field] !== 'boolean') throw new ValidationError(`\`${field}\` must be true or false`);
+    changes[field] = input[field];
+  }
   if (Object.keys(changes).length === 0) return presentDomain(ctx, row);
   const updated = await ctx.db
     .updateTable('domains')

@@ -87,6 +87,8 @@ export async function presentDomain(ctx: Pick<DomainContext, 'config' | 'db' | '
     verified_at: row.verified_at?.toISOString() ?? null,
     last_checked_at: row.last_checked_at?.toISOString() ?? null,
     inbound_enabled: row.inbound_enabled,
+    open_tracking: row.open_tracking,
+    click_tracking: row.click_tracking,
     rate: presentRate(row),
     warmup: await presentWarmup(ctx.db, row),
   };

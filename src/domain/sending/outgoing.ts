@@ -1,5 +1,6 @@
 import type { ComposeInput } from '../../mail/compose.ts';
 import type { DomainContext } from '../core/context.ts';
+import { withDomainTracking } from '../emails/domain-tracking.ts';
 import { type MessageBody, withMarketingLayer } from '../emails/marketing-layer.ts';
 import type { JobLane } from '../templates/fair-pool.ts';
 import { renderStored } from '../templates/send.ts';
@@ -49,7 +50,7 @@ export async function outgoingMessages(
     out[at] =
       'refused' in body
         ? { refused: 'layer', reason: body.refused }
-        : { input: composeInputOf(row, body, attachments) };
+        : { input: composeInputOf(row, withDomainTracking(ctx, row, body), attachments) };
   }
   return out;
 }

@@ -72,6 +72,16 @@ const WarmupRequest = Type.Object(
   },
   { title: 'WarmupRequest', additionalProperties: false },
 );
+const Tracking = {
+  open_tracking: Type.Boolean({
+    description:
+      'transactional mail sent from the domain carries an open pixel (campaigns and flows keep their own `tracking`)',
+  }),
+  click_tracking: Type.Boolean({
+    description:
+      'transactional mail sent from the domain has its links tracked (campaigns and flows keep their own `tracking`)',
+  }),
+};
 const DomainSchema = Type.Object(
   {
     id: Type.String(),
@@ -83,6 +93,7 @@ const DomainSchema = Type.Object(
     verified_at: Nullable(Type.String()),
     last_checked_at: Nullable(Type.String()),
     inbound_enabled: Type.Boolean({ description: 'whether mail to this domain is received as inbound mail' }),
+    ...Tracking,
     rate: SendingRate,
     warmup: Nullable(WarmupSchema),
   },
@@ -107,6 +118,8 @@ const UpdateDomainRequest = Type.Object(
     ),
     rate: Type.Optional(SendingRate),
     warmup: Type.Optional(WarmupRequest),
+    open_tracking: Type.Optional(Tracking.open_tracking),
+    click_tracking: Type.Optional(Tracking.click_tracking),
   },
   { title: 'UpdateDomainRequest' },
 );
@@ -173,7 +186,7 @@ export async function domainRoutes(instance: FastifyInstance, { ctx }: { ctx: Do
       schema: {
         tags,
         summary:
-          'Turn inbound mail on or off for a verified domain (a plan with inbound), or set its sending rate',
+          'Turn inbound mail on or off for a verified domain (a plan with inbound), set its sending rate, or its tracking of transactional mail',
         operationId: 'updateDomain',
         description:
           'With `inbound_enabled: true`, mail to any address at the domain is received and listed at GET /v1/inbound once the domain is verified and its MX record points to Posthorn.',
