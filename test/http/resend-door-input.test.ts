@@ -33,29 +33,18 @@ const UUID = '00000000-0000-4000-8000-000000000000';
 const EMAIL = { from: 'Tests <onboarding@posthorn.localhost>', to: 'a@b.example', subject: 'S', text: 'x' };
 
 const CASES: [string, string, unknown, number, RegExp][] = [
-  ['POST', '/emails', { from: 'a@b.example' }, 400, /to/],
+  // Resend's 422 missing_required_field (issue 51)
+  ['POST', '/emails', { from: 'a@b.example' }, 422, /to/],
   ['POST', '/emails', { ...EMAIL, scheduled_at: 'some day' }, 400, /scheduled_at/],
   ['POST', '/emails', { ...EMAIL, attachments: [{ filename: 'a' }] }, 400, /content.*path/],
-  [
-    'POST',
-    '/emails',
-    {
-      from: 'x',
-      to: 'a@b.example',
-      subject: 'S',
-      text: 'x',
-      attachments: [{ path: 'ftp://files.example/a' }],
-    },
-    400,
-    /https/,
-  ],
+  ['POST', '/emails', { ...EMAIL, attachments: [{ path: 'ftp://files.example/a' }] }, 400, /https/],
   ['POST', '/emails/batch', [], 400, /fewer than 1|at least 1|must NOT have fewer/],
   ['GET', '/emails?after=not-an-id', undefined, 400, /`after` must be the id/],
   ['GET', '/emails?limit=500', undefined, 400, /limit/],
   ['GET', `/emails/${UUID}`, undefined, 404, /not found/],
   ['PATCH', `/emails/${UUID}`, { scheduled_at: 'in 1 hour' }, 404, /not found/],
   ['POST', '/domains', { name: 'not a domain' }, 400, /domain/i],
-  ['POST', '/domains', { name: 'x.example', open_tracking: true }, 400, /per campaign/],
+  ['POST', '/domains', { name: 'x.example', tracking_subdomain: 'links' }, 400, /tracking_subdomain/],
   ['PATCH', `/domains/${UUID}`, { capabilities: { receiving: 'maybe' } }, 400, /receiving/],
   ['POST', '/api-keys', { name: 'k', domain_id: UUID }, 400, /domain_id/],
   ['POST', '/api-keys', { name: 'k', permission: 'root' }, 400, /permission/],
@@ -149,10 +138,15 @@ describe('refusals at /resend', () => {
       name: 'not_found',
     });
     expect((await server.call('POST', '/resend/segments', { key, body: {} })).body).toMatchObject({
+      statusCode: 422,
+      name: 'missing_required_field',
+    });
+    expect((await server.call('POST', '/resend/segments', { key, body: { name: 7 } })).body).toMatchObject({
+      statusCode: 400,
       name: 'validation_error',
     });
     expect((await server.call('GET', '/resend/api-keys', { key })).body).toMatchObject({
-      statusCode: 403,
+      statusCode: 401,
       name: 'restricted_api_key',
     });
   });

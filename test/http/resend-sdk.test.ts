@@ -306,7 +306,7 @@ describe('domains and API keys', () => {
       (await sending.emails.send({ from, to: 'fi@recipient.example', subject: 'Hi', text: 'Hi.' })).error,
     ).toBeNull();
     expect((await sending.apiKeys.list()).error).toMatchObject({
-      statusCode: 403,
+      statusCode: 401,
       name: 'restricted_api_key',
     });
     await call(
@@ -537,7 +537,7 @@ describe('webhooks', () => {
           type: 'email.sent',
           data: {
             email_id: expect.any(String),
-            from: '"Door" <hello@door.example>',
+            from: 'Door <hello@door.example>',
             to: ['ivy@recipient.example'],
             subject: 'Hooked',
           },

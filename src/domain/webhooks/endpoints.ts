@@ -9,6 +9,7 @@ import { readPage } from '../core/pages.ts';
 import { requireFeature } from '../plans/plans.ts';
 import type { ProjectFacts } from '../plans/project-facts.ts';
 import { endpointNaming, webhookPolicy } from './policy.ts';
+import { withSvixHeaders } from './resend-dialect.ts';
 import { newWebhookSecret, webhookHeaders } from './signing.ts';
 import { checkWebhookUrl, postWebhook, resolveTarget } from './target.ts';
 
@@ -241,7 +242,9 @@ export async function attemptDelivery(
   then?: (tx: Tx, row: Selectable<WebhookDeliveriesTable>) => Promise<void>,
 ) {
   const body = JSON.stringify(delivery.payload);
-  const headers = webhookHeaders(signingSecrets(ctx, endpoint), delivery.messageId, body);
+  const signed = webhookHeaders(signingSecrets(ctx, endpoint), delivery.messageId, body);
+  // an endpoint made through the Resend door reads Svix's header names too (resend-dialect.ts)
+  const headers = endpoint.dialect === 'resend' ? withSvixHeaders(signed) : signed;
   const policy = webhookPolicy(ctx);
   const result = await postWebhook(new URL(endpoint.url), policy, headers, body, endpointNaming(policy));
   const ok = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { enqueue, type JobSpec } from '../../db/enqueue.ts';
 import type { DomainContext } from '../core/context.ts';
-import { inResendDialect } from './resend-dialect.ts';
+import { resendDeliveries } from './resend-dialect.ts';
 
 /**
  * A webhook event before fan-out: its type, project, time, the `data` object, and `key`, which
@@ -35,23 +35,28 @@ export async function fanOut(
     .execute();
   const deliveries = events.flatMap((e) =>
     endpoints
-      .filter((ep) => ep.project_id === e.projectId && ep.events.includes(e.type))
-      .map((ep) => {
-        const fanoutKey = createHash('sha256')
-          .update(`${occurrence}\n${e.type}\n${e.key}\n${ep.id}`)
-          .digest('hex');
-        return {
-          endpoint_id: ep.id,
-          project_id: e.projectId,
-          message_id: `msg_${fanoutKey.slice(0, 32)}`,
-          fanout_key: fanoutKey,
-          event_type: e.type,
-          payload: JSON.stringify({
-            created_at: e.createdAt.toISOString(),
-            ...(ep.dialect === 'resend' ? inResendDialect(e.type, e.data) : { type: e.type, data: e.data }),
+      .filter((ep) => ep.project_id === e.projectId)
+      // an endpoint made through the Resend door may be sent more than one (resend-dialect.ts)
+      .flatMap((ep) =>
+        (ep.dialect === 'resend'
+          ? resendDeliveries(e.type, e.data)
+          : [{ subscription: e.type, type: e.type, data: e.data }]
+        )
+          .filter((d) => ep.events.includes(d.subscription))
+          .map(({ subscription, ...body }) => {
+            const fanoutKey = createHash('sha256')
+              .update(`${occurrence}\n${subscription}\n${e.key}\n${ep.id}`)
+              .digest('hex');
+            return {
+              endpoint_id: ep.id,
+              project_id: e.projectId,
+              message_id: `msg_${fanoutKey.slice(0, 32)}`,
+              fanout_key: fanoutKey,
+              event_type: subscription,
+              payload: JSON.stringify({ created_at: e.createdAt.toISOString(), ...body }),
+            };
           }),
-        };
-      }),
+      ),
   );
   if (deliveries.length === 0) return 0;
   const delay = ctx.config.webhookSchedule[0] ?? 0;

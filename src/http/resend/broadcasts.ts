@@ -22,6 +22,7 @@ import { parseNaturalTime } from '../../domain/core/natural-time.ts';
 import type { ProjectFacts } from '../../domain/plans/project-facts.ts';
 import { projectFactsOf, projectOf } from '../auth.ts';
 import { typed } from '../schemas.ts';
+import { liquidOfMergeTags } from './merge-tags.ts';
 import { compact } from './present.ts';
 import { CursorQuery, IdParams, listOf } from './schemas.ts';
 
@@ -63,15 +64,17 @@ function campaignInput(b: Body): CampaignInput {
       : [b.reply_to];
   if (replyTo && replyTo.length > 1) throw new ValidationError('`reply_to` takes one address in a broadcast');
   const list = b.segment_id ?? b.audience_id;
-  const html =
+  // Resend's merge tags ({{{FIRST_NAME|there}}}, {{{RESEND_UNSUBSCRIBE_URL}}}) as Liquid
+  const html = liquidOfMergeTags(
     b.html ??
-    (b.text === undefined ? undefined : `<div style="white-space: pre-wrap">${escapeHtml(b.text)}</div>`);
+      (b.text === undefined ? undefined : `<div style="white-space: pre-wrap">${escapeHtml(b.text)}</div>`),
+  );
   return {
     ...(b.name !== undefined ? { name: b.name } : {}),
     ...(from ? { from: from.address, from_name: from.name || null } : {}),
     ...(replyTo ? { reply_to: replyTo[0] ?? null } : {}),
-    ...(b.subject !== undefined ? { subject: b.subject } : {}),
-    ...(b.preview_text !== undefined ? { preheader: b.preview_text } : {}),
+    ...(b.subject !== undefined ? { subject: liquidOfMergeTags(b.subject) } : {}),
+    ...(b.preview_text !== undefined ? { preheader: liquidOfMergeTags(b.preview_text) } : {}),
     ...(html !== undefined ? { html } : {}),
     ...(list !== undefined ? { list_ids: [list] } : {}),
   };

@@ -3,7 +3,7 @@ import { type Selectable, sql } from 'kysely';
 import { Type } from 'typebox';
 import type { DomainsTable } from '../../db/schema.ts';
 import type { DomainContext } from '../../domain/core/context.ts';
-import { ForbiddenError, ValidationError } from '../../domain/core/errors.ts';
+import { ValidationError } from '../../domain/core/errors.ts';
 import { keysetPage } from '../../domain/core/keyset.ts';
 import { createKeyInProject, keysActingInPage, renameKey, revokeKey } from '../../domain/keys/service.ts';
 import { createDnsLookup } from '../../domain/sending-domains/dns-lookup.ts';
@@ -11,6 +11,7 @@ import { updateDomain } from '../../domain/sending-domains/domain-settings.ts';
 import { addDomain, deleteDomain, getDomain, verifyDomain } from '../../domain/sending-domains/domains.ts';
 import { authOf, projectFactsOf, projectOf } from '../auth.ts';
 import { typed } from '../schemas.ts';
+import { ResendRefusal } from './errors.ts';
 import { resendDomain } from './present.ts';
 import { CursorQuery, IdParams, listOf } from './schemas.ts';
 
@@ -32,16 +33,10 @@ const DomainOptions = {
 
 /** Resend's domain options Posthorn has no place for: refused when they ask for something. */
 function checkDomainOptions(body: {
-  open_tracking?: boolean;
-  click_tracking?: boolean;
   tls?: string;
   tracking_subdomain?: string;
   capabilities?: { sending?: string };
 }) {
-  if (body.open_tracking || body.click_tracking)
-    throw new ValidationError(
-      'Posthorn tracks opens and clicks per campaign (`tracking` on POST /v1/campaigns), not per domain: `open_tracking` and `click_tracking` may only be false',
-    );
   if (body.tls !== undefined && body.tls !== 'opportunistic')
     throw new ValidationError(
       "`tls` may only be opportunistic: Posthorn's direct route requires TLS where the receiver publishes MTA-STS or DANE",
@@ -54,11 +49,19 @@ function checkDomainOptions(body: {
     throw new ValidationError('`capabilities.sending` cannot be disabled: remove the domain instead');
 }
 
+/** Resend's `open_tracking` and `click_tracking`: the sending domain's tracking of transactional mail. */
+const trackingOf = (body: { open_tracking?: boolean; click_tracking?: boolean }) => ({
+  ...(body.open_tracking !== undefined ? { open_tracking: body.open_tracking } : {}),
+  ...(body.click_tracking !== undefined ? { click_tracking: body.click_tracking } : {}),
+});
+
 /** Managing keys is for an all-access key (Resend's full access); a project key only uses its project. */
 function requireFullAccess(request: FastifyRequest) {
   const auth = authOf(request);
   if (auth.key && auth.key.scope !== 'all_access')
-    throw new ForbiddenError(
+    throw new ResendRefusal(
+      401,
+      'restricted_api_key',
       "Managing API keys needs an all-access key (Resend's full_access); this project key acts only in its project (Resend's sending_access)",
     );
   return { accountId: auth.accountId };
@@ -91,8 +94,11 @@ export async function resendDomainRoutes(instance: FastifyInstance, { ctx }: { c
         throw new ValidationError(
           '`custom_return_path` is not available: Posthorn names the return path itself (see the records)',
         );
-      const added = await addDomain(ctx, await projectFactsOf(request, ctx), { domain: request.body.name });
-      const { object: _, ...domain } = resendDomain(added);
+      const facts = await projectFactsOf(request, ctx);
+      const added = await addDomain(ctx, facts, { domain: request.body.name });
+      const tracking = trackingOf(request.body);
+      const made = Object.keys(tracking).length ? await updateDomain(ctx, facts, added.id, tracking) : added;
+      const { object: _, ...domain } = resendDomain(made);
       return reply.code(201).send(domain);
     },
   );
@@ -112,6 +118,8 @@ export async function resendDomainRoutes(instance: FastifyInstance, { ctx }: { c
           name: d.name,
           status: d.status,
           created_at: d.created_at.toISOString(),
+          open_tracking: d.open_tracking,
+          click_tracking: d.click_tracking,
           capabilities: { sending: 'enabled', receiving: d.inbound_enabled ? 'enabled' : 'disabled' },
         })),
         page.has_more,
@@ -121,29 +129,7 @@ export async function resendDomainRoutes(instance: FastifyInstance, { ctx }: { c
   app.get('/domains/:id', { config: project, schema: { hide: true, params: IdParams } }, async (request) =>
     resendDomain(await getDomain(ctx, projectOf(request), request.params.id)),
   );
-  app.patch(
-    '/domains/:id',
-    {
-      config: project,
-      schema: {
-        hide: true,
-        params: IdParams,
-        body: Type.Object(DomainOptions, { additionalProperties: true }),
-      },
-    },
-    async (request) => {
-      checkDomainOptions(request.body);
-      const receiving = request.body.capabilities?.receiving;
-      if (receiving !== undefined && receiving !== 'enabled' && receiving !== 'disabled')
-        throw new ValidationError('`capabilities.receiving` must be enabled or disabled');
-      const facts = await projectFactsOf(request, ctx);
-      const updated =
-        receiving === undefined
-          ? await getDomain(ctx, facts.id, request.params.id)
-          : await updateDomain(ctx, facts, request.params.id, { inbound_enabled: receiving === 'enabled' });
-      return { object: 'domain', id: updated.id };
-    },
-  );
+  resendDomainUpdate(app, ctx);
   app.delete(
     '/domains/:id',
     { config: project, schema: { hide: true, params: IdParams } },
@@ -162,6 +148,34 @@ export async function resendDomainRoutes(instance: FastifyInstance, { ctx }: { c
   );
 
   resendKeyRoutes(app, ctx);
+}
+
+/** domains.update: receiving, and the open and click tracking of mail sent from the domain. */
+function resendDomainUpdate(app: ReturnType<typeof typed>, ctx: DomainContext) {
+  app.patch(
+    '/domains/:id',
+    {
+      config: project,
+      schema: {
+        hide: true,
+        params: IdParams,
+        body: Type.Object(DomainOptions, { additionalProperties: true }),
+      },
+    },
+    async (request) => {
+      checkDomainOptions(request.body);
+      const receiving = request.body.capabilities?.receiving;
+      if (receiving !== undefined && receiving !== 'enabled' && receiving !== 'disabled')
+        throw new ValidationError('`capabilities.receiving` must be enabled or disabled');
+      const facts = await projectFactsOf(request, ctx);
+      const changes = {
+        ...trackingOf(request.body),
+        ...(receiving === undefined ? {} : { inbound_enabled: receiving === 'enabled' }),
+      };
+      const updated = await updateDomain(ctx, facts, request.params.id, changes);
+      return { object: 'domain', id: updated.id };
+    },
+  );
 }
 
 function resendKeyRoutes(app: ReturnType<typeof typed>, ctx: DomainContext) {

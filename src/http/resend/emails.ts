@@ -16,6 +16,7 @@ import { projectOf } from '../auth.ts';
 import { EmailInputSchema } from '../routes/email-schemas.ts';
 import { idempotencyOf, senderOf } from '../routes/emails.ts';
 import { typed } from '../schemas.ts';
+import { checkFrom, checkIdempotencyKey } from './errors.ts';
 import { resendEmail } from './present.ts';
 import { CursorQuery, IdParams } from './schemas.ts';
 
@@ -51,6 +52,8 @@ export async function resendEmailRoutes(instance: FastifyInstance, { ctx }: { ct
     '/emails',
     { config: project, bodyLimit: MAX_BODY, schema: { hide: true, body: EmailInputSchema } },
     async (request) => {
+      checkIdempotencyKey(request);
+      checkFrom(request.body.from);
       const result = await acceptEmails(ctx, await senderOf(request, ctx), [request.body], {
         batch: false,
         idempotency: idempotencyOf(request),
@@ -70,8 +73,11 @@ export async function resendEmailRoutes(instance: FastifyInstance, { ctx }: { ct
       const mode = request.headers['x-batch-validation'] ?? 'strict';
       if (mode !== 'strict' && mode !== 'permissive')
         throw new ValidationError('Header `x-batch-validation` must be strict or permissive');
+      checkIdempotencyKey(request);
       const sender = await senderOf(request, ctx);
       if (mode === 'permissive') return permissiveBatch(ctx, request, sender, request.body);
+      // strict: one `from` that is no address refuses the batch, as Resend's 422 invalid_from_address
+      for (const [i, email] of request.body.entries()) checkFrom(email.from, `Message ${i}: `);
       const result = await acceptEmails(ctx, sender, request.body, {
         batch: true,
         idempotency: idempotencyOf(request),

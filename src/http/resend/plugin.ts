@@ -6,7 +6,7 @@ import { resendBroadcastRoutes } from './broadcasts.ts';
 import { adoptCounterpartRoles } from './counterparts.ts';
 import { resendDomainRoutes } from './domains.ts';
 import { resendEmailRoutes } from './emails.ts';
-import { resendError } from './errors.ts';
+import { installResendRefusals, resendError } from './errors.ts';
 import { UNSUPPORTED } from './unsupported.ts';
 import { resendWebhookRoutes } from './webhooks.ts';
 
@@ -34,8 +34,18 @@ function resendErrors(request: FastifyRequest, reply: FastifyReply, payload: unk
   return JSON.stringify(resendError(reply.statusCode, request, body.error, body.code));
 }
 
+/** What the door does not answer: 405, naming Posthorn's equivalent, before any body is read. */
+function unsupported(method: string, path: string, equivalent: string) {
+  return async (_request: FastifyRequest, reply: FastifyReply) =>
+    reply.code(405).send({
+      error: `${method} ${path} is not available in Posthorn's Resend-compatible API. ${equivalent}`,
+    });
+}
+
 export async function resendRoutes(app: FastifyInstance, deps: { ctx: DomainContext }) {
   app.addHook('onSend', async (request, reply, payload) => resendErrors(request, reply, payload));
+  // Resend's own names and statuses (a missing field is 422, ...), then the app's handler
+  installResendRefusals(app);
   // every operation takes its /v1 counterpart's role, and an all-access key its default project
   adoptCounterpartRoles(app);
   // every other path here is Resend's "not found" (not the dashboard's page, which answers the rest)
@@ -59,9 +69,9 @@ export async function resendRoutes(app: FastifyInstance, deps: { ctx: DomainCont
       url: path,
       config: { auth: 'project', unsupported: true },
       schema: { hide: true },
-      handler: async (_request, reply) =>
-        reply.code(405).send({
-          error: `${method} ${path} is not available in Posthorn's Resend-compatible API. ${equivalent}`,
-        }),
+      // answered once the key is checked and before the body is parsed: a multipart upload
+      // (contacts.imports.create) is a 405 too, not a 415
+      onRequest: unsupported(method, path, equivalent),
+      handler: unsupported(method, path, equivalent),
     });
 }

@@ -1,4 +1,4 @@
-import { FROM_RESEND, TO_RESEND } from '../../domain/webhooks/resend-dialect.ts';
+import { asSent, FROM_RESEND, TO_RESEND } from '../../domain/webhooks/resend-dialect.ts';
 
 /**
  * Posthorn's resources as Resend's API shows them (issue 35): the same rows, in Resend's fields
@@ -57,12 +57,12 @@ interface EmailLike {
 }
 
 export function resendEmail(e: EmailLike) {
-  return compact({
+  const email = compact({
     object: 'email',
     id: e.id,
     message_id: e.message_id,
     to: e.to,
-    from: e.from,
+    from: asSent(e.from),
     created_at: e.created_at,
     subject: e.subject,
     ...(e.html ? { html: e.html } : {}),
@@ -71,9 +71,10 @@ export function resendEmail(e: EmailLike) {
     cc: e.cc,
     reply_to: e.reply_to,
     last_event: lastEvent(e.status, e.events),
-    scheduled_at: e.scheduled_at,
     tags: e.tags,
   });
+  // Resend's emails.get says `scheduled_at: null` for a message that was not scheduled
+  return { ...email, scheduled_at: e.scheduled_at };
 }
 
 interface DomainLike {
@@ -82,6 +83,8 @@ interface DomainLike {
   status: string;
   created_at: string;
   inbound_enabled: boolean;
+  open_tracking: boolean;
+  click_tracking: boolean;
   records: { type: string; name: string; value: string; priority?: number; status: string }[];
 }
 
@@ -102,8 +105,8 @@ export function resendDomain(d: DomainLike) {
     name: d.name,
     status: d.status,
     created_at: d.created_at,
-    open_tracking: false,
-    click_tracking: false,
+    open_tracking: d.open_tracking,
+    click_tracking: d.click_tracking,
     capabilities: { sending: 'enabled', receiving: d.inbound_enabled ? 'enabled' : 'disabled' },
     records: d.records.flatMap((r) => {
       const record = recordKind(r, d.name);

@@ -25,6 +25,19 @@ export const UNSUPPORTED: [HTTPMethods, string, string][] = [
     '/domains/:id/claim/verify',
     'Posthorn has no domain claims: verify the domain with POST /domains/{id}/verify.',
   ],
+  // received emails: matched before /emails/:id, until the door answers them
+  ['GET', '/emails/receiving', 'List received mail with GET /v1/inbound.'],
+  ['GET', '/emails/receiving/:id', 'Read received mail with GET /v1/inbound/{id}.'],
+  [
+    'GET',
+    '/emails/receiving/:id/attachments',
+    "Read received mail's attachments with GET /v1/inbound/{id} (they are listed there).",
+  ],
+  [
+    'GET',
+    '/emails/receiving/:id/attachments/:attachment_id',
+    'Download an attachment of received mail with GET /v1/inbound/{id}/attachments/{position}.',
+  ],
   ['POST', '/contacts/imports', 'Import a CSV with POST /v1/contacts/import.'],
   ['GET', '/contacts/imports', 'Follow an import with GET /v1/imports/{id}.'],
   ['GET', '/contacts/imports/:id', 'Follow an import with GET /v1/imports/{id}.'],
