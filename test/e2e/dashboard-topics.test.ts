@@ -2,13 +2,14 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, type TestBrowser } from '../helpers/browser.ts';
 import { checkScreen, signInWithCode } from '../helpers/dashboard.ts';
+import { FROM } from '../helpers/emails.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
 
 /**
  * Issue 50, build item 5 in the browser: the Topics screen makes a topic; a contact's page shows
  * their topics with a switch each, and a switch turned there is recorded in the consent history
- * with the dashboard as its source, naming the topic.
+ * with the dashboard as its source, naming the topic; a campaign's form chooses its topic.
  */
 
 let server: TestServer;
@@ -78,5 +79,24 @@ describe('topics in the dashboard', () => {
     const history = (await server.call('GET', `/v1/contacts/${readerId}`, { key })).body.consent_history;
     expect(history).toEqual([expect.objectContaining({ status: 'withdrawn', source: 'dashboard' })]);
     await checkScreen(page, 'contact topics', () => box.waitFor());
+  });
+
+  it("sends a campaign for a topic: chosen on the campaign's form and saved with it", async () => {
+    const topic = (await server.call('GET', '/v1/topics', { key })).body.data[0];
+    const made = await server.call('POST', '/v1/campaigns', {
+      key,
+      body: { name: 'Spring updates', from: FROM, subject: 'New this spring', html: '<p>Hello</p>' },
+    });
+    expect(made.status, JSON.stringify(made.body)).toBe(200);
+    await page.goto(`${server.url}/campaigns/${made.body.id}`);
+    const form = page.getByRole('form', { name: 'Campaign' });
+    await form.getByLabel('Topic', { exact: true }).selectOption({ label: 'Product updates' });
+    await form.getByText('its unsubscribe link leaves this topic only').waitFor();
+    await form.getByRole('button', { name: 'Save draft' }).click();
+    await eventually(async () =>
+      expect((await server.call('GET', `/v1/campaigns/${made.body.id}`, { key })).body.topic_id).toBe(
+        topic.id,
+      ),
+    );
   });
 });

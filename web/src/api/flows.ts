@@ -31,6 +31,8 @@ export type FlowStep =
       template_version?: number | null;
       from?: string | null;
       from_name?: string | null;
+      /** Only the topic's subscribers get it (the others skip the message). */
+      topic_id?: string | null;
       next: string | null;
     }
   | {

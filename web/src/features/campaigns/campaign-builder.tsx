@@ -3,6 +3,7 @@ import { useState } from 'react';
 import { listsQuery, segmentsQuery } from '../../api/audience.ts';
 import { audienceQuery, type Campaign, campaigns, checklistQuery } from '../../api/campaigns.ts';
 import { templatesQuery } from '../../api/templates.ts';
+import { topicsQuery } from '../../api/topics.ts';
 import { ErrorMessage } from '../../components/Alert.tsx';
 import { Field, SelectField } from '../../components/Field.tsx';
 import { ActionForm } from '../../components/Form.tsx';
@@ -59,9 +60,41 @@ type Draft = Pick<
   | 'html'
   | 'list_ids'
   | 'segment_ids'
+  | 'topic_id'
   | 'tracking'
   | 'ab_test'
 >;
+
+/** The campaign's topic: only its subscribers get it, and its unsubscribe link leaves that topic only. */
+function TopicChoice({
+  topics,
+  value,
+  onChange,
+}: {
+  topics: { id: string; name: string }[];
+  value: string;
+  onChange(value: string): void;
+}) {
+  if (topics.length === 0 && !value) return null;
+  return (
+    <>
+      <SelectField
+        label="Topic"
+        value={value}
+        onChange={onChange}
+        options={[
+          { value: '', label: 'No topic: an unsubscribe leaves all marketing' },
+          ...topics.map((t) => ({ value: t.id, label: t.name })),
+        ]}
+      />
+      {value && (
+        <p className="muted small">
+          Only the topic's subscribers get it; its unsubscribe link leaves this topic only.
+        </p>
+      )}
+    </>
+  );
+}
 
 /** A draft: sender, content, audience (with its live count) and tracking; saved, then sent or scheduled. */
 export function CampaignBuilder({ campaign }: { campaign: Campaign }) {
@@ -70,6 +103,7 @@ export function CampaignBuilder({ campaign }: { campaign: Campaign }) {
   const lists = useQuery(listsQuery(project.id));
   const segs = useQuery(segmentsQuery(project.id));
   const tmpl = useQuery(templatesQuery(project.id));
+  const topicList = useQuery(topicsQuery(project.id));
   const [form, setForm] = useState<Draft>({
     from: campaign.from ?? '',
     // null: the template's subject, shown in the field until the person changes it
@@ -80,6 +114,7 @@ export function CampaignBuilder({ campaign }: { campaign: Campaign }) {
     html: campaign.html ?? '',
     list_ids: campaign.list_ids,
     segment_ids: campaign.segment_ids,
+    topic_id: campaign.topic_id ?? '',
     tracking: campaign.tracking,
     ab_test: campaign.ab_test ?? null,
   });
@@ -104,6 +139,7 @@ export function CampaignBuilder({ campaign }: { campaign: Campaign }) {
         subject: saved,
         preheader: form.preheader || null,
         template_id: form.template_id || null,
+        topic_id: form.topic_id || null,
         // only the values of variables the template declares (another template's are dropped)
         variables: !form.template_id
           ? null
@@ -197,6 +233,11 @@ export function CampaignBuilder({ campaign }: { campaign: Campaign }) {
           options={segs.data?.data ?? []}
           chosen={form.segment_ids ?? []}
           onChange={(segment_ids) => set({ segment_ids })}
+        />
+        <TopicChoice
+          topics={topicList.data?.data ?? []}
+          value={form.topic_id ?? ''}
+          onChange={(topic_id) => set({ topic_id })}
         />
         <fieldset className="choices">
           <legend>Tracking</legend>

@@ -3,6 +3,7 @@ import { useId, useState } from 'react';
 import type { ContactList } from '../../api/audience.ts';
 import type { Condition, FlowStep } from '../../api/flows.ts';
 import { templatesQuery } from '../../api/templates.ts';
+import { topicsQuery } from '../../api/topics.ts';
 import { Field, SelectField } from '../../components/Field.tsx';
 import { useProject } from '../../project.tsx';
 import { GroupEditor } from '../segments/SegmentConditions.tsx';
@@ -104,6 +105,7 @@ export function SendFields({
 }) {
   const { project } = useProject();
   const published = (useQuery(templatesQuery(project.id)).data?.data ?? []).filter((t) => t.latest_version);
+  const topicList = useQuery(topicsQuery(project.id)).data?.data ?? [];
   const id = useId();
   return (
     <>
@@ -144,6 +146,20 @@ export function SendFields({
         value={step.from ?? ''}
         onChange={(e) => onChange({ ...step, from: e.target.value || null })}
       />
+      {(topicList.length > 0 || step.topic_id) && (
+        <SelectField
+          label="Topic"
+          value={step.topic_id ?? ''}
+          onChange={(v) => onChange({ ...step, topic_id: v || null })}
+          options={[
+            { value: '', label: 'No topic: an unsubscribe leaves all marketing' },
+            ...topicList.map((t) => ({
+              value: t.id,
+              label: `${t.name} (those not subscribed skip this message)`,
+            })),
+          ]}
+        />
+      )}
     </>
   );
 }
