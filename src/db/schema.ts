@@ -820,6 +820,8 @@ export interface CampaignsTable {
   exclude_segment_ids: Generated<string[]>;
   /** Only contacts subscribed to this topic get the campaign (migration 0050); null: no topic. */
   topic_id: Generated<string | null>;
+  /** Minutes after midnight in each recipient's zone its message leaves at (migration 0054); null: at once. */
+  local_time: Generated<number | null>;
   track_opens: Generated<boolean>;
   track_clicks: Generated<boolean>;
   tags: ColumnType<{ name: string; value: string }[], string | undefined, string>;
@@ -874,6 +876,8 @@ export interface CampaignRecipientsTable {
   reason: Generated<string | null>;
   /** Its place in a warm-up's order: 0 engaged in the last 90 days, 1 subscribed in the last 30, 2 the rest. */
   priority: Generated<number>;
+  /** When its message may be written (local time, quiet hours; migration 0054); null: at once. */
+  send_after: Generated<Date | null>;
 }
 
 /** A throttle bucket (GCRA): the earliest moment its next message may leave. */
