@@ -13,6 +13,7 @@ let otherKey: string;
 let list: string;
 let otherList: string;
 let segment: string;
+let otherTopic: string;
 let template: string;
 
 const ADDRESS = 'Flow Tests Ltd, 1 Example Street, 10115 Berlin, Germany';
@@ -46,6 +47,12 @@ beforeAll(async () => {
   await insertVerifiedDomain(server, account.project.id, 'letters.example');
   list = (await server.call('POST', '/v1/lists', { key, body: { name: 'News' } })).body.id;
   otherList = (await server.call('POST', '/v1/lists', { key: otherKey, body: { name: 'Theirs' } })).body.id;
+  otherTopic = (
+    await server.call('POST', '/v1/topics', {
+      key: otherKey,
+      body: { name: 'Theirs', default_subscription: 'opt_in' },
+    })
+  ).body.id;
   segment = (
     await server.call('POST', '/v1/segments', {
       key,
@@ -194,6 +201,10 @@ describe('creating flows', () => {
       [{ ...SPEC, steps: [{ ...step, from: 'not an address' }] }, /steps\[0\]\.from/],
       [{ ...SPEC, trigger: { type: 'list_joined', list_id: otherList } }, new RegExp(`no list ${otherList}`)],
       [{ ...SPEC, trigger: { type: 'segment_entered', segment_id: randomUUID() } }, /no segment/],
+      [
+        { ...SPEC, goal: { all: [{ topic: otherTopic, op: 'subscribed' }] } },
+        new RegExp(`no topic ${otherTopic}`),
+      ],
       [
         { ...SPEC, steps: [{ type: 'send', template_id: randomUUID() }] },
         /steps\[0\]\.template_id.*no template/,
@@ -480,9 +491,27 @@ describe('flow stats', () => {
       clicked: 1,
     });
     expect(body.stats.steps).toEqual([
-      { id: 'hi', type: 'send', entered: 3, sent: expect.any(Number), opened: 1, clicked: 1, exited: 0, skipped: 0 },
+      {
+        id: 'hi',
+        type: 'send',
+        entered: 3,
+        sent: expect.any(Number),
+        opened: 1,
+        clicked: 1,
+        exited: 0,
+        skipped: 0,
+      },
       { id: 'pause', type: 'wait', entered: 3, sent: 0, opened: 0, clicked: 0, exited: 1, skipped: 0 },
-      { id: 'bye', type: 'send', entered: 1, sent: expect.any(Number), opened: 0, clicked: 0, exited: 0, skipped: 0 },
+      {
+        id: 'bye',
+        type: 'send',
+        entered: 1,
+        sent: expect.any(Number),
+        opened: 0,
+        clicked: 0,
+        exited: 0,
+        skipped: 0,
+      },
     ]);
     // at least the three marked sent (the worker may have sent the fourth meanwhile)
     expect(body.stats.steps[0].sent).toBe(3);

@@ -69,7 +69,7 @@ async function templateVersion(
 async function checkOwned(
   ctx: Pick<DomainContext, 'db'>,
   projectId: string,
-  table: 'lists' | 'segments',
+  table: 'lists' | 'segments' | 'topics',
   ids: string[],
 ) {
   const unique = [...new Set(ids)];
@@ -78,8 +78,7 @@ async function checkOwned(
     where project_id = ${projectId} and id = any(${unique}::uuid[])`.execute(ctx.db);
   const found = new Set(rows.map((r) => r.id));
   const missing = unique.find((id) => !found.has(id));
-  if (missing !== undefined)
-    throw new ValidationError(`no ${table === 'lists' ? 'list' : 'segment'} ${missing} in this project`);
+  if (missing !== undefined) throw new ValidationError(`no ${table.slice(0, -1)} ${missing} in this project`);
 }
 
 /** A send step's topic is one of the project's (else 400 naming the step's field). */
@@ -94,15 +93,19 @@ async function checkTopic(ctx: Pick<DomainContext, 'db'>, projectId: string, top
     throw new ValidationError(`\`${at}.topic_id\`: no topic ${topicId} in this project (GET /v1/topics)`);
 }
 
+/** The conditions of a definition: its goal, a contact_updated trigger's, its branches'. */
+function conditionsOf(def: FlowDefinition) {
+  const groups = [def.goal, def.trigger.type === 'contact_updated' ? def.trigger.condition : null];
+  for (const s of def.steps) if (s.type === 'branch') groups.push(...s.branches.map((b) => b.condition));
+  return groups.filter((g) => g !== null).map((g) => validateDefinition(g));
+}
+
 /** The list ids a definition names: trigger, list steps, and the conditions' list facts. */
 function listIdsOf(def: FlowDefinition): string[] {
-  const groups = [def.goal, def.trigger.type === 'contact_updated' ? def.trigger.condition : null];
   const ids: string[] = def.trigger.type === 'list_joined' ? [def.trigger.list_id] : [];
-  for (const s of def.steps) {
-    if (s.type === 'branch') groups.push(...s.branches.map((b) => b.condition));
+  for (const s of def.steps)
     if (s.type === 'update_contact') ids.push(...[s.join_list_id, s.leave_list_id].filter((x) => x !== null));
-  }
-  for (const g of groups) if (g) ids.push(...validateDefinition(g).listIds);
+  for (const c of conditionsOf(def)) ids.push(...c.listIds);
   return ids;
 }
 
@@ -118,6 +121,12 @@ export async function checkReferences(
   def: FlowDefinition,
 ): Promise<FlowDefinition> {
   await checkOwned(ctx, facts.id, 'lists', listIdsOf(def));
+  await checkOwned(
+    ctx,
+    facts.id,
+    'topics',
+    conditionsOf(def).flatMap((c) => c.topicIds),
+  );
   await checkOwned(
     ctx,
     facts.id,
