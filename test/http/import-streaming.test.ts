@@ -132,4 +132,14 @@ describe('a CSV import larger than one piece', () => {
     const ok = await server.call('GET', '/v1/contacts?limit=1', { key });
     expect(ok.status).toBe(200);
   });
+
+  it('answers CSV sent to a contact route other than the import with a 415', async () => {
+    const res = await fetch(`${server.url}/v1/contacts`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'text/csv' },
+      body: 'email\nsomeone@example.com\n',
+    });
+    expect(res.status).toBe(415);
+    expect(((await res.json()) as any).error).toMatch(/application\/json/);
+  });
 });

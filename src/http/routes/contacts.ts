@@ -140,8 +140,13 @@ export async function contactRoutes(instance: FastifyInstance, { ctx }: { ctx: D
   const config = { auth: 'project' as const };
   const tags = ['contacts'];
   // imports take CSV as it is, as a stream (read within each route's limit where it is used, so
-  // a large file is never held whole); this parser is scoped to this file's routes
-  app.addContentTypeParser(['text/csv', 'application/csv'], (_req, payload, done) => done(null, payload));
+  // a large file is never held whole); this parser is scoped to this file's routes, and the others
+  // take JSON only (415, as for any other type)
+  app.addContentTypeParser(['text/csv', 'application/csv'], (req, payload, done) =>
+    /\/contacts\/import(\/preview)?$/.test(req.routeOptions.url ?? '')
+      ? done(null, payload)
+      : done(Object.assign(new Error('CSV goes to the import'), { code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE' })),
+  );
 
   app.get(
     '/contacts',
