@@ -142,6 +142,7 @@ describe('importing contacts as people have them', () => {
         text: expect.stringMatching(
           /^Imported from "members\.csv" by the API key ".+" \(import [0-9a-f-]{36}\)$/,
         ),
+        topic_id: null,
         created_at: expect.any(String),
       },
     ]);
