@@ -24,6 +24,7 @@ import { campaignActionRoutes } from './routes/campaign-actions.ts';
 import { campaignRoutes } from './routes/campaigns.ts';
 import { contactEmailRoutes } from './routes/contact-emails.ts';
 import { contactRoutes } from './routes/contacts.ts';
+import { contentCheckRoutes } from './routes/content-checks.ts';
 import { dashboardRoutes } from './routes/dashboard.ts';
 import { domainDmarcRoutes } from './routes/domain-dmarc.ts';
 import { domainRoutes } from './routes/domains.ts';
@@ -94,6 +95,7 @@ const V1_ROUTES = [
   assetRoutes,
   campaignRoutes,
   campaignActionRoutes,
+  contentCheckRoutes,
   flowRoutes,
   flowEnrollmentRoutes,
   breakerRoutes,
