@@ -5,6 +5,7 @@ import { audienceQuery, type Campaign, campaigns, checklistQuery } from '../../a
 import { templatesQuery } from '../../api/templates.ts';
 import { topicsQuery } from '../../api/topics.ts';
 import { ErrorMessage } from '../../components/Alert.tsx';
+import { CampaignAdvice } from '../../components/ContentAdvice.tsx';
 import { Field, SelectField } from '../../components/Field.tsx';
 import { ActionForm } from '../../components/Form.tsx';
 import { TestSend } from '../../components/TestSend.tsx';
@@ -265,6 +266,9 @@ export function CampaignBuilder({ campaign }: { campaign: Campaign }) {
           />
         )}
         <ChecklistCard campaign={campaign} checklist={checklist.data} error={checklist.error} />
+        <section aria-label="Advice on the message" className="campaign-card">
+          <CampaignAdvice project={project.id} campaignId={campaign.id} savedAt={savedAt} />
+        </section>
         {/* the audience's count is the checklist's Audience item; the confirmation says it again */}
         <ErrorMessage error={audience.error} />
         <SendControls campaign={campaign} checklist={checklist.data} recipients={audience.data?.recipients} />
