@@ -62,7 +62,7 @@ function describe(c: Component): string {
 }
 
 /** Where a new block goes: into the selected column, after the selected block, else a new section. */
-function addBlock(editor: Editor, mjml: string) {
+export function addBlock(editor: Editor, mjml: string) {
   const body = bodyOf(editor);
   if (!body) return;
   const isLayout = mjml.startsWith('<mj-section');

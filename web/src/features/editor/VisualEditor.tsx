@@ -1,7 +1,9 @@
 import type { Editor } from 'grapesjs';
 import { useEffect, useRef, useState } from 'react';
-import { BlockOutline } from './BlockOutline.tsx';
+import { errorText } from '../../api/client.ts';
+import { addBlock, BlockOutline } from './BlockOutline.tsx';
 import { mjmlOf, mountEditor } from './grapes-setup.ts';
+import { altOf, listImages, uploadImage } from './images.ts';
 import { keepWholeDocument } from './mjml-tree.ts';
 import { showVariableChips } from './variable-chips.ts';
 import './editor.css';
@@ -26,6 +28,43 @@ function insertVariable(editor: Editor, text: string): boolean {
     return true;
   }
   return false;
+}
+
+/** Uploads an image: it becomes the selected image's picture, or a new image block. */
+function ImageUpload({ editor, project }: { editor: Editor; project: string }) {
+  const [said, setSaid] = useState('');
+  return (
+    <div className="actions">
+      <label>
+        Upload an image
+        <input
+          type="file"
+          accept="image/png,image/jpeg,image/gif,image/webp"
+          onChange={async (e) => {
+            const file = e.target.files?.[0];
+            e.target.value = '';
+            if (!file) return;
+            setSaid('Uploading…');
+            try {
+              const asset = await uploadImage(project, file);
+              editor.AssetManager.add({ src: asset.url });
+              const selected = editor.getSelected();
+              if (selected?.get('type') === 'mj-image') {
+                selected.set('src', asset.url);
+                selected.addAttributes({ src: asset.url });
+              } else addBlock(editor, `<mj-image src="${asset.url}" alt="${altOf(file)}" />`);
+              setSaid(`Uploaded ${file.name}.`);
+            } catch (err) {
+              setSaid(errorText(err));
+            }
+          }}
+        />
+      </label>
+      <span role="status" className="muted small">
+        {said}
+      </span>
+    </div>
+  );
 }
 
 function Toolbar({ editor, variables }: { editor: Editor; variables: string[] }) {
@@ -62,7 +101,7 @@ function Toolbar({ editor, variables }: { editor: Editor; variables: string[] })
       </fieldset>
       <div className="actions">
         <label>
-          Variable
+          Variable to insert
           <select value={variable} onChange={(e) => setVariable(e.target.value)}>
             {names.map((n) => (
               <option key={n} value={n}>
@@ -97,11 +136,13 @@ function Toolbar({ editor, variables }: { editor: Editor; variables: string[] })
  * the panel, or add and move them from the Blocks list; every change is written back as MJML.
  */
 export default function VisualEditor({
+  project,
   initial,
   variables,
   onChange,
   onCannotShow,
 }: {
+  project: string;
   initial: string;
   variables: string[];
   onChange(mjml: string): void;
@@ -117,7 +158,11 @@ export default function VisualEditor({
 
   // biome-ignore lint/correctness/useExhaustiveDependencies: the editor is made once; `initial` only seeds it
   useEffect(() => {
-    const made = mountEditor({ container: host.current as HTMLDivElement, mjml: initial });
+    const made = mountEditor({
+      container: host.current as HTMLDivElement,
+      mjml: initial,
+      upload: async (file) => (await uploadImage(project, file)).url,
+    });
     const kept = keepWholeDocument(made, initial);
     if (kept === null) {
       made.destroy();
@@ -137,6 +182,9 @@ export default function VisualEditor({
     made.on('load', () => showVariableChips(made));
     made.on('component:update', () => showVariableChips(made));
     setEditor(made);
+    listImages(project)
+      .then((assets) => made.AssetManager.add(assets.map((a) => ({ src: a.url }))))
+      .catch(() => {});
     return () => {
       made.off('update', update);
       made.destroy();
@@ -146,6 +194,7 @@ export default function VisualEditor({
   return (
     <div className="visual-editor">
       {editor && <Toolbar editor={editor} variables={variables} />}
+      {editor && <ImageUpload editor={editor} project={project} />}
       {raws > 0 && (
         <p className="alert alert-info">
           {raws === 1 ? 'One part' : `${raws} parts`} of this template cannot be edited as blocks; they are

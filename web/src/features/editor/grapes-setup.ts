@@ -23,9 +23,43 @@ const mjmlPlugin = ((mjmlModule as unknown as { default?: typeof mjmlModule }).d
 /** A raw MJML block: the source is written back as it is and shown as a labelled box. */
 export const RAW_MJML = 'posthorn-mjml';
 
-/** Writes `<br />` and `<img ... />` as MJML and the starters do (GrapesJS writes `<br/>`). */
+const XML_ENTITIES: Record<string, string> = {
+  '&lt;': '<',
+  '&gt;': '>',
+  '&amp;': '&',
+  '&quot;': '"',
+  '&#39;': "'",
+};
+const unescapeXml = (s: string) => s.replace(/&(?:lt|gt|amp|quot|#39);/g, (e) => XML_ENTITIES[e]);
+const LIQUID = /\{\{[\s\S]*?\}\}|\{%[\s\S]*?%\}/g;
+const NAMED = /&(?!(?:lt|gt|amp|quot|apos);)([a-zA-Z][a-zA-Z0-9]*);/g;
+
+/**
+ * The MJML made readable as XML (the block editor's parser): `<`, `>` and `&` inside Liquid
+ * (`{% if count > 1 %}`) and HTML's named entities (`&nbsp;`) are escaped, to come back as they
+ * were through tidy().
+ */
+export function protect(mjml: string): string {
+  return mjml
+    .replace(LIQUID, (l) => l.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;'))
+    .replace(NAMED, '&amp;$1;');
+}
+
+/**
+ * GrapesJS's MJML written as MJML and the starters do: `<br />` (GrapesJS writes `<br/>`), a bare
+ * `&` in an address as `&amp;`, and Liquid, HTML entities and mj-style's CSS as they were written
+ * (GrapesJS escapes `>` in text, which would break `{% if a > b %}` and `td > p`).
+ */
 export function tidy(mjml: string): string {
-  return mjml.replace(/([^\s/])\/>/g, '$1 />');
+  return mjml
+    .replace(/([^\s/])\/>/g, '$1 />')
+    .replace(/&(?!(?:[a-zA-Z][a-zA-Z0-9]*|#\d+|#x[0-9a-fA-F]+);)/g, '&amp;')
+    .replace(/&amp;(?!(?:lt|gt|amp|quot|apos);)([a-zA-Z][a-zA-Z0-9]*);/g, '&$1;')
+    .replace(LIQUID, unescapeXml)
+    .replace(
+      /(<mj-style\b[^>]*>)([\s\S]*?)(<\/mj-style>)/g,
+      (_, open, css, close) => open + unescapeXml(css) + close,
+    );
 }
 
 /**
@@ -130,6 +164,8 @@ function richText(editor: Editor) {
 export interface MountOptions {
   container: HTMLElement;
   mjml: string;
+  /** Stores an image (the assets API) and answers the address it is served at. */
+  upload(file: File): Promise<string>;
 }
 
 // GrapesJS's panel buttons are icon-font glyphs (from a CDN, not loaded here): words instead
@@ -149,8 +185,14 @@ const BUTTON_WORDS: Record<string, string> = {
 
 function wordButtons(editor: Editor) {
   for (const panel of editor.Panels.getPanels().models)
-    for (const button of panel.get('buttons')?.models ?? []) {
-      const words = BUTTON_WORDS[String(button.id)] ?? String(button.get('attributes')?.title ?? button.id);
+    for (const button of [...(panel.get('buttons')?.models ?? [])]) {
+      const words =
+        BUTTON_WORDS[String(button.id)] ?? String(button.get('attributes')?.title || button.id || '');
+      // a button with neither name nor title says nothing to anyone: it goes
+      if (!words) {
+        panel.get('buttons')?.remove(button);
+        continue;
+      }
       if (!button.get('label')) button.set({ label: words, className: 'posthorn-word' });
       button.set('attributes', {
         ...button.get('attributes'),
@@ -162,8 +204,8 @@ function wordButtons(editor: Editor) {
 }
 
 /** Makes the editor in `container` with `mjml` loaded. */
-export function mountEditor({ container, mjml }: MountOptions): Editor {
-  const editor = grapesjs.init({
+export function mountEditor({ container, mjml, upload }: MountOptions): Editor {
+  const editor: Editor = grapesjs.init({
     container,
     height: '100%',
     fromElement: false,
@@ -174,6 +216,15 @@ export function mountEditor({ container, mjml }: MountOptions): Editor {
     cssIcons: '',
     avoidInlineStyle: false,
     undoManager: { trackSelection: false },
+    // images dropped on the asset manager go to the project's media library, served by Posthorn
+    assetManager: {
+      upload: false,
+      uploadFile: async (event: DragEvent | Event) => {
+        const list =
+          (event as DragEvent).dataTransfer?.files ?? (event.target as HTMLInputElement | null)?.files;
+        for (const file of [...(list ?? [])]) editor.AssetManager.add({ src: await upload(file) });
+      },
+    },
     plugins: [
       (e: Editor) =>
         mjmlPlugin(e, {
@@ -191,7 +242,10 @@ export function mountEditor({ container, mjml }: MountOptions): Editor {
   });
   keepExplicitAttributes(editor);
   wordButtons(editor);
-  editor.setComponents(mjml);
+  const titleFrame = () => editor.Canvas.getFrameEl()?.setAttribute('title', 'The email, as blocks');
+  titleFrame();
+  editor.on('load canvas:frame:load', titleFrame);
+  editor.setComponents(protect(mjml));
   editor.UndoManager.clear();
   return editor;
 }

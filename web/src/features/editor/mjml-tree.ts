@@ -1,11 +1,17 @@
 import type { Component, Editor } from 'grapesjs';
-import { RAW_MJML } from './grapes-setup.ts';
+import { protect, RAW_MJML, tidy } from './grapes-setup.ts';
 
 /** Parses MJML as XML (as the block editor does); null when it is not well-formed XML. */
 export function parseMjml(mjml: string): Element | null {
-  const doc = new DOMParser().parseFromString(mjml, 'text/xml');
+  const doc = new DOMParser().parseFromString(protect(mjml), 'text/xml');
   if (doc.getElementsByTagName('parsererror').length > 0) return null;
   return doc.documentElement;
+}
+
+/** An attribute's value with whitespace squeezed; a style without its last `;` and spaces. */
+function attributeValue(a: Attr): string {
+  const v = a.value.replace(/\s+/g, ' ').trim();
+  return a.name === 'style' ? v.replace(/\s*([:;])\s*/g, '$1').replace(/;$/, '') : v;
 }
 
 /** One node as a canonical string: attributes sorted, runs of whitespace as one space. */
@@ -16,7 +22,7 @@ export function canonical(node: Node): string {
   if (node.nodeType !== Node.ELEMENT_NODE) return '';
   const el = node as Element;
   const attrs = [...el.attributes]
-    .map((a) => `${a.name}="${a.value.replace(/\s+/g, ' ').trim()}"`)
+    .map((a) => `${a.name}="${attributeValue(a)}"`)
     .sort()
     .join(' ');
   const inner = [...el.childNodes].map(canonical).filter(Boolean).join('');
@@ -26,12 +32,13 @@ export function canonical(node: Node): string {
 const CONTAINERS = new Set(['mjml', 'mj-body', 'mj-wrapper', 'mj-section', 'mj-column', 'mj-group']);
 
 function canonicalOf(component: Component): string {
-  const el = parseMjml(component.toHTML());
+  const el = parseMjml(tidy(component.toHTML()));
   return el ? canonical(el) : '';
 }
 
 function toRaw(component: Component, source: Element) {
-  component.replaceWith({ type: RAW_MJML, source: new XMLSerializer().serializeToString(source) });
+  const xml = new XMLSerializer().serializeToString(source).replace(/ xmlns="[^"]*"/, '');
+  component.replaceWith({ type: RAW_MJML, source: tidy(xml) });
 }
 
 function elementChildren(el: Element): Element[] {

@@ -280,6 +280,7 @@ function Editor({ template }: { template: Template }) {
         ) : (
           <Suspense fallback={<p role="status">Loading the visual editor…</p>}>
             <VisualEditor
+              project={project.id}
               initial={source.current}
               variables={rows.map((r) => r.name).filter(Boolean)}
               onChange={(mjml) => change({ mjml })}
