@@ -5,8 +5,11 @@ import type { AbTestColumn, CampaignsTable } from '../../db/schema.ts';
 import type { Group } from '../audience/segment-language.ts';
 import { compileDefinition } from '../audience/segment-sql.ts';
 import { withSegmentSettings } from '../audience/segments.ts';
+import { now } from '../core/clock.ts';
 import type { DomainContext } from '../core/context.ts';
 import { reasonsBlocking } from '../emails/suppressions.ts';
+import { localTimeOf } from '../plans/local-time-settings.ts';
+import { isTimed, sendAfterSql, type Timing, zonedAudience, zonesCte } from './local-send.ts';
 
 /** What a campaign's audience is made of. */
 export type CampaignAudience = Pick<
@@ -47,6 +50,7 @@ async function topicCondition(db: Db | Tx, c: CampaignAudience): Promise<RawBuil
 async function audienceQuery(
   db: Db | Tx,
   c: CampaignAudience,
+  withZone = false,
 ): Promise<RawBuilder<{ id: string; email: string }>> {
   const segmentIds = [...new Set([...c.segment_ids, ...c.exclude_segment_ids])];
   const segments =
@@ -73,9 +77,13 @@ async function audienceQuery(
   if (c.exclude_list_ids.length > 0)
     exclude.unshift(sql<boolean>`exists (select 1 from list_members lm
       where lm.contact_id = contacts.id and lm.list_id = any(${c.exclude_list_ids}::uuid[]))`);
-  if (include.length === 0) return sql`select contacts.id, contacts.email from contacts where false`;
+  // a campaign at local time or under quiet hours also reads each contact's zone
+  const columns = withZone
+    ? sql`contacts.id, contacts.email, contacts.properties ->> 'timezone' as tz`
+    : sql`contacts.id, contacts.email`;
+  if (include.length === 0) return sql`select ${columns} from contacts where false`;
   const topic = await topicCondition(db, c);
-  return sql`select contacts.id, contacts.email from contacts
+  return sql`select ${columns} from contacts
     where contacts.project_id = ${c.project_id} and contacts.subscribed
       and (${sql.join(include, sql` or `)})
       ${topic ? sql`and ${topic}` : sql``}
@@ -93,14 +101,22 @@ function recipientsOf(
   campaignId: string,
   audience: RawBuilder<{ id: string; email: string }>,
   ab: AbTestColumn | null,
+  timing: Timing | null,
 ) {
+  // each row's send_after: null, or computed from its zone (local-send.ts)
+  const rows = timing ? zonedAudience(audience, timing) : sql`(${audience}) a`;
+  const sendAfter = timing ? sendAfterSql(timing) : sql`null::timestamptz`;
+  const zones = timing ? sql`with ${zonesCte}` : sql``;
   // in contact order: the primary key's index is built in order, not a million random probes
   if (!ab)
-    return sql`select ${campaignId}::uuid, a.id, a.email, null::smallint from (${audience}) a order by a.id`;
-  return sql`select ${campaignId}::uuid, a.id, a.email,
-           case when a.rn < ceil(a.n * ${ab.test_share}::numeric / 100) then (a.rn % ${ab.variants.length})::smallint end
-      from (select a.id, a.email, row_number() over (order by random()) - 1 as rn, count(*) over () as n
-              from (${audience}) a) a`;
+    return sql`${zones} select ${campaignId}::uuid, a.id, a.email, null::smallint, ${sendAfter}
+      from ${rows} order by a.id`;
+  return sql`${zones} select ${campaignId}::uuid, a.id, a.email,
+           case when a.rn < ceil(a.n * ${ab.test_share}::numeric / 100) then (a.rn % ${ab.variants.length})::smallint end,
+           ${sendAfter}
+      from (select a.*${timing ? sql`, l.d` : sql``}, row_number() over (order by random()) - 1 as rn, count(*) over () as n
+              from ${rows}) a
+      ${timing ? sql`cross join lateral (select a.d) l` : sql``}`;
 }
 
 /**
@@ -124,17 +140,19 @@ async function fixVariantVersions(db: Db | Tx, campaignId: string) {
  * (campaign, contact): running it again after a crash adds nothing already there.
  */
 export async function snapshotAudience(db: Db | Tx, campaign: CampaignAudience): Promise<number> {
-  const audience = await audienceQuery(db, campaign);
   // read here, in the caller's transaction: the settings as they are when sending starts
-  const { ab_test: ab } = await db
+  const { ab_test: ab, local_time: localTime } = await db
     .selectFrom('campaigns')
-    .select('ab_test')
+    .select(['ab_test', 'local_time'])
     .where('id', '=', campaign.id)
     .executeTakeFirstOrThrow();
+  const project = await localTimeOf(db, campaign.project_id);
+  const timing: Timing = { start: now(), zone: project.time_zone, localTime, quiet: project.quiet_hours };
+  const audience = await audienceQuery(db, campaign, isTimed(timing));
   if (ab) await fixVariantVersions(db, campaign.id);
   const { rows } = await sql<{ added: number }>`with added as (
-      insert into campaign_recipients (campaign_id, contact_id, email, variant)
-      ${recipientsOf(campaign.id, audience, ab)}
+      insert into campaign_recipients (campaign_id, contact_id, email, variant, send_after)
+      ${recipientsOf(campaign.id, audience, ab, isTimed(timing) ? timing : null)}
       on conflict (campaign_id, contact_id) do nothing
       returning 1
     )

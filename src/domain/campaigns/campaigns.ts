@@ -4,6 +4,7 @@ import type { CampaignStatus, CampaignsTable } from '../../db/schema.ts';
 import type { DomainContext } from '../core/context.ts';
 import { ConflictError, NotFoundError } from '../core/errors.ts';
 import { deleteUnlessBusy, findInProject } from '../core/find.ts';
+import { clockOf } from '../core/local-time.ts';
 import { type Page, readPage } from '../core/pages.ts';
 import type { ProjectFacts } from '../plans/project-facts.ts';
 import { presentRate } from '../shaping/sending-rates.ts';
@@ -16,6 +17,7 @@ import {
   checkCampaign,
   EMPTY_CAMPAIGN,
 } from './fields.ts';
+import { waitingOf } from './local-send.ts';
 import { campaignRevenue, campaignStats, presentAb, presentStats } from './stats.ts';
 import { countedPart } from './stats-cache.ts';
 
@@ -56,6 +58,7 @@ export function presentCampaign(row: CampaignRow) {
     exclude_list_ids: row.exclude_list_ids,
     exclude_segment_ids: row.exclude_segment_ids,
     topic_id: row.topic_id,
+    local_time: row.local_time === null ? null : clockOf(row.local_time),
     tracking: { opens: row.track_opens, clicks: row.track_clicks },
     tags: row.tags,
     rate: presentRate(row),
@@ -77,6 +80,8 @@ export async function campaignView(ctx: DomainContext, row: CampaignRow) {
     ...value,
     stats_as_of: asOf?.toISOString() ?? null,
     warmup: await warmupOf(ctx, row),
+    // recipients waiting for their local time or the end of quiet hours, per instant
+    waiting: row.status === 'sending' || row.status === 'paused' ? await waitingOf(ctx.db, row.id) : [],
   };
 }
 
@@ -150,6 +155,25 @@ export async function createCampaign(ctx: DomainContext, facts: ProjectFacts, in
     .returningAll()
     .executeTakeFirstOrThrow();
   return campaignView(ctx, row);
+}
+
+/**
+ * A copy of a campaign as a new draft (the Resend door's `broadcasts.duplicate`): its content,
+ * sender, audience, topic and settings, named "… (copy)", checked as a new campaign is.
+ */
+export async function duplicateCampaign(ctx: DomainContext, facts: ProjectFacts, id: string) {
+  const current = await findCampaign(ctx, facts.id, id);
+  const { id: _i, project_id: _p, status: _s, created_at: _c, updated_at: _u, ...stored } = current;
+  const fields = Object.fromEntries(
+    Object.keys(EMPTY_CAMPAIGN).map((k) => [k, stored[k as keyof typeof stored]]),
+  ) as unknown as CampaignFields;
+  const values = await checkCampaign(ctx, facts, { ...fields, name: `${current.name} (copy)`.slice(0, 200) });
+  const row = await ctx.db
+    .insertInto('campaigns')
+    .values({ id: randomUUID(), project_id: facts.id, ...values })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return presentCampaign(row);
 }
 
 const frozen = (row: Pick<CampaignRow, 'name' | 'status'>) =>

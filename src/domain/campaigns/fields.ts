@@ -4,6 +4,7 @@ import { parseMailbox } from '../core/addresses.ts';
 import type { DomainContext } from '../core/context.ts';
 import { NotFoundError, ValidationError } from '../core/errors.ts';
 import { isUuid } from '../core/ids.ts';
+import { minutesOf } from '../core/local-time.ts';
 import { checkFromAddress } from '../emails/send-checks.ts';
 import { checkTags } from '../emails/validate.ts';
 import { requireFeature } from '../plans/plans.ts';
@@ -32,6 +33,8 @@ export interface CampaignInput {
   exclude_segment_ids?: string[];
   /** Only contacts subscribed to this topic of the project get the campaign; null: no topic. */
   topic_id?: string | null;
+  /** `HH:MM`: each recipient's message leaves at this time in their zone; null: as soon as it can. */
+  local_time?: string | null;
   tracking?: { opens?: boolean; clicks?: boolean };
   tags?: { name: string; value: string }[];
   ab_test?: AbTestInput | null;
@@ -72,6 +75,8 @@ export interface CampaignFields {
   exclude_list_ids: string[];
   exclude_segment_ids: string[];
   topic_id: string | null;
+  /** Minutes after midnight, in each recipient's zone. */
+  local_time: number | null;
   track_opens: boolean;
   track_clicks: boolean;
   tags: { name: string; value: string }[];
@@ -97,6 +102,7 @@ export const EMPTY_CAMPAIGN: CampaignFields = {
   exclude_list_ids: [],
   exclude_segment_ids: [],
   topic_id: null,
+  local_time: null,
   track_opens: true,
   track_clicks: true,
   tags: [],
@@ -238,6 +244,7 @@ export function applyInput(current: CampaignFields, input: CampaignInput): Campa
   }
   if (input.topic_id !== undefined)
     next.topic_id = typeof input.topic_id === 'string' ? input.topic_id.toLowerCase() : input.topic_id;
+  if (input.local_time !== undefined) next.local_time = localTimeInput(input.local_time);
   if (input.tracking?.opens !== undefined) next.track_opens = input.tracking.opens;
   if (input.tracking?.clicks !== undefined) next.track_clicks = input.tracking.clicks;
   if (input.tags !== undefined) next.tags = checkTags(input.tags);
@@ -248,6 +255,17 @@ export function applyInput(current: CampaignFields, input: CampaignInput): Campa
       input.rate === null ? { rate_per_second: null, rate_per_hour: null } : applyRate(next, input.rate),
     );
   return next;
+}
+
+/** `local_time` as minutes after midnight (null: none), or 400. */
+function localTimeInput(value: unknown): number | null {
+  if (value === null) return null;
+  const minutes = minutesOf(value);
+  if (minutes === null)
+    throw new ValidationError(
+      '`local_time` must be a 24-hour time such as "09:00" (each recipient\'s local time), or null',
+    );
+  return minutes;
 }
 
 function checkText(value: string | null, field: string, max: number, oneLine: boolean) {

@@ -16,6 +16,7 @@ import { recipientContents, startWinnerWait, testPhaseOf, variationOf } from './
 import type { CampaignRow } from './campaigns.ts';
 import { type CampaignContent, campaignContent, templateData } from './content.ts';
 import { CAMPAIGN_BATCH } from './hold.ts';
+import { dueNow, nextWaiting, realTimeOf } from './local-send.ts';
 import { campaignJob } from './send.ts';
 import { countedAhead, statsRefreshJob } from './stats-cache.ts';
 
@@ -84,13 +85,16 @@ export async function sendCampaignBatch(ctx: DomainContext, campaignId: string):
       select r.contact_id, r.email, c.first_name, c.last_name, coalesce(c.properties, '{}'::jsonb) as properties,
              c.id is not null as found, r.variant
         from campaign_recipients r left join contacts c on c.id = r.contact_id
-       where r.campaign_id = ${campaignId} and r.status = 'pending'
+       where r.campaign_id = ${campaignId} and r.status = 'pending' and ${dueNow()}
              ${testing ? sql`and r.variant is not null` : sql``}
-       order by ${plan ? sql`r.priority, r.contact_id` : sql`r.contact_id`}
+       order by ${plan ? sql`r.priority, r.contact_id` : campaign.local_time !== null ? sql`r.send_after, r.contact_id` : sql`r.contact_id`}
        limit ${limit}
          for update of r skip locked`.execute(tx);
     if (picked.length === 0) {
-      if (testing) await startWinnerWait(tx, campaignId, testing);
+      // recipients waiting for their local time or the end of quiet hours: this job again then
+      const wake = await nextWaiting(tx, campaignId, testing !== null);
+      if (wake) await addJobs([campaignJob(campaignId, realTimeOf(wake))]).execute(tx);
+      else if (testing) await startWinnerWait(tx, campaignId, testing);
       else await addJobs([finishJob(campaignId, 0)]).execute(tx);
       return 0;
     }

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { EnrollmentHistoryEntry, TemplateData } from '../../db/schema.ts';
 import { addressOf, type Mailbox } from '../../mail/address.ts';
+import { now as serviceNow } from '../core/clock.ts';
 import type { DomainContext } from '../core/context.ts';
 import {
   DomainError,
@@ -9,9 +10,11 @@ import {
   SendRefusedError,
   ValidationError,
 } from '../core/errors.ts';
+import { contactZone, quietUntil } from '../core/local-time.ts';
 import { emailRow, mailboxOf, renderedBody } from '../emails/email-row.ts';
 import { checkSend, checkSender } from '../emails/send-checks.ts';
 import type { EmailRowInput } from '../emails/write.ts';
+import { type LocalTimeSettings, localTimeOf } from '../plans/local-time-settings.ts';
 import { type ProjectFacts, projectFacts, sharedDefaultFrom } from '../plans/project-facts.ts';
 import { type MessageInput, messageSource, messageVariables } from '../templates/message-checks.ts';
 import type { RenderSource, TemplateContact } from '../templates/render.ts';
@@ -23,7 +26,8 @@ import { finish, record, retryLater, type Walker } from './steps.ts';
 /**
  * Send steps, for every enrollment of a batch that reached one: the checks of every send path
  * (the contact still subscribed and not suppressed, else it exits; a step for a topic the contact
- * is not subscribed to is passed without its message, `TOPIC_SKIP`; the account able to send, the
+ * is not subscribed to is passed without its message, `TOPIC_SKIP`; one reached in the project's
+ * quiet hours, local to the contact, waits for their end, `QUIET_HOURS`; the account able to send, the
  * `from` allowed, the plan's allowance, else it tries again in an hour), then the message rendered
  * for the contact and built as an `emails` row of stream `automation` (written by the engine with
  * the batch, through the one durable write of every send).
@@ -71,6 +75,7 @@ interface Checked {
 export class SendPlan {
   readonly sends: PlannedSend[] = [];
   private readonly facts = new Map<string, ProjectFacts>();
+  private readonly localTimes = new Map<string, LocalTimeSettings>();
   private readonly contents = new Map<string, Promise<SendContent>>();
   /** The `from` of each send planned so far, by project. */
   private readonly planned = new Map<string, string[]>();
@@ -89,6 +94,23 @@ export class SendPlan {
       this.facts.set(projectId, facts);
     }
     return facts;
+  }
+
+  /**
+   * When the project's quiet hours end for the contact (in `properties.timezone`, else the
+   * project's zone) if the service's clock (core/clock.ts) is inside them, as the real instant the
+   * enrollment wakes at; null outside them or without quiet hours.
+   */
+  private async quietEnd(w: Walker): Promise<Date | null> {
+    let settings = this.localTimes.get(w.row.project_id);
+    if (!settings) {
+      settings = await localTimeOf(this.ctx.db, w.row.project_id);
+      this.localTimes.set(w.row.project_id, settings);
+    }
+    if (!settings.quiet_hours) return null;
+    const at = serviceNow().getTime();
+    const until = quietUntil(at, contactZone(w.properties, settings.time_zone), settings.quiet_hours);
+    return until === null ? null : new Date(this.now.getTime() + (until - at));
   }
 
   /** The step's content, resolved once per batch (a template's version read through its cache). */
@@ -123,6 +145,12 @@ export class SendPlan {
       if (leftTopic.has(i)) {
         record(w, step, this.now, TOPIC_SKIP);
         w.at = step.next;
+        continue;
+      }
+      // the project's quiet hours in the contact's zone: the send waits for their end
+      const quietEnd = await this.quietEnd(w);
+      if (quietEnd) {
+        retryLater(w, step, this.now, QUIET_HOURS, quietEnd);
         continue;
       }
       const facts = await this.factsOf(w.row.project_id);
@@ -214,6 +242,9 @@ export class SendPlan {
     w.at = step.next;
   }
 }
+
+/** The history outcome of a send step reached in the project's quiet hours (it waits for their end). */
+export const QUIET_HOURS = 'quiet_hours';
 
 /** The history outcome (and step stats' `skipped`) of a send step passed for its topic. */
 export const TOPIC_SKIP = 'not_subscribed_to_topic';

@@ -246,6 +246,13 @@ const editable = {
         "a topic of the project (GET /v1/topics): only contacts subscribed to it get the campaign (by choice, or by the topic's default), and its one-click unsubscribe leaves that topic only; null: no topic (unsubscribing leaves all marketing)",
     }),
   ),
+  local_time: Nullable(
+    Type.String({
+      maxLength: 5,
+      description:
+        "`HH:MM` (24-hour): each recipient's message leaves at this time in their own zone (`properties.timezone` when it names an IANA zone, else the project's, GET /v1/me/local-time), the next time it comes round after the campaign starts (/send: within 24 h; /schedule: within 24 h of `scheduled_at`), and after the project's quiet hours when it falls inside them; null: every message as soon as sending reaches it",
+    }),
+  ),
   tracking: Tracking,
   tags: Type.Array(Tag, { maxItems: 50 }),
   rate: Nullable(CampaignRate),
@@ -300,6 +307,12 @@ export const CampaignSchema = Type.Object(
     stats: Type.Optional(CampaignStats),
     ab: Type.Optional(Nullable(AbResults)),
     warmup: Type.Optional(Nullable(CampaignWarmup)),
+    waiting: Type.Optional(
+      Type.Array(Type.Object({ at: Timestamp, count: Type.Integer() }, { title: 'CampaignWaiting' }), {
+        description:
+          "while sending or paused: recipients still waiting for their local time (`local_time`) or the end of the project's quiet hours, by the instant their message leaves",
+      }),
+    ),
     stats_as_of: Type.Optional(
       Nullable(
         Type.String({

@@ -1,0 +1,102 @@
+import { type RawBuilder, sql } from 'kysely';
+import type { Db, Tx } from '../../db/database.ts';
+import { now } from '../core/clock.ts';
+import type { QuietHours } from '../core/local-time.ts';
+
+/**
+ * When each recipient's message may be written: a campaign at a local time (`local_time`, minutes
+ * after midnight) sends each recipient's at the next such time in the recipient's zone after the
+ * start (`properties.timezone` when PostgreSQL knows the zone, else the project's), and the
+ * project's quiet hours hold a recipient whose time falls inside them until they end. The snapshot
+ * computes every recipient's `send_after` in the one INSERT ... SELECT (PostgreSQL's own IANA zone
+ * data, nothing per recipient in Node); the writer takes only those whose time has come.
+ */
+
+export interface Timing {
+  /** The start, by the service's clock (core/clock.ts). */
+  start: Date;
+  zone: string;
+  localTime: number | null;
+  quiet: QuietHours | null;
+}
+
+/** Whether the campaign's recipients need a `send_after` at all (else null, as before). */
+export const isTimed = (t: Timing) => t.localTime !== null || t.quiet !== null;
+
+const inQuiet = (minutes: number, q: QuietHours) =>
+  q.from < q.to ? minutes >= q.from && minutes < q.to : minutes >= q.from || minutes < q.to;
+
+/**
+ * The valid zone of each audience row (`a.tz`, the contact's `properties.timezone`) as a join:
+ * names PostgreSQL does not know fall back to the project's, so no row can fail the statement.
+ */
+export const zonesCte = sql`zones as materialized (select name from pg_timezone_names)`;
+
+/**
+ * The `send_after` of a row whose zone is `a.zone` and whose local date at the start is `l.d`:
+ * at local time, the next `local_time` at or after the start, moved to the end of the quiet hours
+ * when it falls inside them; without one, the start, or the end of quiet hours the start falls in.
+ */
+export function sendAfterSql(t: Timing): RawBuilder<Date> {
+  const minute = sql`interval '1 minute'`;
+  if (t.localTime !== null) {
+    const held = t.quiet !== null && inQuiet(t.localTime, t.quiet);
+    const at = held ? (t.quiet as QuietHours).to : t.localTime;
+    // quiet hours ending the next day (21:00 to 08:00 and a local time of 22:00): the next morning
+    const shift = held && at < t.localTime ? 1 : 0;
+    return sql<Date>`(((l.d + case when (l.d + ${t.localTime}::int * ${minute}) at time zone a.zone < ${t.start}::timestamptz
+                                then 1 else 0 end + ${shift}::int) + ${at}::int * ${minute}) at time zone a.zone)`;
+  }
+  const q = t.quiet as QuietHours;
+  const m = sql`(extract(hour from ${t.start}::timestamptz at time zone a.zone) * 60
+                 + extract(minute from ${t.start}::timestamptz at time zone a.zone))::int`;
+  const inside =
+    q.from < q.to
+      ? sql`${m} >= ${q.from}::int and ${m} < ${q.to}::int`
+      : sql`(${m} >= ${q.from}::int or ${m} < ${q.to}::int)`;
+  return sql<Date>`case when ${inside}
+      then ((l.d + case when ${m} >= ${q.to}::int then 1 else 0 end) + ${q.to}::int * ${minute}) at time zone a.zone
+      else ${t.start}::timestamptz end`;
+}
+
+/**
+ * The audience rows (`id`, `email`, `tz`) with their zone and local date at the start, for
+ * `sendAfterSql`; needs `zonesCte` in the statement's WITH.
+ */
+export function zonedAudience(audience: RawBuilder<unknown>, t: Timing) {
+  return sql`(select a.id, a.email, coalesce(z.name, ${t.zone}::text) as zone
+                from (${audience}) a left join zones z on z.name = a.tz) a
+     cross join lateral (select (${t.start}::timestamptz at time zone a.zone)::date as d) l`;
+}
+
+/** The real instant (for a job's run_at) of a moment on the service's clock. */
+export function realTimeOf(at: Date): Date {
+  return new Date(Date.now() + (at.getTime() - now().getTime()));
+}
+
+/**
+ * The next moment a pending recipient of the campaign waits for (only test recipients while an
+ * A/B test is written), or null when none waits.
+ */
+export async function nextWaiting(tx: Db | Tx, campaignId: string, testing: boolean): Promise<Date | null> {
+  const { rows } = await sql<{ at: Date | null }>`
+    select min(r.send_after) as at from campaign_recipients r
+     where r.campaign_id = ${campaignId} and r.status = 'pending' and r.send_after > ${now()}::timestamptz
+       ${testing ? sql`and r.variant is not null` : sql``}`.execute(tx);
+  return rows[0]?.at ?? null;
+}
+
+/** The condition of a recipient whose time has come (no `send_after`, or one passed). */
+export const dueNow = () => sql<boolean>`(r.send_after is null or r.send_after <= ${now()}::timestamptz)`;
+
+/** The most instants `waiting` lists (local times land on at most a few dozen UTC offsets). */
+const WAITING_SHOWN = 100;
+
+/** What a sending or paused campaign's recipients wait for: each instant still ahead with how many. */
+export async function waitingOf(db: Db | Tx, campaignId: string): Promise<{ at: string; count: number }[]> {
+  const { rows } = await sql<{ at: Date; count: number }>`
+    select r.send_after as at, count(*)::int as count from campaign_recipients r
+     where r.campaign_id = ${campaignId} and r.status = 'pending' and r.send_after > ${now()}::timestamptz
+     group by r.send_after order by r.send_after limit ${WAITING_SHOWN}`.execute(db);
+  return rows.map((r) => ({ at: new Date(r.at).toISOString(), count: r.count }));
+}
