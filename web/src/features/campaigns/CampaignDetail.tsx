@@ -12,6 +12,7 @@ import { StatusBadge } from '../../components/StatusBadge.tsx';
 import { useProject } from '../../project.tsx';
 import { CampaignActivityCard } from './campaign-activity.tsx';
 import { CampaignBuilder } from './campaign-builder.tsx';
+import { WaitingNote } from './campaign-local-time.tsx';
 import './campaigns.css';
 import { inPeoplesWords } from '../../api/words.ts';
 
@@ -140,6 +141,7 @@ function Progress({ campaign }: { campaign: Campaign }) {
         <Notice>Sending starts {formatDateTime(campaign.scheduled_at)}.</Notice>
       )}
       {campaign.warmup && <WarmupNote warmup={campaign.warmup} />}
+      <WaitingNote campaign={campaign} />
       <section aria-labelledby="progress-heading" className="campaign-card">
         <h2 id="progress-heading">Progress</h2>
         <progress max={Math.max(recipients, 1)} value={sent} aria-label="Sent of recipients" />

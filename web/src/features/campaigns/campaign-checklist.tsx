@@ -8,6 +8,7 @@ import { ConfirmButton } from '../../components/Dialog.tsx';
 import { Field } from '../../components/Field.tsx';
 import { formatNumber } from '../../components/format.ts';
 import { useProject } from '../../project.tsx';
+import { LocalTimeChoice } from './campaign-local-time.tsx';
 
 /**
  * The pre-send checklist (GET /v1/campaigns/{id}/checklist: the checks the send runs, each with the
@@ -212,6 +213,7 @@ export function SendControls({
       {checklist && blocked && open.every((i) => GATE_ITEMS.has(i.id)) && (
         <SendAnyway campaign={campaign} onSent={refresh} />
       )}
+      <LocalTimeChoice campaign={campaign} />
       <form
         className="schedule"
         aria-label="Schedule"

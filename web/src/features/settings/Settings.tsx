@@ -18,6 +18,7 @@ import { PlanFeatures } from '../../components/PlanFeatures.tsx';
 import { RateForm, rateLine } from '../../components/RateForm.tsx';
 import { Facts, Section } from '../../components/Section.tsx';
 import { canManage, useProject } from '../../project.tsx';
+import { LocalTimeCard } from './local-time.tsx';
 
 const ofLimit = (used: number, limit: number | null) =>
   limit ? `${formatNumber(used)} of ${formatNumber(limit)}` : `${formatNumber(used)} (unmetered)`;
@@ -206,7 +207,7 @@ function WorkspacesCard() {
   );
 }
 
-/** The project's settings: plan and usage, footer address, sending rate; the account's workspaces and projects. */
+/** The project's settings: plan and usage, footer address, sending rate, time zone and quiet hours; the account's workspaces and projects. */
 export default function Settings() {
   const { project } = useProject();
   return (
@@ -221,6 +222,7 @@ export default function Settings() {
         <PlanCard />
         <FooterCard />
         <RateCard />
+        <LocalTimeCard />
         <WorkspacesCard />
       </div>
     </>
