@@ -26,17 +26,21 @@ export function LocalTimeChoice({ campaign }: { campaign: Campaign }) {
         old ? { ...old, local_time: updated.local_time } : old,
       ),
   });
-  const local = campaign.local_time !== null && campaign.local_time !== undefined;
+  const [local, setLocal] = useState(campaign.local_time !== null && campaign.local_time !== undefined);
+  const choose = (atLocalTime: boolean) => {
+    setLocal(atLocalTime);
+    save.mutate(atLocalTime ? time : null);
+  };
   return (
     <fieldset className="local-time" aria-label="Delivery time" disabled={save.isPending}>
       <legend>Delivery time</legend>
       <label>
-        <input type="radio" name={name} checked={!local} onChange={() => save.mutate(null)} /> Everyone as
-        soon as sending starts
+        <input type="radio" name={name} checked={!local} onChange={() => choose(false)} /> Everyone as soon as
+        sending starts
       </label>
       <label>
-        <input type="radio" name={name} checked={local} onChange={() => save.mutate(time)} /> Each recipient
-        at a time of day in their own time zone
+        <input type="radio" name={name} checked={local} onChange={() => choose(true)} /> Each recipient at a
+        time of day in their own time zone
       </label>
       <div className="field">
         <label htmlFor={timeId}>Local time</label>
@@ -53,9 +57,8 @@ export function LocalTimeChoice({ campaign }: { campaign: Campaign }) {
       </div>
       {local && (
         <p className="hint">
-          Each recipient gets it at {campaign.local_time} in their time zone (their timezone property, else
-          the project's time zone in Settings) within the 24 hours after sending starts; quiet hours move it
-          to their end.
+          Each recipient gets it at {time} in their time zone (their timezone property, else the project's
+          time zone in Settings) within the 24 hours after sending starts; quiet hours move it to their end.
         </p>
       )}
       <ErrorMessage error={save.error} />
