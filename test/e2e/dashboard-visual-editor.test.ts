@@ -174,6 +174,13 @@ describe('the visual editor', () => {
     await page.getByText('Uploaded spring-banner.png.').waitFor();
     await press('Column', 2);
     await add('Button');
+    // undo takes the button away, redo brings it back
+    const toolbar = page.locator('.visual-toolbar');
+    await eventually(async () => expect(await draftOf(id)).toContain('Button text'));
+    await toolbar.getByRole('button', { name: 'Undo' }).press('Enter');
+    await eventually(async () => expect(await draftOf(id)).not.toContain('Button text'));
+    await toolbar.getByRole('button', { name: 'Redo' }).press('Enter');
+    await eventually(async () => expect(await draftOf(id)).toContain('Button text'));
     // moved above the greeting and back down, by keyboard
     await press('Move up: Section', 1);
     await expect
