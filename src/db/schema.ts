@@ -479,6 +479,8 @@ export interface ImportsTable {
   /** Column header to target (a contact field, `property:<name>` or `skip`); null: from the headers. */
   mapping: ColumnType<Record<string, string> | null, string | null | undefined, string | null>;
   list_ids: ColumnType<string[], string[] | undefined, string[]>;
+  /** The topics chosen for every imported contact (migration 0055). */
+  topics: ColumnType<{ id: string; subscription: 'opt_in' | 'opt_out' }[], string | undefined, string>;
 }
 
 export interface SendingUsageTable {

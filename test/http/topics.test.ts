@@ -223,4 +223,84 @@ describe('topics', () => {
       /subscribed or not_subscribed/,
     );
   });
+
+  it("are chosen for every contact an import creates or updates, recorded as the import's consent", async () => {
+    const owner = await server.signupConfirmed();
+    const k = owner.project_key.key;
+    const made = async (body: object) => (await server.call('POST', '/v1/topics', { key: k, body })).body;
+    const digest = await made({ name: 'Digest', default_subscription: 'opt_out' });
+    const promos = await made({ name: 'Promotions', default_subscription: 'opt_in' });
+    // one contact exists and already joined the digest: no change there, nothing recorded
+    await server.call('POST', '/v1/contacts', {
+      key: k,
+      body: { email: 'known@example.org', topics: [{ id: digest.id, subscription: 'opt_in' }] },
+    });
+    const topics = JSON.stringify([
+      { id: digest.id, subscription: 'opt_in' },
+      { id: promos.id, subscription: 'opt_out' },
+    ]);
+    const res = await server.call(
+      'POST',
+      `/v1/contacts/import?topics=${encodeURIComponent(topics)}&filename=club.csv`,
+      {
+        key: k,
+        body: 'Email\nknown@example.org\nnew@example.org\n',
+        headers: { 'content-type': 'text/csv' },
+      },
+    );
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.topics).toEqual(JSON.parse(topics));
+    await eventually(async () =>
+      expect((await server.call('GET', `/v1/imports/${res.body.id}`, { key: k })).body.status).toBe(
+        'completed',
+      ),
+    );
+    for (const email of ['known@example.org', 'new@example.org']) {
+      const mine = (await server.call('GET', `/v1/contacts/${email}/topics`, { key: k })).body.data;
+      expect(
+        Object.fromEntries(mine.map((t: { name: string; subscription: string }) => [t.name, t.subscription])),
+      ).toEqual({
+        Digest: 'opt_in',
+        Promotions: 'opt_out',
+      });
+    }
+    const history = async (email: string) =>
+      (await server.call('GET', `/v1/contacts/${email}`, { key: k })).body.consent_history.filter(
+        (h: { topic_id: string | null }) => h.topic_id,
+      );
+    // the known contact: only the promotions changed (the digest was chosen already, by the API)
+    expect(await history('known@example.org')).toEqual([
+      expect.objectContaining({ source: 'api', topic_id: digest.id, status: 'granted' }),
+      expect.objectContaining({
+        source: 'import',
+        topic_id: promos.id,
+        status: 'withdrawn',
+        text: expect.stringContaining('"club.csv"'),
+      }),
+    ]);
+    expect(
+      (await history('new@example.org'))
+        .map((h: { source: string; topic_id: string }) => [h.source, h.topic_id])
+        .sort(),
+    ).toEqual(
+      [
+        ['import', digest.id],
+        ['import', promos.id],
+      ].sort(),
+    );
+    // a topic that is not the project's, or not JSON, refuses the upload whole
+    for (const bad of [
+      JSON.stringify([{ id: '00000000-0000-4000-8000-000000000000', subscription: 'opt_in' }]),
+      '{oops',
+    ])
+      expectError(
+        await server.call('POST', `/v1/contacts/import?topics=${encodeURIComponent(bad)}`, {
+          key: k,
+          body: 'Email\nnever@example.org\n',
+          headers: { 'content-type': 'text/csv' },
+        }),
+        400,
+      );
+    expectError(await server.call('GET', '/v1/contacts/never@example.org', { key: k }), 404);
+  });
 });

@@ -58,6 +58,8 @@ export interface ImportTarget {
   filename: string | null;
   created_by: string | null;
   list_ids: string[];
+  /** Topics chosen for every imported contact: each change recorded as the import's consent. */
+  topics: { id: string; subscription: 'opt_in' | 'opt_out' }[];
 }
 
 function upsertParts(imp: ImportTarget, rows: BatchRow[]) {
@@ -97,13 +99,32 @@ function upsertParts(imp: ImportTarget, rows: BatchRow[]) {
          where l.project_id = ${pid} and l.id = any(${imp.list_ids}::uuid[])
         on conflict (list_id, contact_id) do nothing
         returning list_id, contact_id
+      ), chose as materialized (
+        select c.id as contact_id, t.id as topic_id, t.subscription = 'opt_in' as subscribed,
+               coalesce(ct.subscribed, tp.default_subscription = 'opt_in') as was
+          from (select id from ins union all select contact_id from known) c
+         cross join json_to_recordset(${JSON.stringify(imp.topics)}::json) as t(id uuid, subscription text)
+          join topics tp on tp.id = t.id and tp.project_id = ${pid}
+          left join contact_topics ct on ct.contact_id = c.id and ct.topic_id = t.id
+      ), chosen as (
+        insert into contact_topics (contact_id, topic_id, subscribed)
+        select contact_id, topic_id, subscribed from chose
+        on conflict (contact_id, topic_id) do update set subscribed = excluded.subscribed, updated_at = now()
+      ), topic_consented as (
+        insert into contact_consents (contact_id, project_id, status, source, text_shown, topic_id)
+        select contact_id, ${pid}::uuid, case when subscribed then 'granted' else 'withdrawn' end, 'import', ${note}, topic_id
+          from chose where subscribed <> was
       ), announced as (
         select count(*) as n from graphile_worker.add_jobs(array(
           select ${jobSpecOf('audience_event', sql<AudienceEvent>`json_build_object('type', 'contact.created', 'project_id', ${pid}::text, 'contact_ids', a.ids)`)}
             from (select json_agg(id) as ids from ins) a where a.ids is not null
           union all
           select ${jobSpecOf('audience_event', sql<AudienceEvent>`json_build_object('type', 'list.joined', 'project_id', ${pid}::text, 'list_id', j.list_id, 'contact_ids', j.ids)`)}
-            from (select list_id, json_agg(contact_id) as ids from joined group by list_id) j)))`;
+            from (select list_id, json_agg(contact_id) as ids from joined group by list_id) j
+          union all
+          select ${jobSpecOf('audience_event', sql<AudienceEvent>`json_build_object('type', 'contact.topic_changed', 'project_id', ${pid}::text, 'topic_id', g.topic_id, 'subscribed', g.subscribed, 'contact_ids', g.ids)`)}
+            from (select topic_id, subscribed, json_agg(contact_id) as ids from chose where subscribed <> was
+                   group by topic_id, subscribed) g)))`;
   return { input, insert, known, updateConsentAnnounce };
 }
 

@@ -11,6 +11,7 @@ import { readCsvHeader, rowsEstimate, rowsOf } from './import-rows.ts';
 import { FirstLines } from './import-seen.ts';
 import { chunksOf, dropChunks, storeChunks, UploadReader } from './import-upload.ts';
 import { type BatchRow, markCompleted, markFailed, newProgress, writeBatch } from './import-writes.ts';
+import { checkChoices, type TopicChoice } from './topics.ts';
 
 export const MAX_IMPORT_ROWS = 1_000_000;
 const BATCH = 10_000;
@@ -37,6 +38,7 @@ const STATUS_COLUMNS = [
   'created_by',
   'mapping',
   'list_ids',
+  'topics',
 ] as const satisfies readonly (keyof ImportRow)[];
 
 export function presentImport(row: Omit<ImportRow, 'source'>) {
@@ -59,6 +61,7 @@ export function presentImport(row: Omit<ImportRow, 'source'>) {
     created_by: row.created_by,
     mapping: row.mapping,
     list_ids: row.list_ids,
+    topics: row.topics,
   };
 }
 
@@ -66,6 +69,8 @@ export function presentImport(row: Omit<ImportRow, 'source'>) {
 export interface ImportOptions {
   mapping?: unknown;
   list_ids?: string[];
+  /** Choices of topics for every imported contact ([{id, subscription}], topics.ts). */
+  topics?: unknown;
   filename?: string;
   by: string;
 }
@@ -144,8 +149,10 @@ export async function startImport(
     source = Buffer.from(JSON.stringify(upload.rows));
   }
   let listIds: string[];
+  let topics: TopicChoice[];
   try {
     listIds = await checkLists(ctx, projectId, options.list_ids ?? []);
+    topics = options.topics === undefined ? [] : await checkChoices(ctx.db, projectId, options.topics);
   } catch (err) {
     csv?.reader.drain();
     throw err;
@@ -162,6 +169,7 @@ export async function startImport(
           created_by: options.by,
           mapping: mapping && JSON.stringify(mapping),
           list_ids: listIds,
+          topics: JSON.stringify(topics),
         })
         .returning(STATUS_COLUMNS)
         .executeTakeFirstOrThrow();

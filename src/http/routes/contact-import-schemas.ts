@@ -41,6 +41,13 @@ export const ImportSchema = Type.Object(
       Type.Record(Type.String(), Type.String(), { description: 'the mapping given with the upload' }),
     ),
     list_ids: Type.Array(Type.String(), { description: 'the lists the imported contacts join' }),
+    topics: Type.Array(
+      Type.Object({
+        id: Type.String(),
+        subscription: Type.Union([Type.Literal('opt_in'), Type.Literal('opt_out')]),
+      }),
+      { description: 'the topics chosen for every imported contact' },
+    ),
   },
   { title: 'ContactImport' },
 );
@@ -70,6 +77,13 @@ export const ImportQuery = Type.Object({
         'comma-separated ids of lists to add every imported contact to (members who left a list stay off it)',
     }),
   ),
+  topics: Type.Optional(
+    Type.String({
+      maxLength: 16_000,
+      description:
+        'a JSON array of topic choices for every imported contact, e.g. [{"id": "<topic id>", "subscription": "opt_in"}]; each change is recorded as the import’s consent',
+    }),
+  ),
   mapping: Type.Optional(
     Type.String({
       maxLength: 64_000,
@@ -86,6 +100,18 @@ export function mappingOf(text: string | undefined): unknown {
   } catch {
     throw new ValidationError(
       'The mapping must be a JSON object of column header to target, e.g. {"Zip": "skip"}',
+    );
+  }
+}
+
+/** The `topics` query parameter: a JSON array of {id, subscription} (checked by the domain). */
+export function topicsOf(text: string | undefined): unknown {
+  if (text === undefined) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new ValidationError(
+      '`topics` must be a JSON array such as [{"id": "<topic id>", "subscription": "opt_in"}]',
     );
   }
 }

@@ -27,6 +27,7 @@ import {
   isStream,
   mappingOf,
   PREVIEW_BODY_LIMIT,
+  topicsOf,
   validateJsonUploads,
 } from './contact-import-schemas.ts';
 import { EventSchema, EventsQuery, PROPERTIES_HELP, PropertyValue } from './events.ts';
@@ -282,6 +283,7 @@ export async function contactRoutes(instance: FastifyInstance, { ctx }: { ctx: D
         filename: query.filename,
         list_ids: query.list_ids?.split(','),
         mapping: mappingOf(query.mapping),
+        topics: topicsOf(query.topics),
         by: await importerOf(request, ctx),
       });
     },
