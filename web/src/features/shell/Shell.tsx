@@ -117,7 +117,11 @@ function ServerNav({ onChoose }: { onChoose: () => void }) {
           </Link>
         </li>
         <li>
-          <Link to="/readiness" activeProps={{ 'aria-current': 'page', className: 'active' }} onClick={onChoose}>
+          <Link
+            to="/readiness"
+            activeProps={{ 'aria-current': 'page', className: 'active' }}
+            onClick={onChoose}
+          >
             Production readiness
           </Link>
         </li>
