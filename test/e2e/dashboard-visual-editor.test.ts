@@ -212,6 +212,13 @@ describe('the visual editor', () => {
     expect((await mjml2html(draft, { validationLevel: 'strict' })).errors).toEqual([]);
     expect(await seriousAxeViolations(page), 'the visual editor with blocks').toEqual([]);
 
+    // the canvas at a phone's width
+    await toolbar.getByRole('radio', { name: 'Phone' }).check();
+    const frameWidth = () => page.locator('.gjs-frame').evaluate((e) => e.getBoundingClientRect().width);
+    await eventually(async () => expect(await frameWidth()).toBeLessThan(400));
+    await toolbar.getByRole('radio', { name: 'Desktop' }).check();
+    await eventually(async () => expect(await frameWidth()).toBeGreaterThan(500));
+
     // the built newsletter goes code → visual → code unchanged too
     await page.getByRole('radio', { name: 'Code' }).check();
     expect(tree(await codeText())).toEqual(tree(draft));

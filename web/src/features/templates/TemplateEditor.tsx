@@ -33,6 +33,7 @@ import './templates.css';
 // the block editor (GrapesJS, about 650 KB gzipped) loads only when the visual view opens
 const VisualEditor = lazy(() => import('../editor/VisualEditor.tsx'));
 const route = getRouteApi('/app/templates/$templateId');
+const VIEW_KEY = 'posthorn.template-view';
 const SAVE_AFTER_MS = 600;
 const WIDTHS = { phone: 390, desktop: 700 } as const;
 
@@ -183,7 +184,10 @@ function Editor({ template }: { template: Template }) {
   const [state, setState] = useState<SaveState>({ kind: 'saved' });
   const [revision, setRevision] = useState(0);
   const [rows, setRows] = useState<VariableRow[]>(() => rowsOf(template.variables));
-  const [view, setView] = useState<'code' | 'visual'>('code');
+  // the view last chosen in this browser; code until then
+  const [view, setView] = useState<'code' | 'visual'>(() =>
+    localStorage.getItem(VIEW_KEY) === 'visual' ? 'visual' : 'code',
+  );
   const [cannotShow, setCannotShow] = useState(false);
   // the document as last edited in either view: the other view opens on it
   const source = useRef(template.mjml ?? '');
@@ -262,6 +266,7 @@ function Editor({ template }: { template: Template }) {
           onView={(v) => {
             setCannotShow(false);
             setView(v);
+            localStorage.setItem(VIEW_KEY, v);
           }}
         />
         {cannotShow && (
