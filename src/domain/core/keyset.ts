@@ -22,7 +22,9 @@ export type PagedTable =
   | 'lists'
   | 'campaigns'
   | 'webhook_endpoints'
-  | 'api_keys';
+  | 'api_keys'
+  | 'flows'
+  | 'flow_enrollments';
 
 export async function keysetPage<Row extends { id: string; created_at: Date }>(
   db: Db,

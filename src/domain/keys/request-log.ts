@@ -133,3 +133,40 @@ export async function listRequests(
     ...page,
   };
 }
+
+type RequestRow = { id: string; method: string; path: string; status: number; created_at: Date };
+
+/**
+ * A project's request log (every key acting in it), newest first, by cursor: `limit` entries
+ * `after` an entry's number (older ones) or `before` one (newer ones), and whether more follow.
+ * Resend's `logs.list` (the door, issue 51).
+ */
+export async function projectRequests(
+  db: Db,
+  projectId: string,
+  cursor: { limit: number; after?: string; before?: string },
+) {
+  const newer = cursor.before !== undefined;
+  let query = db
+    .selectFrom('request_logs')
+    .select(['id', 'method', 'path', 'status', 'created_at'])
+    .where('project_id', '=', projectId);
+  const anchor = cursor.after ?? cursor.before;
+  if (anchor !== undefined) query = query.where('id', newer ? '>' : '<', Number(anchor));
+  const rows = (await query
+    .orderBy('id', newer ? 'asc' : 'desc')
+    .limit(cursor.limit + 1)
+    .execute()) as unknown as RequestRow[];
+  const shown = rows.slice(0, cursor.limit);
+  return { rows: newer ? shown.reverse() : shown, has_more: rows.length > cursor.limit };
+}
+
+/** One entry of a project's request log, or undefined. */
+export async function projectRequest(db: Db, projectId: string, id: string) {
+  return (await db
+    .selectFrom('request_logs')
+    .select(['id', 'method', 'path', 'status', 'created_at'])
+    .where('project_id', '=', projectId)
+    .where('id', '=', Number(id))
+    .executeTakeFirst()) as unknown as RequestRow | undefined;
+}

@@ -76,6 +76,44 @@ export const COUNTERPARTS: Record<string, string[]> = {
   'GET /resend/webhooks/:id': ['GET /v1/webhooks/:id'],
   'PATCH /resend/webhooks/:id': ['PATCH /v1/webhooks/:id'],
   'DELETE /resend/webhooks/:id': ['DELETE /v1/webhooks/:id'],
+  'POST /resend/webhooks/:id/signing-secret/rotate': ['POST /v1/webhooks/:id/secret/rotate'],
+  // a webhook's events are its delivery log read by message; replaying one is retrying it
+  'GET /resend/webhooks/:id/events': ['GET /v1/webhooks/:id/deliveries'],
+  'GET /resend/webhooks/:id/events/:event_id': ['GET /v1/webhooks/:id/deliveries'],
+  'GET /resend/webhooks/:id/events/:event_id/attempts': ['GET /v1/webhooks/:id/deliveries'],
+  'POST /resend/webhooks/:id/events/:event_id/replay': [
+    'POST /v1/webhooks/:id/deliveries/:delivery_id/retry',
+  ],
+
+  'GET /resend/emails/receiving': ['GET /v1/inbound'],
+  'GET /resend/emails/receiving/:id': ['GET /v1/inbound/:id'],
+  'GET /resend/emails/receiving/:id/attachments': ['GET /v1/inbound/:id'],
+  'GET /resend/emails/receiving/:id/attachments/:attachment_id': [
+    'GET /v1/inbound/:id/attachments/:position',
+  ],
+
+  'POST /resend/events/send': ['POST /v1/events'],
+  'GET /resend/events': ['GET /v1/events'],
+  'GET /resend/events/:id': ['GET /v1/events'],
+
+  'GET /resend/automations': ['GET /v1/flows'],
+  'GET /resend/automations/:id': ['GET /v1/flows/:id'],
+  // an enabled automation is paused before it is removed
+  'DELETE /resend/automations/:id': ['DELETE /v1/flows/:id', 'POST /v1/flows/:id/pause'],
+  'POST /resend/automations/:id/stop': ['POST /v1/flows/:id/pause'],
+  'GET /resend/automations/:id/runs': ['GET /v1/flows/:id/enrollments'],
+  'GET /resend/automations/:id/runs/:run_id': ['GET /v1/flows/:id/enrollments/:enrollment_id'],
+
+  // the project's request log: what each key's log shows, for every key acting in the project
+  'GET /resend/logs': ['GET /v1/api-keys/:id/requests'],
+  'GET /resend/logs/:id': ['GET /v1/api-keys/:id/requests'],
+
+  'POST /resend/suppressions': ['POST /v1/suppressions'],
+  'GET /resend/suppressions': ['GET /v1/suppressions'],
+  'GET /resend/suppressions/:id': ['GET /v1/suppressions'],
+  'DELETE /resend/suppressions/:id': ['DELETE /v1/suppressions/:email'],
+  'POST /resend/suppressions/batch/add': ['POST /v1/suppressions'],
+  'POST /resend/suppressions/batch/remove': ['DELETE /v1/suppressions/:email'],
 };
 
 const strictest = (roles: Role[]): Role =>

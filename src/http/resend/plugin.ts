@@ -2,12 +2,18 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { DomainContext } from '../../domain/core/context.ts';
 import { shortPath } from '../request-checks.ts';
 import { resendAudienceRoutes } from './audience.ts';
+import { resendAutomationRoutes } from './automations.ts';
 import { resendBroadcastRoutes } from './broadcasts.ts';
 import { adoptCounterpartRoles } from './counterparts.ts';
 import { resendDomainRoutes } from './domains.ts';
 import { resendEmailRoutes } from './emails.ts';
 import { installResendRefusals, resendError } from './errors.ts';
+import { resendEventRoutes } from './events.ts';
+import { resendLogRoutes } from './logs.ts';
+import { resendReceivingRoutes } from './receiving.ts';
+import { resendSuppressionRoutes } from './suppressions.ts';
 import { UNSUPPORTED } from './unsupported.ts';
+import { resendWebhookEventRoutes } from './webhook-events.ts';
 import { resendWebhookRoutes } from './webhooks.ts';
 
 /**
@@ -56,11 +62,19 @@ export async function resendRoutes(app: FastifyInstance, deps: { ctx: DomainCont
   app.setNotFoundHandler(notFound);
   app.all('/*', { config: { auth: 'none' }, schema: { hide: true } }, notFound);
   for (const routes of [
+    // received emails first: /emails/receiving is theirs, not /emails/:id's (issue 51)
+    resendReceivingRoutes,
     resendEmailRoutes,
     resendDomainRoutes,
     resendAudienceRoutes,
     resendBroadcastRoutes,
     resendWebhookRoutes,
+    // events, automations and runs, logs, suppressions, webhook events (issue 51)
+    resendEventRoutes,
+    resendAutomationRoutes,
+    resendLogRoutes,
+    resendSuppressionRoutes,
+    resendWebhookEventRoutes,
   ])
     await app.register(routes, { ctx: deps.ctx });
   for (const [method, path, equivalent] of UNSUPPORTED)

@@ -25,18 +25,21 @@ export const UNSUPPORTED: [HTTPMethods, string, string][] = [
     '/domains/:id/claim/verify',
     'Posthorn has no domain claims: verify the domain with POST /domains/{id}/verify.',
   ],
-  // received emails: matched before /emails/:id, until the door answers them
-  ['GET', '/emails/receiving', 'List received mail with GET /v1/inbound.'],
-  ['GET', '/emails/receiving/:id', 'Read received mail with GET /v1/inbound/{id}.'],
+  // events: Posthorn keeps no event definitions, a tracked event's name is all it needs (events.ts)
   [
-    'GET',
-    '/emails/receiving/:id/attachments',
-    "Read received mail's attachments with GET /v1/inbound/{id} (they are listed there).",
+    'POST',
+    '/events',
+    'Posthorn needs no event definition: send the event with POST /events/send and its name exists (GET /events lists the names tracked).',
   ],
   [
-    'GET',
-    '/emails/receiving/:id/attachments/:attachment_id',
-    'Download an attachment of received mail with GET /v1/inbound/{id}/attachments/{position}.',
+    'PATCH',
+    '/events/:id',
+    "Posthorn keeps no event schema: an event's payload is free-form (checked as contact properties are).",
+  ],
+  [
+    'DELETE',
+    '/events/:id',
+    'Posthorn keeps no event definition to remove; tracked events stay for reports (GET /v1/events, GET /v1/reports/revenue).',
   ],
   ['POST', '/contacts/imports', 'Import a CSV with POST /v1/contacts/import.'],
   ['GET', '/contacts/imports', 'Follow an import with GET /v1/imports/{id}.'],

@@ -10,6 +10,7 @@ import {
   createEndpoint,
   deleteEndpoint,
   getEndpointWithSecret,
+  rotateSecret,
   updateEndpoint,
   type WebhookEventType,
 } from '../../domain/webhooks/endpoints.ts';
@@ -112,6 +113,15 @@ export async function resendWebhookRoutes(instance: FastifyInstance, { ctx }: { 
         ...(status !== undefined ? { enabled: status === 'enabled' } : {}),
       });
       return { object: 'webhook', id: updated.id };
+    },
+  );
+  // the old secret keeps signing beside the new one for 24 hours, as on /v1
+  app.post(
+    '/webhooks/:id/signing-secret/rotate',
+    { config: project, schema: { hide: true, params: IdParams } },
+    async (request) => {
+      const rotated = await rotateSecret(ctx, projectOf(request), request.params.id);
+      return { object: 'webhook', id: rotated.id, signing_secret: rotated.secret };
     },
   );
   app.delete(
