@@ -7,7 +7,7 @@ import { eventually } from '../helpers/eventually.ts';
 import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
 
 /**
- * Issue 50, build item 5 in the browser: the Topics screen makes a topic; a contact's page shows
+ * Issue 50, build item 5 in the browser: the Topics screen makes a topic and previews the preference page; a contact's page shows
  * their topics with a switch each, and a switch turned there is recorded in the consent history
  * with the dashboard as its source, naming the topic; a campaign's form chooses its topic.
  */
@@ -53,6 +53,10 @@ describe('topics in the dashboard', () => {
     await row.waitFor();
     // the one contact gets it by default
     await row.getByRole('cell', { name: '1', exact: true }).waitFor();
+    // what readers see: the public topic with its description and a switch, in the page's own markup
+    const preview = page.frameLocator('iframe[title="Preference page preview"]');
+    await preview.getByRole('checkbox', { name: /Product updates.*New features, once a month/ }).waitFor();
+    await preview.getByRole('button', { name: 'Unsubscribe from all marketing emails' }).waitFor();
     await checkScreen(page, 'topics', () => row.waitFor());
     const topics = (await server.call('GET', '/v1/topics', { key })).body.data;
     expect(topics).toEqual([

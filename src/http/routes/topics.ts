@@ -3,7 +3,10 @@ import { Type } from 'typebox';
 import { contactTopics, updateContactTopics } from '../../domain/audience/contact-topics.ts';
 import { createTopic, deleteTopic, getTopic, listTopics, updateTopic } from '../../domain/audience/topics.ts';
 import type { DomainContext } from '../../domain/core/context.ts';
+import { readerTopics } from '../../domain/marketing/preferences.ts';
 import { authOf, projectOf } from '../auth.ts';
+import { htmlPage } from '../html.ts';
+import { preferenceBody } from '../preference-page.ts';
 import { errors, Nullable, typed } from '../schemas.ts';
 
 const Subscription = Type.Union([Type.Literal('opt_in'), Type.Literal('opt_out')]);
@@ -126,6 +129,44 @@ export async function topicRoutes(instance: FastifyInstance, { ctx }: { ctx: Dom
       },
     },
     async (request) => createTopic(ctx, projectOf(request), request.body),
+  );
+  app.get(
+    '/topics/preference-page',
+    {
+      config,
+      schema: {
+        tags,
+        summary:
+          'The preference page as a reader who never chose sees it (a preview: its forms post nowhere)',
+        operationId: 'previewPreferencePage',
+        response: {
+          200: Type.Object(
+            { object: Type.Literal('preference_page_preview'), html: Type.String() },
+            { title: 'PreferencePagePreview' },
+          ),
+          ...errors(401),
+        },
+      },
+    },
+    async (request) => {
+      const projectId = projectOf(request);
+      const project = await ctx.db
+        .selectFrom('projects')
+        .select('name')
+        .where('id', '=', projectId)
+        .executeTakeFirstOrThrow();
+      const topics = await readerTopics(ctx.db, projectId, '00000000-0000-4000-8000-000000000000');
+      const body = preferenceBody('preview', {
+        email: 'reader@example.com',
+        subscribed: true,
+        lists: [],
+        topics,
+        topic: null,
+        project: project.name,
+        from: '',
+      });
+      return { object: 'preference_page_preview' as const, html: htmlPage('Email preferences', body) };
+    },
   );
   app.get(
     '/topics/:id',

@@ -14,6 +14,11 @@ export const contactTopicsQuery = (project: string, contact: string) =>
     api.get('/v1/contacts/{id}/topics', { project, path: { id: contact } }),
   );
 
+export const preferencePreviewQuery = (project: string) =>
+  projectQuery(project, ['topics', 'preference-page'], () =>
+    api.get('/v1/topics/preference-page', { project }),
+  );
+
 export const topics = {
   create: (project: string, body: Schemas['CreateTopicRequest']) => api.post('/v1/topics', { project, body }),
   update: (project: string, id: string, body: Schemas['UpdateTopicRequest']) =>

@@ -1,6 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { type Topic, topics, topicsQuery } from '../../api/topics.ts';
+import { preferencePreviewQuery, type Topic, topics, topicsQuery } from '../../api/topics.ts';
 import { type Column, DataTable } from '../../components/DataTable.tsx';
 import { ConfirmButton, DialogButton } from '../../components/Dialog.tsx';
 import { Field, SelectField } from '../../components/Field.tsx';
@@ -135,6 +135,27 @@ const columns: Column<Topic>[] = [
   },
 ];
 
+/** The page a reader reaches from an email's unsubscribe link, as one who never chose sees it. */
+function PreferencePreview() {
+  const { project } = useProject();
+  const preview = useQuery(preferencePreviewQuery(project.id));
+  return (
+    <section aria-labelledby="preference-preview" className="card">
+      <h2 id="preference-preview">What readers see</h2>
+      <p className="muted small">
+        The page behind every marketing email's unsubscribe link and the footer's preferences link, for a
+        reader who never chose: public topics with a switch each, and unsubscribe from everything.
+      </p>
+      <iframe
+        className="preview"
+        title="Preference page preview"
+        sandbox=""
+        srcDoc={preview.data?.html ?? ''}
+      />
+    </section>
+  );
+}
+
 /** The project's topics: what kinds of mail it sends, so a reader can leave one and keep the others. */
 export default function Topics() {
   const { project } = useProject();
@@ -158,6 +179,7 @@ export default function Topics() {
       >
         {(data) => <DataTable caption="Topics of this project" rows={data.data} columns={columns} />}
       </Loaded>
+      <PreferencePreview />
     </>
   );
 }
