@@ -1,7 +1,9 @@
 // Campaigns on this machine (issue 16's targets), with the API, the worker (a separate process),
 // embedded PostgreSQL, this process's SMTP sink and the transactional client all on the same cores:
 //   (1) POST /v1/campaigns/{id}/send over a 1,000,000-contact audience: its checks and the snapshot
-//       (one INSERT ... SELECT), timed; the campaign is then cancelled so that nothing of it is sent.
+//       (one INSERT ... SELECT), timed, for a topic (a tenth of the audience left it) at 09:00 in each
+//       recipient's zone (BENCH_PLAIN_SNAPSHOT=1: neither); the campaign is then cancelled so that
+//       nothing of it is sent.
 //       The worker is started only after this, so not one message of that campaign is written.
 //   (2) a campaign to a separate list of 100,000 contacts, delivered to the sink: Liquid
 //       ({{ contact.first_name }} in subject and body), three tracked links and the open pixel, the
@@ -27,6 +29,8 @@ const audience = Number(process.env.BENCH_AUDIENCE ?? 1_000_000);
 const txPerSecond = Number(process.env.BENCH_TX_PER_SECOND ?? 5);
 const concurrency = process.env.BENCH_WORKER_CONCURRENCY ?? '8';
 const maxSeconds = Number(process.env.BENCH_MAX_SECONDS ?? 2400);
+/** (1) as a plain campaign (BENCH_PLAIN_SNAPSHOT=1) instead of one for a topic at 09:00 local time. */
+const plainSnapshot = process.env.BENCH_PLAIN_SNAPSHOT === '1';
 const DOMAIN = 'bench.example';
 const SECRET = 'bench-campaign-secret-0123456789abcdefghij';
 const ADDRESS = 'Posthorn Bench Ltd, 2 High Street, Leeds LS1 1AA';
@@ -246,7 +250,10 @@ try {
     await db.query(
       `with made as (
          insert into contacts (project_id, email, first_name, last_name, properties)
-         select $1, 'user' || g || '@' || $3::text, 'Reader' || g, 'Bench', jsonb_build_object('plan', case when g % 2 = 0 then 'pro' else 'free' end)
+         select $1, 'user' || g || '@' || $3::text, 'Reader' || g, 'Bench', jsonb_build_object('plan', case when g % 2 = 0 then 'pro' else 'free' end,
+                  -- five zones, a name that is none (the project's zone) and no zone
+                  'timezone', (array['Europe/Berlin', 'America/New_York', 'Asia/Kolkata', 'Australia/Sydney',
+                                     'America/Los_Angeles', 'Not/A_Zone', null])[g % 7 + 1])
            from generate_series(1, $2::int) g
          returning id
        )
@@ -256,6 +263,17 @@ try {
   };
   await addContacts(big.id, audience, 'audience.example');
   await addContacts(readers.id, recipients, 'readers.example');
+  // a topic everyone gets unless they left it, and one in ten of the big audience left it
+  const topic = plainSnapshot
+    ? null
+    : await call('POST', '/v1/topics', { name: 'Weekly digest', default_subscription: 'opt_in' });
+  if (topic)
+    await db.query(
+      `insert into contact_topics (contact_id, topic_id, subscribed)
+       select m.contact_id, $2, false from list_members m where m.list_id = $1 and hashtext(m.contact_id::text) % 10 = 0`,
+      [big.id, topic.id],
+    );
+  await db.query('vacuum analyze contact_topics');
   await db.query('vacuum analyze contacts');
   await db.query('vacuum analyze list_members');
   const setupSeconds = (performance.now() - setupStart) / 1000;
@@ -279,7 +297,10 @@ ${links.map((l, i) => `<p><a href="${l}">Read part ${i + 1}</a></p>`).join('\n')
     tracking: { opens: true, clicks: true },
     tags: [{ name: 'bench', value: 'campaign' }],
   });
-  const first = await call('POST', '/v1/campaigns', campaign('A million', big.id));
+  const first = await call('POST', '/v1/campaigns', {
+    ...campaign('A million', big.id),
+    ...(topic ? { topic_id: topic.id, local_time: '09:00' } : {}),
+  });
   const countStart = performance.now();
   const preview = await call('GET', `/v1/campaigns/${first.id}/audience`);
   const countSeconds = (performance.now() - countStart) / 1000;
@@ -419,7 +440,7 @@ ${links.map((l, i) => `<p><a href="${l}">Read part ${i + 1}</a></p>`).join('\n')
     `setup (not measured): ${n(audience + recipients)} contacts and their list memberships in SQL, vacuumed, in ${s(setupSeconds)}`,
   );
   console.log(
-    `(1) audience of ${n(preview.recipients)}: GET /audience (count) ${s(countSeconds)}; POST /send (checks, count and snapshot) ${s(snapSeconds)}, recipient_count ${n(started.recipient_count)}`,
+    `(1) audience of ${n(preview.recipients)}${topic ? " (for a topic, at 09:00 in each recipient's zone)" : ''}: GET /audience (count) ${s(countSeconds)}; POST /send (checks, count and snapshot) ${s(snapSeconds)}, recipient_count ${n(started.recipient_count)}`,
   );
   console.log(
     `    then cancelled in ${s(cancelSeconds)} by ${cancelNote}: status ${firstAfter.status}, emails written ${firstEmails} (the worker started after this)`,

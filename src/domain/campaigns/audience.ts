@@ -9,7 +9,7 @@ import { now } from '../core/clock.ts';
 import type { DomainContext } from '../core/context.ts';
 import { reasonsBlocking } from '../emails/suppressions.ts';
 import { localTimeOf } from '../plans/local-time-settings.ts';
-import { isTimed, sendAfterSql, type Timing, zonedAudience, zonesCte } from './local-send.ts';
+import { isTimed, projectSendAfter, type Timing, timedAudience, zonesCte } from './local-send.ts';
 
 /** What a campaign's audience is made of. */
 export type CampaignAudience = Pick<
@@ -101,12 +101,12 @@ function recipientsOf(
   campaignId: string,
   audience: RawBuilder<{ id: string; email: string }>,
   ab: AbTestColumn | null,
-  timing: Timing | null,
+  timing: { t: Timing; fallback: Date } | null,
 ) {
-  // each row's send_after: null, or computed from its zone (local-send.ts)
-  const rows = timing ? zonedAudience(audience, timing) : sql`(${audience}) a`;
-  const sendAfter = timing ? sendAfterSql(timing) : sql`null::timestamptz`;
-  const zones = timing ? sql`with ${zonesCte}` : sql``;
+  // each row's send_after: null, or its zone's (local-send.ts)
+  const rows = timing ? timedAudience(audience, timing.fallback) : sql`(${audience}) a`;
+  const sendAfter = timing ? sql`a.send_after` : sql`null::timestamptz`;
+  const zones = timing ? sql`with ${zonesCte(timing.t)}` : sql``;
   // in contact order: the primary key's index is built in order, not a million random probes
   if (!ab)
     return sql`${zones} select ${campaignId}::uuid, a.id, a.email, null::smallint, ${sendAfter}
@@ -114,9 +114,8 @@ function recipientsOf(
   return sql`${zones} select ${campaignId}::uuid, a.id, a.email,
            case when a.rn < ceil(a.n * ${ab.test_share}::numeric / 100) then (a.rn % ${ab.variants.length})::smallint end,
            ${sendAfter}
-      from (select a.*${timing ? sql`, l.d` : sql``}, row_number() over (order by random()) - 1 as rn, count(*) over () as n
-              from ${rows}) a
-      ${timing ? sql`cross join lateral (select a.d) l` : sql``}`;
+      from (select a.*, row_number() over (order by random()) - 1 as rn, count(*) over () as n
+              from ${rows}) a`;
 }
 
 /**
@@ -148,11 +147,12 @@ export async function snapshotAudience(db: Db | Tx, campaign: CampaignAudience):
     .executeTakeFirstOrThrow();
   const project = await localTimeOf(db, campaign.project_id);
   const timing: Timing = { start: now(), zone: project.time_zone, localTime, quiet: project.quiet_hours };
-  const audience = await audienceQuery(db, campaign, isTimed(timing));
+  const timed = isTimed(timing) ? { t: timing, fallback: await projectSendAfter(db, timing) } : null;
+  const audience = await audienceQuery(db, campaign, timed !== null);
   if (ab) await fixVariantVersions(db, campaign.id);
   const { rows } = await sql<{ added: number }>`with added as (
       insert into campaign_recipients (campaign_id, contact_id, email, variant, send_after)
-      ${recipientsOf(campaign.id, audience, ab, isTimed(timing) ? timing : null)}
+      ${recipientsOf(campaign.id, audience, ab, timed)}
       on conflict (campaign_id, contact_id) do nothing
       returning 1
     )

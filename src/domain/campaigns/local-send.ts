@@ -8,8 +8,10 @@ import type { QuietHours } from '../core/local-time.ts';
  * after midnight) sends each recipient's at the next such time in the recipient's zone after the
  * start (`properties.timezone` when PostgreSQL knows the zone, else the project's), and the
  * project's quiet hours hold a recipient whose time falls inside them until they end. The snapshot
- * computes every recipient's `send_after` in the one INSERT ... SELECT (PostgreSQL's own IANA zone
- * data, nothing per recipient in Node); the writer takes only those whose time has come.
+ * writes every recipient's `send_after` in its one INSERT ... SELECT: computed once per zone
+ * PostgreSQL knows (its own IANA data, `pg_timezone_names`) and joined by the contact's zone name
+ * (case-insensitive, like the runtime's), so a million rows cost one hash join and nothing per
+ * recipient in Node; the writer takes only those whose time has come.
  */
 
 export interface Timing {
@@ -27,46 +29,56 @@ const inQuiet = (minutes: number, q: QuietHours) =>
   q.from < q.to ? minutes >= q.from && minutes < q.to : minutes >= q.from || minutes < q.to;
 
 /**
- * The valid zone of each audience row (`a.tz`, the contact's `properties.timezone`) as a join:
- * names PostgreSQL does not know fall back to the project's, so no row can fail the statement.
+ * The `send_after` of a recipient in `zone` (a SQL text): at local time, the next `local_time` at
+ * or after the start, moved to the end of the quiet hours when it falls inside them; without one,
+ * the start, or the end of the quiet hours the start falls in.
  */
-export const zonesCte = sql`zones as materialized (select name from pg_timezone_names)`;
-
-/**
- * The `send_after` of a row whose zone is `a.zone` and whose local date at the start is `l.d`:
- * at local time, the next `local_time` at or after the start, moved to the end of the quiet hours
- * when it falls inside them; without one, the start, or the end of quiet hours the start falls in.
- */
-export function sendAfterSql(t: Timing): RawBuilder<Date> {
+function sendAfterIn(t: Timing, zone: RawBuilder<unknown>): RawBuilder<Date> {
   const minute = sql`interval '1 minute'`;
+  const local = sql`(${t.start}::timestamptz at time zone ${zone})`;
+  const d = sql`${local}::date`;
   if (t.localTime !== null) {
     const held = t.quiet !== null && inQuiet(t.localTime, t.quiet);
     const at = held ? (t.quiet as QuietHours).to : t.localTime;
     // quiet hours ending the next day (21:00 to 08:00 and a local time of 22:00): the next morning
     const shift = held && at < t.localTime ? 1 : 0;
-    return sql<Date>`(((l.d + case when (l.d + ${t.localTime}::int * ${minute}) at time zone a.zone < ${t.start}::timestamptz
-                                then 1 else 0 end + ${shift}::int) + ${at}::int * ${minute}) at time zone a.zone)`;
+    return sql<Date>`(((${d} + case when (${d} + ${t.localTime}::int * ${minute}) at time zone ${zone} < ${t.start}::timestamptz
+                                then 1 else 0 end + ${shift}::int) + ${at}::int * ${minute}) at time zone ${zone})`;
   }
   const q = t.quiet as QuietHours;
-  const m = sql`(extract(hour from ${t.start}::timestamptz at time zone a.zone) * 60
-                 + extract(minute from ${t.start}::timestamptz at time zone a.zone))::int`;
+  const m = sql`(extract(hour from ${local}) * 60 + extract(minute from ${local}))::int`;
   const inside =
     q.from < q.to
       ? sql`${m} >= ${q.from}::int and ${m} < ${q.to}::int`
       : sql`(${m} >= ${q.from}::int or ${m} < ${q.to}::int)`;
   return sql<Date>`case when ${inside}
-      then ((l.d + case when ${m} >= ${q.to}::int then 1 else 0 end) + ${q.to}::int * ${minute}) at time zone a.zone
+      then ((${d} + case when ${m} >= ${q.to}::int then 1 else 0 end) + ${q.to}::int * ${minute}) at time zone ${zone}
       else ${t.start}::timestamptz end`;
 }
 
 /**
- * The audience rows (`id`, `email`, `tz`) with their zone and local date at the start, for
- * `sendAfterSql`; needs `zonesCte` in the statement's WITH.
+ * Every zone PostgreSQL knows (by its name in lower case) with the `send_after` of a recipient in
+ * it, computed once per zone rather than once per recipient; for the statement's WITH.
  */
-export function zonedAudience(audience: RawBuilder<unknown>, t: Timing) {
-  return sql`(select a.id, a.email, coalesce(z.name, ${t.zone}::text) as zone
-                from (${audience}) a left join zones z on z.name = a.tz) a
-     cross join lateral (select (${t.start}::timestamptz at time zone a.zone)::date as d) l`;
+export const zonesCte = (t: Timing) =>
+  sql`zones as materialized (select distinct on (lower(z.name)) lower(z.name) as name, ${sendAfterIn(t, sql`z.name`)} as send_after
+        from pg_timezone_names z order by lower(z.name), z.name)`;
+
+/** The `send_after` of a recipient whose zone is the project's (UTC if PostgreSQL does not know it). */
+export async function projectSendAfter(db: Db | Tx, t: Timing): Promise<Date> {
+  const zone = sql`coalesce((select z.name from pg_timezone_names z where lower(z.name) = lower(${t.zone}::text) limit 1), 'UTC')`;
+  const { rows } = await sql<{ at: Date }>`select ${sendAfterIn(t, zone)} as at`.execute(db);
+  return rows[0].at;
+}
+
+/**
+ * The audience rows (`id`, `email`, `tz`: the contact's `properties.timezone`) with their
+ * `send_after`: their zone's (a name PostgreSQL does not know takes the project's, so no row can
+ * fail the statement). Needs `zonesCte` in the statement's WITH.
+ */
+export function timedAudience(audience: RawBuilder<unknown>, fallback: Date) {
+  return sql`(select a.id, a.email, coalesce(z.send_after, ${fallback}::timestamptz) as send_after
+                from (${audience}) a left join zones z on z.name = lower(a.tz)) a`;
 }
 
 /** The real instant (for a job's run_at) of a moment on the service's clock. */
