@@ -23,6 +23,8 @@ export type PagedTable =
   | 'campaigns'
   | 'webhook_endpoints'
   | 'api_keys'
+  | 'templates'
+  | 'imports'
   | 'flows'
   | 'flow_enrollments';
 

@@ -74,6 +74,23 @@ export function findTemplate(
   return findInProject(ctx.db, 'templates', 'Template', projectId, id);
 }
 
+/** A template by its id or by its name (unique in a project: what Resend's door calls its alias). */
+export async function findTemplateByIdOrName(
+  ctx: Pick<DomainContext, 'db'>,
+  projectId: string,
+  idOrName: string,
+): Promise<TemplateRow> {
+  if (isUuid(idOrName)) return findTemplate(ctx, projectId, idOrName);
+  const row = await ctx.db
+    .selectFrom('templates')
+    .selectAll()
+    .where('project_id', '=', projectId)
+    .where('name', '=', idOrName)
+    .executeTakeFirst();
+  if (!row) throw new NotFoundError('Template');
+  return row;
+}
+
 /** GET /templates: every template of the project (a small set: not paginated). */
 export async function listTemplates(ctx: Pick<DomainContext, 'db'>, projectId: string) {
   const rows = await ctx.db

@@ -54,6 +54,7 @@ const ContactFields = {
   properties: Type.Optional(
     Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()])),
   ),
+  topics: Type.Optional(Type.Unknown()),
 };
 const ContactBody = Type.Object(ContactFields, { additionalProperties: true });
 type ContactInput = Static<typeof ContactBody>;
@@ -104,6 +105,8 @@ export async function resendAudienceRoutes(instance: FastifyInstance, { ctx }: {
     const contact = await createContact(ctx, facts, {
       email: b.email ?? '',
       ...rest,
+      // Resend's topic choices, [{id, subscription}], as Posthorn's (checked by the domain)
+      ...(b.topics !== undefined ? { topics: b.topics as never } : {}),
       ...(kept ? { properties: kept as Record<string, string | number | boolean> } : {}),
     });
     for (const list of segments) await addToList(ctx, facts, list, { ids: [contact.id] });

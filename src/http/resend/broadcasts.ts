@@ -7,6 +7,7 @@ import { campaignActivity } from '../../domain/campaigns/activity.ts';
 import {
   createCampaign,
   deleteCampaign,
+  duplicateCampaign,
   getCampaign,
   presentCampaign,
   updateCampaign,
@@ -266,6 +267,15 @@ function resendBroadcastActions(app: ReturnType<typeof typed>, ctx: DomainContex
     async (request) => {
       await cancelCampaign(ctx, projectOf(request), request.params.id);
       return { object: 'broadcast', id: request.params.id };
+    },
+  );
+  // a copy of the broadcast as a new draft, its content, audience and settings
+  app.post(
+    '/broadcasts/:id/duplicate',
+    { config: project, schema: { hide: true, params: IdParams } },
+    async (request) => {
+      const copy = await duplicateCampaign(ctx, await projectFactsOf(request, ctx), request.params.id);
+      return { object: 'broadcast', id: copy.id };
     },
   );
   app.get(

@@ -70,6 +70,38 @@ export const COUNTERPARTS: Record<string, string[]> = {
   'GET /resend/broadcasts/:id/recipients': ['GET /v1/campaigns/:id/activity'],
   'GET /resend/broadcasts/:id/clicked-links': ['GET /v1/campaigns/:id/activity'],
 
+  // a copy is a new campaign
+  'POST /resend/broadcasts/:id/duplicate': ['POST /v1/campaigns'],
+
+  'POST /resend/templates': ['POST /v1/templates'],
+  'GET /resend/templates': ['GET /v1/templates'],
+  'GET /resend/templates/:id': ['GET /v1/templates/:id'],
+  'PATCH /resend/templates/:id': ['PATCH /v1/templates/:id'],
+  'DELETE /resend/templates/:id': ['DELETE /v1/templates/:id'],
+  'POST /resend/templates/:id/publish': ['POST /v1/templates/:id/publish'],
+  // a copy is a new template
+  'POST /resend/templates/:id/duplicate': ['POST /v1/templates'],
+
+  'POST /resend/topics': ['POST /v1/topics'],
+  'GET /resend/topics': ['GET /v1/topics'],
+  'GET /resend/topics/:id': ['GET /v1/topics/:id'],
+  'PATCH /resend/topics/:id': ['PATCH /v1/topics/:id'],
+  'DELETE /resend/topics/:id': ['DELETE /v1/topics/:id'],
+  'GET /resend/contacts/:id/topics': ['GET /v1/contacts/:id/topics'],
+  'PATCH /resend/contacts/:id/topics': ['PATCH /v1/contacts/:id/topics'],
+
+  // contact properties are the keys contacts hold: reading them is reading contacts, removing one
+  // is changing every contact that has it
+  'GET /resend/contact-properties': ['GET /v1/contacts'],
+  'GET /resend/contact-properties/:id': ['GET /v1/contacts'],
+  'DELETE /resend/contact-properties/:id': ['PATCH /v1/contacts/:id'],
+
+  'GET /resend/usage': ['GET /v1/limits'],
+
+  'POST /resend/contacts/imports': ['POST /v1/contacts/import'],
+  'GET /resend/contacts/imports': ['GET /v1/imports/:id'],
+  'GET /resend/contacts/imports/:id': ['GET /v1/imports/:id'],
+
   'POST /resend/webhooks': ['POST /v1/webhooks'],
   'GET /resend/webhooks': ['GET /v1/webhooks'],
   // the answer carries the signing secret only for a caller who may rotate it (webhooks.ts)

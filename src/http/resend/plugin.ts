@@ -4,6 +4,8 @@ import { shortPath } from '../request-checks.ts';
 import { resendAudienceRoutes } from './audience.ts';
 import { resendAutomationRoutes } from './automations.ts';
 import { resendBroadcastRoutes } from './broadcasts.ts';
+import { resendContactImportRoutes } from './contact-imports.ts';
+import { resendContactPropertyRoutes } from './contact-properties.ts';
 import { adoptCounterpartRoles } from './counterparts.ts';
 import { resendDomainRoutes } from './domains.ts';
 import { resendEmailRoutes } from './emails.ts';
@@ -12,7 +14,10 @@ import { resendEventRoutes } from './events.ts';
 import { resendLogRoutes } from './logs.ts';
 import { resendReceivingRoutes } from './receiving.ts';
 import { resendSuppressionRoutes } from './suppressions.ts';
+import { resendTemplateRoutes } from './templates.ts';
+import { resendTopicRoutes } from './topics.ts';
 import { UNSUPPORTED } from './unsupported.ts';
+import { resendUsageRoutes } from './usage.ts';
 import { resendWebhookEventRoutes } from './webhook-events.ts';
 import { resendWebhookRoutes } from './webhooks.ts';
 
@@ -75,6 +80,12 @@ export async function resendRoutes(app: FastifyInstance, deps: { ctx: DomainCont
     resendLogRoutes,
     resendSuppressionRoutes,
     resendWebhookEventRoutes,
+    // templates, topics and contact topics, contact properties and imports, usage (issue 51)
+    resendTemplateRoutes,
+    resendTopicRoutes,
+    resendContactPropertyRoutes,
+    resendContactImportRoutes,
+    resendUsageRoutes,
   ])
     await app.register(routes, { ctx: deps.ctx });
   for (const [method, path, equivalent] of UNSUPPORTED)

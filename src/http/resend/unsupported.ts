@@ -41,17 +41,14 @@ export const UNSUPPORTED: [HTTPMethods, string, string][] = [
     '/events/:id',
     'Posthorn keeps no event definition to remove; tracked events stay for reports (GET /v1/events, GET /v1/reports/revenue).',
   ],
-  ['POST', '/contacts/imports', 'Import a CSV with POST /v1/contacts/import.'],
-  ['GET', '/contacts/imports', 'Follow an import with GET /v1/imports/{id}.'],
-  ['GET', '/contacts/imports/:id', 'Follow an import with GET /v1/imports/{id}.'],
   [
-    'GET',
-    '/contacts/:id/topics',
-    'Posthorn has lists in place of topics: GET /contacts/{id}/segments lists them.',
+    'POST',
+    '/contact-properties',
+    "Posthorn's contact properties need no definition: set a key on a contact (PATCH /contacts/{id} with `properties`) and it exists; GET /contact-properties lists the keys contacts hold.",
   ],
   [
     'PATCH',
-    '/contacts/:id/topics',
-    'Posthorn has lists in place of topics: add or remove with /contacts/{id}/segments/{segment_id}.',
+    '/contact-properties/:id',
+    'Posthorn keeps no stored fallback for a property: give one where it is used, `{{{contact.key|fallback}}}` in a broadcast or `{{ contact.properties.key | default: "fallback" }}` in Liquid.',
   ],
 ];
