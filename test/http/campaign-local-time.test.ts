@@ -116,6 +116,12 @@ describe('a campaign at local time', () => {
       })),
     );
 
+    // pause and resume keep the waits
+    expect((await call('POST', `/v1/campaigns/${campaign.id}/pause`)).status).toBe('paused');
+    expect((await call('GET', `/v1/campaigns/${campaign.id}`)).waiting).toEqual(shown.waiting);
+    expect((await call('POST', `/v1/campaigns/${campaign.id}/resume`)).status).toBe('sending');
+    await writerParked(campaign.id);
+
     const sentAt = new Map<string, number>();
     for (const at of instants) {
       const mine = contacts.filter((c) => due.get(c.email) === at);

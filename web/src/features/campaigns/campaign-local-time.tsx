@@ -69,6 +69,13 @@ export function LocalTimeChoice({ campaign }: { campaign: Campaign }) {
 /** While it sends: the recipients waiting for their local time or the end of quiet hours. */
 export function WaitingNote({ campaign }: { campaign: Campaign }) {
   const waiting = campaign.waiting ?? [];
+  if (campaign.status === 'scheduled' && campaign.local_time)
+    return (
+      <Notice>
+        Each recipient gets it at {campaign.local_time} in their own time zone, within the 24 hours after
+        sending starts.
+      </Notice>
+    );
   if (waiting.length === 0) return null;
   const total = waiting.reduce((n, w) => n + w.count, 0);
   return (
