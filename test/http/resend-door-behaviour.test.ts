@@ -301,25 +301,27 @@ describe("Resend's error names and statuses", () => {
     expect(v1.body).toEqual({ error: expect.any(String) });
   });
 
-  it('answers contacts.imports.create (multipart) and /emails/receiving 405, naming what to use', async () => {
+  it('answers a 405 before reading the body (a multipart one too), naming what to use; /emails/receiving is not /emails/:id', async () => {
+    // defining a contact property ahead is what Posthorn has no place for (unsupported.ts)
     const form = new FormData();
-    form.append('file', new Blob(['email\nada@readers.example\n'], { type: 'text/csv' }), 'contacts.csv');
-    const imported = await fetch(`${server.url}/resend/contacts/imports`, {
+    form.append('key', 'company');
+    const defined = await fetch(`${server.url}/resend/contact-properties`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}` },
       body: form,
     });
-    expect(imported.status).toBe(405);
-    expect(await imported.json()).toMatchObject({
+    expect(defined.status).toBe(405);
+    expect(await defined.json()).toMatchObject({
       name: 'method_not_allowed',
-      message: /\/v1\/contacts\/import/,
+      message: /PATCH \/contacts\/\{id\} with `properties`/,
     });
+    // received mail is its own resource, not matched as /emails/:id
     const receiving = await server.call('GET', '/resend/emails/receiving', { key });
-    expect(receiving.status).toBe(405);
-    expect(receiving.body).toMatchObject({ name: 'method_not_allowed', message: /\/v1\/inbound/ });
+    expect(receiving.status).toBe(200);
+    expect(receiving.body).toMatchObject({ object: 'list' });
     const one = await server.call('GET', '/resend/emails/receiving/0b8e4c4e-3c1a-4a53-8c55-6f9a3f0e2d11', {
       key,
     });
-    expect(one.status).toBe(405);
+    expect(one.status).toBe(404);
   });
 });

@@ -70,7 +70,7 @@ const CASES: [string, string, unknown, number, RegExp][] = [
   ['POST', '/webhooks', { endpoint: 'not a url', events: ['email.sent'] }, 400, /URL/],
   ['PATCH', `/webhooks/${UUID}`, { status: 'paused' }, 400, /status/],
   ['POST', `/emails/${UUID}/share`, undefined, 405, /Posthorn has no public share links/],
-  ['GET', '/templates', undefined, 404, /does not exist/],
+  ['GET', '/not-a-resource', undefined, 404, /does not exist/],
 ];
 
 describe('refusals at /resend', () => {
