@@ -33,6 +33,7 @@ const CODES = new Set([
   'no_date',
   'over_allowance',
   'send_refused',
+  'quiet_hours',
   'flow_paused',
   'exit_step',
   'flow_archived',
