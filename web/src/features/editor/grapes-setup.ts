@@ -1,7 +1,7 @@
 /**
  * The block editor's engine: GrapesJS with its MJML plugin (grapesjs-mjml), chosen over the
  * alternatives for the round trip and the size it costs only on this screen:
- * - GrapesJS + grapesjs-mjml (about 650 KB gzipped together, loaded only when the visual view
+ * - GrapesJS + grapesjs-mjml (about 630 KB gzipped together, loaded only when the visual view
  *   opens) reads and writes MJML itself, so the stored form stays MJML with Liquid; with its XML
  *   parser on and the two fixes below, every starter comes back as the same MJML tree.
  * - Unlayer / EmailBuilder.js / react-email-editor keep a JSON design of their own and export HTML
@@ -96,6 +96,35 @@ function keepExplicitAttributes(editor: Editor) {
       for (const k of Object.keys(attrs))
         if (!explicit.has(k) && attrs[k] && attrs[k] === defaults[k]) delete attrs[k];
       return attrs;
+    };
+    // the canvas draws a block with the same attributes, so mj-attributes and mj-class apply there
+    proto.getMjmlAttributes = function (this: Component) {
+      const attrs = proto.getAttrToHTML.call(this);
+      const src = this.get('src');
+      if (src) attrs.src = src;
+      return attrs;
+    };
+  }
+}
+
+// the document's mj-head, so the canvas draws each block with its mj-attributes, mj-class and fonts
+let canvasHead = '';
+
+/**
+ * grapesjs-mjml draws each block by compiling it alone (`<mjml><mj-body>…`), without the document's
+ * mj-head: the starters' type scale, colours and dividers would show as MJML's defaults. Here the
+ * head goes into each of those compilations (the stored MJML is not touched).
+ */
+function drawWithHead(editor: Editor) {
+  for (const type of editor.Components.getTypes()) {
+    const proto = type.view?.prototype as any;
+    if (!type.id.startsWith('mj-') || !proto?.getMjmlTemplate || proto.__posthornHead) continue;
+    proto.__posthornHead = true;
+    const template = proto.getMjmlTemplate;
+    proto.getMjmlTemplate = function (this: unknown) {
+      const t = template.call(this) as { start: string; end: string };
+      if (!canvasHead || !t?.start?.startsWith('<mjml>') || t.start.includes('<mj-head')) return t;
+      return { ...t, start: `<mjml>${canvasHead}${t.start.slice('<mjml>'.length)}` };
     };
   }
 }
@@ -215,6 +244,8 @@ export function mountEditor({ container, mjml, upload }: MountOptions): Editor {
     // no icon font from a CDN: the dashboard loads nothing from elsewhere
     cssIcons: '',
     avoidInlineStyle: false,
+    // the head (mj-attributes' defaults are mj-button, mj-text… elements too) is not drawn as blocks
+    canvasCss: 'mj-head { display: none !important; }',
     undoManager: { trackSelection: false },
     // images dropped on the asset manager go to the project's media library, served by Posthorn
     assetManager: {
@@ -241,6 +272,8 @@ export function mountEditor({ container, mjml, upload }: MountOptions): Editor {
     ],
   });
   keepExplicitAttributes(editor);
+  drawWithHead(editor);
+  canvasHead = /<mj-head\b[\s\S]*?<\/mj-head>/.exec(protect(mjml))?.[0] ?? '';
   wordButtons(editor);
   const titleFrame = () => editor.Canvas.getFrameEl()?.setAttribute('title', 'The email, as blocks');
   titleFrame();

@@ -30,7 +30,7 @@ import {
 } from './variable-rows.ts';
 import './templates.css';
 
-// the block editor (GrapesJS, about 650 KB gzipped) loads only when the visual view opens
+// the block editor (GrapesJS, about 630 KB gzipped) loads only when the visual view opens
 const VisualEditor = lazy(() => import('../editor/VisualEditor.tsx'));
 const route = getRouteApi('/app/templates/$templateId');
 const VIEW_KEY = 'posthorn.template-view';
