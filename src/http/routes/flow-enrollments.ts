@@ -21,7 +21,7 @@ const HistoryEntry = Type.Object(
     at: Timestamp,
     outcome: Type.String({
       description:
-        'what happened: sent, already_sent, waited, no_date, event, timeout, branch_<n>, default, updated, queued (webhook), exited, converted, unsubscribed, suppressed, over_allowance, send_refused, quiet_hours (a send waiting for the end of the project's quiet hours), not_subscribed_to_topic, failed, cancelled',
+        'what happened: sent, already_sent, waited, no_date, event, timeout, branch_<n>, default, updated, queued (webhook), exited, converted, unsubscribed, suppressed, over_allowance, send_refused, quiet_hours (a send waiting for the end of the project quiet hours), not_subscribed_to_topic, failed, cancelled',
     }),
     email_id: Type.Optional(Type.String({ description: 'send steps: the message written' })),
   },
