@@ -1,9 +1,10 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setWorkspacePlan } from '../../src/domain/accounts/workspaces.ts';
 import { createKeyInProject } from '../../src/domain/keys/service.ts';
 import { operationFor, resendDocument } from '../helpers/resend-openapi.ts';
 import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
-import { type Answer, agent, type Json, type Operation, probesFor, sweep } from '../helpers/sweep.ts';
+import { type Answer, agent, type Json, type Operation, probesFor, send, sweep } from '../helpers/sweep.ts';
 
 /**
  * The bad-input sweep of the Resend-compatible door (issue 47): every route the door answers, as the
@@ -86,5 +87,86 @@ describe('every bad input at the Resend door is a 4xx in Resend’s error shape'
     for (const o of operations)
       expect(swept.get(`${o.method} ${o.path}`) ?? 0, `${o.method} ${o.path}`).toBeGreaterThanOrEqual(6);
     expect(queue.length).toBeGreaterThan(1000);
+  }, 240_000);
+
+  it('writes nothing on a bad request to the writes of templates, topics, contact properties, imports, broadcast copies', async () => {
+    const doc = resendDocument();
+    const key = account.project_key.key;
+    const writes = doorOperations(server).filter(
+      (o) =>
+        o.method !== 'get' &&
+        /^\/(templates|topics|contact-properties|contacts\/imports|contacts\/\{id\}\/topics|broadcasts\/\{id\}\/duplicate)/.test(
+          o.path,
+        ),
+    );
+    expect(writes.length).toBeGreaterThanOrEqual(12);
+    const ctx = server.runtime.ctx;
+    // what these writes could change, in one value
+    const state = async () =>
+      (
+        await sql<{ state: string }>`select md5(concat_ws('|',
+          (select string_agg(concat(id, name, subject, updated_at, latest_version), ',' order by id) from templates),
+          (select count(*) from template_versions),
+          (select string_agg(concat(id, name, description, visibility, updated_at), ',' order by id) from topics),
+          (select string_agg(concat(contact_id, topic_id, subscribed), ',' order by contact_id, topic_id) from contact_topics),
+          (select string_agg(concat(id, properties::text, updated_at), ',' order by id) from contacts),
+          (select count(*) from imports), (select count(*) from campaigns), (select count(*) from lists))) as state`.execute(
+          ctx.db,
+        )
+      ).rows[0].state;
+    // real rows for the probes' ids, so a refused write had something to change (made again if a probe removed one)
+    const seeds = async () => {
+      const v1 = (method: string, path: string, body: Json) => server.call(method, path, { key, body });
+      const template = await v1('POST', '/v1/templates', {
+        name: `Seed ${Date.now()}`,
+        subject: 'S',
+        html: '<p>x</p>',
+      });
+      const topic = await v1('POST', '/v1/topics', {
+        name: `Seed ${Date.now()}`,
+        default_subscription: 'opt_in',
+      });
+      const contact = await v1('POST', '/v1/contacts', {
+        email: `seed${Date.now()}@sweep.example`,
+        properties: { plan: 'pro' },
+      });
+      const list = await v1('POST', '/v1/lists', { name: `Seed ${Date.now()}` });
+      return {
+        template: template.body.id,
+        topic: topic.body.id,
+        contact: contact.body.id,
+        list: list.body.id,
+      };
+    };
+    let ids = await seeds();
+    const idFor = (path: string) =>
+      path.startsWith('/templates')
+        ? ids.template
+        : path.startsWith('/topics')
+          ? ids.topic
+          : path.startsWith('/contact-properties')
+            ? 'plan'
+            : path.startsWith('/contacts')
+              ? ids.contact
+              : ids.list;
+    const failures: string[] = [];
+    let probes = 0;
+    for (const o of writes)
+      for (const p of probesFor(doc, o, { authorization: `Bearer ${key}` }, '/resend')) {
+        // the probe's own id, unless the probe is about the id
+        const path = p.why.startsWith('path ')
+          ? p.path
+          : p.path.replace(/[0-9a-f]{8}-[0-9a-f-]{27}/, idFor(o.path));
+        const before = await state();
+        const answer = await send(new URL(server.url), { ...p, path });
+        probes++;
+        const wrong = complaint(answer);
+        if (wrong) failures.push(`${o.method} ${o.path} (${p.why}): ${wrong}`);
+        if (answer.status >= 400 && (await state()) !== before)
+          failures.push(`${o.method} ${o.path} (${p.why}): a ${answer.status} that wrote`);
+        if (answer.status < 300) ids = await seeds();
+      }
+    expect(failures.slice(0, 20)).toEqual([]);
+    expect(probes).toBeGreaterThan(200);
   }, 240_000);
 });
