@@ -177,13 +177,105 @@ describe('events and automations', () => {
     });
     expect((await resend.automations.get(flow.body.id)).error).toMatchObject({ statusCode: 404 });
   }, 40_000);
+
+  it('creates, changes and duplicates automations as flows', async () => {
+    const segment = await ok(resend.segments.create({ name: 'Welcomed' }));
+    const created = await ok(
+      resend.automations.create({
+        name: 'Plan-based',
+        steps: [
+          { key: 'start', type: 'trigger', config: { eventName: 'upgraded' } },
+          { key: 'wait', type: 'delay', config: { duration: '1 day' } },
+          {
+            key: 'check',
+            type: 'condition',
+            config: { type: 'rule', field: 'contact.plan', operator: 'eq', value: 'pro' },
+          },
+          { key: 'tag', type: 'contact_update', config: { properties: { welcomed: true } } },
+          { key: 'join', type: 'add_to_segment', config: { segmentId: segment.id } },
+        ],
+        connections: [
+          { from: 'start', to: 'wait' },
+          { from: 'wait', to: 'check' },
+          { from: 'check', to: 'tag', type: 'condition_met' },
+          { from: 'check', to: 'join', type: 'condition_not_met' },
+        ],
+      }),
+    );
+    expect(created).toMatchObject({ object: 'automation', id: expect.stringMatching(/^[0-9a-f-]{36}$/) });
+    // the same flow /v1 shows
+    const v1 = await server.call('GET', `/v1/flows/${created.id}`, { key: account.project_key.key });
+    expect(v1.body).toMatchObject({
+      name: 'Plan-based',
+      status: 'draft',
+      trigger: { type: 'event', event: 'upgraded' },
+      steps: [
+        { id: 'wait', type: 'wait', duration_seconds: 86_400, next: 'check' },
+        {
+          id: 'check',
+          type: 'branch',
+          branches: [
+            { condition: { all: [{ field: 'properties.plan', op: 'equals', value: 'pro' }] }, next: 'tag' },
+          ],
+          default_next: 'join',
+        },
+        { id: 'tag', type: 'update_contact', set_properties: { welcomed: true }, next: null },
+        { id: 'join', type: 'update_contact', join_list_id: segment.id, next: null },
+      ],
+    });
+    const shown = await ok(resend.automations.get(created.id));
+    expect(shown).toMatchObject({ status: 'disabled', name: 'Plan-based' });
+    expect(shown.connections).toEqual([
+      // Posthorn keeps no key for a flow's trigger: it is the step `trigger`
+      { from: 'trigger', to: 'wait', type: 'default' },
+      { from: 'wait', to: 'check', type: 'default' },
+      { from: 'check', to: 'tag', type: 'condition_met' },
+      { from: 'check', to: 'join', type: 'condition_not_met' },
+    ]);
+    expect(shown.steps.map((st) => st.type)).toEqual([
+      'trigger',
+      'delay',
+      'condition',
+      'contact_update',
+      'add_to_segment',
+    ]);
+
+    expect(
+      await ok(resend.automations.update(created.id, { name: 'Plan-based welcome', status: 'enabled' })),
+    ).toEqual({
+      object: 'automation',
+      id: created.id,
+    });
+    const enabled = await server.call('GET', `/v1/flows/${created.id}`, { key: account.project_key.key });
+    expect(enabled.body).toMatchObject({ name: 'Plan-based welcome', status: 'active' });
+
+    const copy = await ok(resend.automations.duplicate(created.id));
+    const copied = await ok(resend.automations.get(copy.id));
+    expect(copied).toMatchObject({ name: 'Plan-based welcome (copy)', status: 'disabled' });
+    expect(copied.steps).toEqual((await ok(resend.automations.get(created.id))).steps);
+
+    // what a flow cannot do is Resend's validation error, naming the step, and nothing is written
+    const before = (await ok(resend.automations.list())).data.length;
+    const refused = await resend.automations.create({
+      name: 'Deleting',
+      steps: [
+        { key: 'start', type: 'trigger', config: { eventName: 'left' } },
+        { key: 'drop', type: 'contact_delete', config: {} },
+      ],
+      connections: [{ from: 'start', to: 'drop' }],
+    });
+    expect(refused.error).toMatchObject({ statusCode: 400, name: 'validation_error' });
+    expect(refused.error?.message).toContain('steps[1]');
+    expect((await ok(resend.automations.list())).data).toHaveLength(before);
+  });
 });
 
 describe('logs', () => {
   it("lists the project's requests and reads one", async () => {
     await ok(resend.domains.list());
     const logs = await eventually(async () => {
-      const l = await ok(resend.logs.list({ limit: 5 }));
+      // each look is logged too: the page is large enough to reach back to it
+      const l = await ok(resend.logs.list({ limit: 100 }));
       expect(l.data.some((e) => e.endpoint === '/resend/domains')).toBe(true);
       return l;
     });
@@ -280,6 +372,22 @@ describe('received emails', () => {
     expect(forwarded.id).toMatch(/^[0-9a-f-]{36}$/);
     // /emails/{id} still reads sent mail
     expect((await ok(resend.emails.get(forwarded.id))).subject).toBe('Your report');
+    // the forwarded message's attachment, as sent, with a link that needs no key
+    const sentFiles = await ok(resend.emails.attachments.list({ emailId: forwarded.id }));
+    expect(sentFiles.data).toMatchObject([{ filename: 'report.csv', content_disposition: 'attachment' }]);
+    const sentFile = await ok(
+      resend.emails.attachments.get({ emailId: forwarded.id, id: sentFiles.data[0].id }),
+    );
+    expect(sentFile).toMatchObject({
+      object: 'attachment',
+      id: sentFiles.data[0].id,
+      filename: 'report.csv',
+    });
+    const bytes = await (await fetch(sentFile.download_url)).text();
+    expect(bytes.trim()).toBe('a,b');
+    expect(Buffer.byteLength(bytes)).toBe(sentFile.size);
+    const none = await resend.emails.attachments.get({ emailId: forwarded.id, id: id });
+    expect(none.error).toMatchObject({ statusCode: 404, name: 'not_found' });
   }, 40_000);
 });
 

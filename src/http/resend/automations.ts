@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { type Selectable, sql } from 'kysely';
 import { Type } from 'typebox';
 import type { FlowEnrollmentsTable, FlowsTable } from '../../db/schema.ts';
@@ -7,10 +7,12 @@ import { ValidationError } from '../../domain/core/errors.ts';
 import { keysetPage } from '../../domain/core/keyset.ts';
 import type { FlowDefinition } from '../../domain/flows/definition.ts';
 import { getEnrollment } from '../../domain/flows/enrollments.ts';
-import { pauseFlow } from '../../domain/flows/flow-status.ts';
-import { deleteFlow, findFlow, getFlow } from '../../domain/flows/flows.ts';
-import { projectOf } from '../auth.ts';
+import { activateFlow, pauseFlow } from '../../domain/flows/flow-status.ts';
+import { createFlow, deleteFlow, findFlow, getFlow, updateFlow } from '../../domain/flows/flows.ts';
+import type { FlowActor } from '../../domain/flows/webhook-rights.ts';
+import { authOf, projectFactsOf, projectOf } from '../auth.ts';
 import { typed } from '../schemas.ts';
+import { flowParts } from './automation-input.ts';
 import { automationGraph } from './automation-steps.ts';
 import { CursorQuery, IdParams, listOf } from './schemas.ts';
 import {
@@ -24,8 +26,8 @@ import {
 /**
  * Automations and their runs (issue 51) over Posthorn's flows and enrollments
  * (domain/flows): an active flow is `enabled`, any other `disabled`; `stop` pauses it; a run is an
- * enrollment, its steps the enrollment's history. `create`, `update` and `duplicate` are in
- * automation-writes.ts.
+ * enrollment, its steps the enrollment's history. An automation's graph is a flow's definition
+ * (automation-steps.ts shows one, automation-input.ts reads one); a copy starts disabled.
  */
 
 const project = { auth: 'project' as const };
@@ -136,7 +138,116 @@ export async function resendAutomationRoutes(instance: FastifyInstance, { ctx }:
       return { object: 'automation', id: flow.id, status: 'disabled' };
     },
   );
+  resendAutomationWrites(app, ctx);
   resendRunRoutes(app, ctx);
+}
+
+function actorOf(request: FastifyRequest): FlowActor {
+  const auth = authOf(request);
+  return { accountId: auth.accountId, role: auth.role };
+}
+
+/** Enables (activates) or disables (pauses) a flow, as Resend's `status`. */
+async function setStatus(ctx: DomainContext, request: FastifyRequest, id: string, status: unknown) {
+  if (status === undefined) return;
+  if (status !== 'enabled' && status !== 'disabled')
+    throw new ValidationError('`status` must be enabled or disabled');
+  const facts = await projectFactsOf(request, ctx);
+  const flow = await findFlow(ctx, facts.id, id);
+  if (status === 'disabled' && flow.status === 'active') await pauseFlow(ctx, facts.id, id);
+  if (status === 'enabled' && flow.status !== 'active') {
+    const auth = authOf(request);
+    await activateFlow(ctx, facts, id, actorOf(request), {
+      who: auth.key ? `key ${auth.key.id}` : `account ${auth.accountId}`,
+      admin: auth.session ? auth.role === 'admin' || auth.role === 'owner' : true,
+    });
+  }
+}
+
+const Graph = {
+  name: Type.Optional(Type.String()),
+  status: Type.Optional(Type.String()),
+  steps: Type.Optional(Type.Array(Type.Unknown())),
+  connections: Type.Optional(Type.Array(Type.Unknown())),
+};
+
+function resendAutomationWrites(app: ReturnType<typeof typed>, ctx: DomainContext) {
+  app.post(
+    '/automations',
+    {
+      config: project,
+      schema: {
+        hide: true,
+        body: Type.Object(
+          {
+            ...Graph,
+            name: Type.String(),
+            steps: Type.Array(Type.Unknown()),
+            connections: Type.Array(Type.Unknown()),
+          },
+          { additionalProperties: true },
+        ),
+      },
+    },
+    async (request, reply) => {
+      const { name, status, steps, connections } = request.body;
+      if (status !== undefined && status !== 'enabled' && status !== 'disabled')
+        throw new ValidationError('`status` must be enabled or disabled');
+      const created = await createFlow(
+        ctx,
+        await projectFactsOf(request, ctx),
+        { name, status: status === 'enabled' ? 'active' : 'draft', ...flowParts(steps, connections) },
+        actorOf(request),
+      );
+      return reply.code(201).send({ object: 'automation', id: created.id });
+    },
+  );
+  app.patch(
+    '/automations/:id',
+    {
+      config: project,
+      schema: { hide: true, params: IdParams, body: Type.Object(Graph, { additionalProperties: true }) },
+    },
+    async (request) => {
+      const { name, status, steps, connections } = request.body;
+      if (status !== undefined && status !== 'enabled' && status !== 'disabled')
+        throw new ValidationError('`status` must be enabled or disabled');
+      const graph = steps !== undefined || connections !== undefined ? flowParts(steps, connections) : {};
+      const flow = await findFlow(ctx, projectOf(request), request.params.id);
+      if (name !== undefined || steps !== undefined)
+        await updateFlow(
+          ctx,
+          await projectFactsOf(request, ctx),
+          flow.id,
+          { ...(name !== undefined ? { name } : {}), ...graph },
+          actorOf(request),
+        );
+      await setStatus(ctx, request, flow.id, status);
+      return { object: 'automation', id: flow.id };
+    },
+  );
+  app.post(
+    '/automations/:id/duplicate',
+    { config: project, schema: { hide: true, params: IdParams } },
+    async (request, reply) => {
+      const flow = await getFlow(ctx, projectOf(request), request.params.id);
+      const copy = await createFlow(
+        ctx,
+        await projectFactsOf(request, ctx),
+        {
+          name: `${flow.name} (copy)`.slice(0, 200),
+          trigger: flow.trigger,
+          steps: flow.steps,
+          reentry: flow.reentry,
+          goal: flow.goal,
+          from: flow.from,
+          from_name: flow.from_name,
+        },
+        actorOf(request),
+      );
+      return reply.code(201).send({ object: 'automation', id: copy.id });
+    },
+  );
 }
 
 function resendRunRoutes(app: ReturnType<typeof typed>, ctx: DomainContext) {

@@ -117,6 +117,8 @@ export const COUNTERPARTS: Record<string, string[]> = {
     'POST /v1/webhooks/:id/deliveries/:delivery_id/retry',
   ],
 
+  'GET /resend/emails/:id/attachments': ['GET /v1/emails/:id'],
+  'GET /resend/emails/:id/attachments/:attachment_id': ['GET /v1/emails/:id'],
   'GET /resend/emails/receiving': ['GET /v1/inbound'],
   'GET /resend/emails/receiving/:id': ['GET /v1/inbound/:id'],
   'GET /resend/emails/receiving/:id/attachments': ['GET /v1/inbound/:id'],
@@ -128,6 +130,15 @@ export const COUNTERPARTS: Record<string, string[]> = {
   'GET /resend/events': ['GET /v1/events'],
   'GET /resend/events/:id': ['GET /v1/events'],
 
+  // `status: "enabled"` activates what it creates or changes, "disabled" pauses it
+  'POST /resend/automations': ['POST /v1/flows', 'POST /v1/flows/:id/activate'],
+  'PATCH /resend/automations/:id': [
+    'PATCH /v1/flows/:id',
+    'POST /v1/flows/:id/activate',
+    'POST /v1/flows/:id/pause',
+  ],
+  // a copy is a new flow
+  'POST /resend/automations/:id/duplicate': ['POST /v1/flows'],
   'GET /resend/automations': ['GET /v1/flows'],
   'GET /resend/automations/:id': ['GET /v1/flows/:id'],
   // an enabled automation is paused before it is removed

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { DomainContext } from '../../domain/core/context.ts';
 import { shortPath } from '../request-checks.ts';
+import { resendAttachmentRoutes } from './attachments.ts';
 import { resendAudienceRoutes } from './audience.ts';
 import { resendAutomationRoutes } from './automations.ts';
 import { resendBroadcastRoutes } from './broadcasts.ts';
@@ -8,6 +9,7 @@ import { resendContactImportRoutes } from './contact-imports.ts';
 import { resendContactPropertyRoutes } from './contact-properties.ts';
 import { adoptCounterpartRoles } from './counterparts.ts';
 import { resendDomainRoutes } from './domains.ts';
+import { resendDownloadRoutes } from './downloads.ts';
 import { resendEmailRoutes } from './emails.ts';
 import { installResendRefusals, resendError } from './errors.ts';
 import { resendEventRoutes } from './events.ts';
@@ -70,6 +72,9 @@ export async function resendRoutes(app: FastifyInstance, deps: { ctx: DomainCont
     // received emails first: /emails/receiving is theirs, not /emails/:id's (issue 51)
     resendReceivingRoutes,
     resendEmailRoutes,
+    // a sent email's attachments, and the links (no key) to received and sent mail's parts
+    resendAttachmentRoutes,
+    resendDownloadRoutes,
     resendDomainRoutes,
     resendAudienceRoutes,
     resendBroadcastRoutes,

@@ -1,28 +1,26 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import { Type } from 'typebox';
 import type { InboundAttachmentMeta } from '../../db/schema.ts';
 import type { DomainContext } from '../../domain/core/context.ts';
 import { NotFoundError, ValidationError } from '../../domain/core/errors.ts';
 import { isUuid } from '../../domain/core/ids.ts';
-import { inboundAttachment, inboundRaw, readInbound } from '../../domain/inbound/messages.ts';
+import { readInbound } from '../../domain/inbound/messages.ts';
 import { requireInboundPlan } from '../../domain/inbound/recipients.ts';
-import { projectFacts } from '../../domain/plans/project-facts.ts';
 import { asSent } from '../../domain/webhooks/resend-dialect.ts';
 import { projectFactsOf } from '../auth.ts';
 import { typed } from '../schemas.ts';
+import { downloadLink } from './downloads.ts';
 import { CursorQuery, listOf } from './schemas.ts';
 import { derivedId } from './vocabulary.ts';
 
 /**
  * Received emails and their attachments (issue 51) over Posthorn's inbound mail
- * (domain/inbound/messages.ts), routed before `/emails/:id`. Resend hands out download links that
- * need no key (the SDK's `receiving.forward` fetches the raw message by one): here they are signed
- * with the server's secret, name the project, the message and the part, and expire after an hour.
+ * (domain/inbound/messages.ts), routed before `/emails/:id`; the source and each attachment by a
+ * link that needs no key, as Resend's (downloads.ts).
  */
 
 const project = { auth: 'project' as const };
-const LINK_TTL_MS = 3600_000;
 
 type Summary = Awaited<ReturnType<typeof readInbound>>;
 
@@ -55,26 +53,6 @@ function listed(m: Omit<Summary, 'headers' | 'text' | 'html'>) {
     attachments: m.attachments.map((a) => attachmentMeta(m.id, a)),
   };
 }
-
-/** A link to one part of a message (`raw` or an attachment's position) that needs no key. */
-function downloadLink(
-  ctx: DomainContext,
-  request: FastifyRequest,
-  projectId: string,
-  id: string,
-  part: string,
-) {
-  const expires = Date.now() + LINK_TTL_MS;
-  const signature = sign(ctx, projectId, id, part, expires);
-  const query = new URLSearchParams({ project: projectId, expires: String(expires), signature });
-  return {
-    download_url: `${request.protocol}://${request.host}/resend/emails/receiving/${id}/files/${part}?${query}`,
-    expires_at: new Date(expires).toISOString(),
-  };
-}
-
-const sign = (ctx: DomainContext, projectId: string, id: string, part: string, expires: number) =>
-  ctx.secrets.hash(`resend-download:${projectId}:${id}:${part}:${expires}`).toString('base64url');
 
 async function page(
   ctx: DomainContext,
@@ -135,7 +113,7 @@ export async function resendReceivingRoutes(instance: FastifyInstance, { ctx }: 
         html: m.html,
         text: m.text,
         headers: Object.fromEntries(m.headers.map((h) => [h.name.toLowerCase(), h.value])),
-        raw: downloadLink(ctx, request, facts.id, m.id, 'raw'),
+        raw: downloadLink(ctx, request, facts.id, 'received', m.id, 'raw'),
       };
     },
   );
@@ -148,7 +126,7 @@ export async function resendReceivingRoutes(instance: FastifyInstance, { ctx }: 
       return listOf(
         m.attachments.map((a) => ({
           ...attachmentMeta(m.id, a),
-          ...downloadLink(ctx, request, facts.id, m.id, String(a.position)),
+          ...downloadLink(ctx, request, facts.id, 'received', m.id, String(a.position)),
         })),
       );
     },
@@ -167,47 +145,8 @@ export async function resendReceivingRoutes(instance: FastifyInstance, { ctx }: 
       return {
         object: 'attachment',
         ...attachmentMeta(m.id, a),
-        ...downloadLink(ctx, request, facts.id, m.id, String(a.position)),
+        ...downloadLink(ctx, request, facts.id, 'received', m.id, String(a.position)),
       };
-    },
-  );
-  resendDownloads(app, ctx);
-}
-
-/** The links of downloadLink: a signed, unexpired link gives the part's bytes; any other is 404. */
-function resendDownloads(app: ReturnType<typeof typed>, ctx: DomainContext) {
-  app.get(
-    '/emails/receiving/:id/files/:part',
-    {
-      config: { auth: 'none' },
-      schema: {
-        hide: true,
-        params: Type.Object({ id: Type.String(), part: Type.String() }),
-        querystring: Type.Object(
-          { project: Type.String(), expires: Type.String(), signature: Type.String() },
-          { additionalProperties: true },
-        ),
-      },
-    },
-    async (request, reply) => {
-      const { id, part } = request.params;
-      const { project: projectId, expires, signature } = request.query;
-      const at = Number(expires);
-      const valid =
-        isUuid(projectId) &&
-        isUuid(id) &&
-        (part === 'raw' || /^\d{1,4}$/.test(part)) &&
-        Number.isSafeInteger(at) &&
-        at > Date.now() &&
-        sign(ctx, projectId, id, part, at) === signature;
-      if (!valid) throw new NotFoundError('Download');
-      const reader = await projectFacts(ctx, projectId);
-      if (part === 'raw') return reply.type('message/rfc822').send(await inboundRaw(ctx, reader, id));
-      const { meta, content } = await inboundAttachment(ctx, reader, id, Number(part));
-      const type = /^[\w.+-]+\/[\w.+-]+$/.test(meta.content_type)
-        ? meta.content_type
-        : 'application/octet-stream';
-      return reply.type(type).send(content);
     },
   );
 }
