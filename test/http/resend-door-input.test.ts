@@ -55,7 +55,8 @@ const CASES: [string, string, unknown, number, RegExp][] = [
   [
     'POST',
     '/broadcasts',
-    { segment_id: UUID, from: 'a@b.example', subject: 'S', html: '<p>x</p>', topic_id: 't' },
+    // a topic not of the project (Posthorn's campaign topic)
+    { from: 'onboarding@posthorn.localhost', subject: 'S', html: '<p>x</p>', topic_id: 't' },
     400,
     /topic_id/,
   ],

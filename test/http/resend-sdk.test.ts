@@ -713,6 +713,19 @@ describeSdkRuns(
               { id: topic.id, subscription: 'opt_out' },
             ]),
         );
+        // a broadcast for a topic goes to its subscribers (Posthorn's campaign topic)
+        const readers = (await resend.segments.create({ name: 'Topic readers' })).data?.id as string;
+        const forTopic = await resend.broadcasts.create({
+          segmentId: readers,
+          from,
+          subject: 'What is new',
+          html: '<p>New.</p>',
+          topicId: topic.id,
+        });
+        expect(forTopic.error).toBeNull();
+        expect((await resend.broadcasts.get(forTopic.data?.id as string)).data).toMatchObject({
+          topic_id: topic.id,
+        });
         await call(
           'topics.remove',
           () => resend.topics.remove(events),

@@ -43,7 +43,7 @@ const BroadcastBody = {
   preview_text: Type.Optional(Type.String()),
   html: Type.Optional(Type.String()),
   text: Type.Optional(Type.String()),
-  topic_id: Type.Optional(Type.String()),
+  topic_id: Type.Optional(Type.Union([Type.String(), Type.Null()])),
 };
 const BroadcastObject = Type.Object(BroadcastBody, { additionalProperties: true });
 type Body = Static<typeof BroadcastObject>;
@@ -53,10 +53,6 @@ const escapeHtml = (s: string) =>
 
 /** A broadcast's fields as a campaign's. */
 function campaignInput(b: Body): CampaignInput {
-  if (b.topic_id !== undefined)
-    throw new ValidationError(
-      '`topic_id` is not available: Posthorn sends a broadcast to a segment (a list) with one-click unsubscribe',
-    );
   const from = b.from === undefined ? undefined : parseMailbox(b.from, 'from');
   const replyTo = Array.isArray(b.reply_to)
     ? b.reply_to
@@ -78,6 +74,8 @@ function campaignInput(b: Body): CampaignInput {
     ...(b.preview_text !== undefined ? { preheader: liquidOfMergeTags(b.preview_text) } : {}),
     ...(html !== undefined ? { html } : {}),
     ...(list !== undefined ? { list_ids: [list] } : {}),
+    // a topic's broadcast goes to its subscribers, and its unsubscribe link leaves that topic
+    ...(b.topic_id !== undefined ? { topic_id: b.topic_id } : {}),
   };
 }
 
@@ -121,7 +119,7 @@ const broadcast = (c: Campaign) => ({
   segment_id: c.list_ids[0] ?? null,
   html: c.html,
   text: null,
-  topic_id: null,
+  topic_id: c.topic_id,
 });
 
 const RECIPIENT_EVENTS: Record<string, string> = {
