@@ -623,6 +623,16 @@ describeSdkRuns(
           key: account.project_key.key,
         });
         expect(versions.body.data).toMatchObject([{ version: 1, subject: 'Order {{ ORDER_ID }}' }]);
+        // a send names the template by its alias; the published version is what leaves
+        const sent = await resend.emails.send({
+          to: 'uma@recipient.example',
+          template: { id: 'order-confirmation', variables: { ORDER_ID: 'A-17' } },
+        } as never);
+        expect(sent.error).toBeNull();
+        const email = await server.call('GET', `/v1/emails/${sent.data?.id}`, {
+          key: account.project_key.key,
+        });
+        expect(email.body).toMatchObject({ subject: 'Order A-17', template: { id: created.id, version: 1 } });
         // create, then publish, in one chain
         const chained = await resend.templates
           .create({ name: 'Welcome', subject: 'Welcome', html: '<p>Welcome.</p>' })

@@ -19,6 +19,7 @@ import { typed } from '../schemas.ts';
 import { checkFrom, checkIdempotencyKey } from './errors.ts';
 import { resendEmail } from './present.ts';
 import { CursorQuery, IdParams } from './schemas.ts';
+import { resolveTemplateAliases } from './templates.ts';
 
 const MAX_BODY = 45 * 1024 * 1024;
 const project = { auth: 'project' as const };
@@ -54,6 +55,7 @@ export async function resendEmailRoutes(instance: FastifyInstance, { ctx }: { ct
     async (request) => {
       checkIdempotencyKey(request);
       checkFrom(request.body.from);
+      await resolveTemplateAliases(ctx, projectOf(request), [request.body]);
       const result = await acceptEmails(ctx, await senderOf(request, ctx), [request.body], {
         batch: false,
         idempotency: idempotencyOf(request),
@@ -74,6 +76,7 @@ export async function resendEmailRoutes(instance: FastifyInstance, { ctx }: { ct
       if (mode !== 'strict' && mode !== 'permissive')
         throw new ValidationError('Header `x-batch-validation` must be strict or permissive');
       checkIdempotencyKey(request);
+      await resolveTemplateAliases(ctx, projectOf(request), request.body);
       const sender = await senderOf(request, ctx);
       if (mode === 'permissive') return permissiveBatch(ctx, request, sender, request.body);
       // strict: one `from` that is no address refuses the batch, as Resend's 422 invalid_from_address

@@ -4,6 +4,7 @@ import { type Static, Type } from 'typebox';
 import type { TemplatesTable, TemplateVariable } from '../../db/schema.ts';
 import type { DomainContext } from '../../domain/core/context.ts';
 import { ValidationError } from '../../domain/core/errors.ts';
+import { isUuid } from '../../domain/core/ids.ts';
 import { keysetPage } from '../../domain/core/keyset.ts';
 import {
   createTemplate,
@@ -181,6 +182,24 @@ async function duplicate(ctx: DomainContext, projectId: string, idOrAlias: strin
     variables: row.variables as unknown as TemplateVariable[],
   });
   return { object: 'template', id: copy.id };
+}
+
+/**
+ * Sends name a template as Resend's do, by id or alias: each alias (a template's name here) is
+ * replaced by its template's id before the send is accepted; one that names no template is left
+ * for the send's own check to refuse (404, or that message alone in a permissive batch).
+ */
+export async function resolveTemplateAliases(
+  ctx: DomainContext,
+  projectId: string,
+  emails: { template?: { id: string } }[],
+) {
+  for (const email of emails) {
+    const given = email.template?.id;
+    if (typeof given !== 'string' || given === '' || isUuid(given)) continue;
+    const row = await findTemplateByIdOrName(ctx, projectId, given).catch(() => null);
+    if (row && email.template) email.template.id = row.id;
+  }
 }
 
 export async function resendTemplateRoutes(instance: FastifyInstance, { ctx }: { ctx: DomainContext }) {
