@@ -58,6 +58,9 @@ const saved = async () =>
 async function openEditor() {
   await page.goto(`${server.url}/templates/${templateId}`);
   await page.getByRole('heading', { level: 1, name: 'First hour' }).waitFor();
+  // the code view (an MJML template opens as blocks until the code is chosen in this browser)
+  const code = page.getByRole('radio', { name: 'Code' });
+  if (!(await code.isChecked())) await code.check();
   await editor().waitFor();
 }
 

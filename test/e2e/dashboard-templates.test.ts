@@ -61,6 +61,11 @@ describe('templates in the dashboard', () => {
     await checkScreen(page, 'new template dialog', () => dialog.waitFor());
     await dialog.getByRole('button', { name: 'Create and edit' }).click();
     await page.getByRole('heading', { level: 1, name: 'Welcome mail' }).waitFor();
+    // a starter opens as blocks (issue 49); this test edits its MJML, so it turns to the code
+    const visual = page.getByRole('radio', { name: 'Visual' });
+    await visual.waitFor();
+    expect(await visual.isChecked()).toBe(true);
+    await page.getByRole('radio', { name: 'Code' }).check();
 
     // the starter's draft, rendered with the sample variables
     const frame = page.frameLocator('iframe[title="Preview"]');
@@ -73,6 +78,10 @@ describe('templates in the dashboard', () => {
     await replaceSource(mjml('        <mj-text>Hello from the editor, {{ company_name }}</mj-text>'));
     await frame.getByText('Hello from the editor, Acme').waitFor();
     await page.getByText('Draft saved').waitFor();
+    // the advice on the message as saved (issue 49, build item 3): each check with its status in words
+    const advice = page.getByRole('region', { name: 'Advice on the message' });
+    await advice.getByText('Message size').waitFor();
+    await advice.getByText('Links', { exact: true }).waitFor();
     const saved = await server.call('GET', '/v1/templates', { key: account.project_key.key });
     expect(saved.body.data[0].mjml).toContain('Hello from the editor');
 

@@ -214,10 +214,14 @@ describe("a self-hoster's first hour, in the dashboard only", () => {
       await dialog.getByRole('button', { name: 'Create and edit' }).click();
       await heading(name).waitFor();
       await page.frameLocator('iframe[title="Preview"]').locator('body').waitFor();
-      if (starter === 'newsletter')
+      if (starter === 'newsletter') {
+        // a starter opens as blocks; the code is a choice away
+        await page.getByRole('radio', { name: 'Visual' }).waitFor();
+        await page.getByRole('radio', { name: 'Code' }).check();
         await checkScreen(page, 'template editor', (p) =>
           p.getByRole('textbox', { name: 'MJML source' }).waitFor(),
         );
+      }
       await page.getByRole('button', { name: 'Publish the draft' }).click();
       await page.getByText('Version 1', { exact: false }).first().waitFor();
       await page.getByRole('link', { name: 'All templates' }).click();

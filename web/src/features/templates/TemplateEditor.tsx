@@ -29,6 +29,7 @@ import {
   variableAt,
 } from './variable-rows.ts';
 import './templates.css';
+import { TemplateAdvice } from '../../components/ContentAdvice.tsx';
 
 // the block editor (GrapesJS, about 630 KB gzipped) loads only when the visual view opens
 const VisualEditor = lazy(() => import('../editor/VisualEditor.tsx'));
@@ -184,10 +185,13 @@ function Editor({ template }: { template: Template }) {
   const [state, setState] = useState<SaveState>({ kind: 'saved' });
   const [revision, setRevision] = useState(0);
   const [rows, setRows] = useState<VariableRow[]>(() => rowsOf(template.variables));
-  // the view last chosen in this browser; code until then
-  const [view, setView] = useState<'code' | 'visual'>(() =>
-    localStorage.getItem(VIEW_KEY) === 'visual' ? 'visual' : 'code',
-  );
+  // the view last chosen in this browser; until then the blocks for an MJML template (every starter
+  // opens as blocks), the code for an HTML one
+  const [view, setView] = useState<'code' | 'visual'>(() => {
+    const chosen = localStorage.getItem(VIEW_KEY);
+    if (chosen === 'visual' || chosen === 'code') return chosen;
+    return template.mjml ? 'visual' : 'code';
+  });
   const [cannotShow, setCannotShow] = useState(false);
   // the document as last edited in either view: the other view opens on it
   const source = useRef(template.mjml ?? '');
@@ -298,6 +302,9 @@ function Editor({ template }: { template: Template }) {
         )}
       </section>
       <PreviewPane template={template} revision={revision} variables={previewValues(rows)} />
+      <section aria-label="Advice on the message" className="template-advice">
+        <TemplateAdvice project={project.id} templateId={template.id} savedAt={String(revision)} />
+      </section>
       <VariablesTable
         rows={rows}
         onChange={changeRows}
