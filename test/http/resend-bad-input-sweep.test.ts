@@ -169,4 +169,70 @@ describe('every bad input at the Resend door is a 4xx in Resend’s error shape'
     expect(failures.slice(0, 20)).toEqual([]);
     expect(probes).toBeGreaterThan(200);
   }, 240_000);
+
+  it('writes nothing on a bad request to the writes of events, automations, suppressions, webhook secrets and events', async () => {
+    const doc = resendDocument();
+    const key = account.project_key.key;
+    const writes = doorOperations(server).filter(
+      (o) =>
+        o.method !== 'get' &&
+        /^\/(events|automations|suppressions|webhooks\/\{id\}\/(signing-secret|events))/.test(o.path),
+    );
+    expect(writes.length).toBeGreaterThanOrEqual(14);
+    const ctx = server.runtime.ctx;
+    // what these writes could change, in one value
+    const state = async () =>
+      (
+        await sql<{ state: string }>`select md5(concat_ws('|',
+          (select count(*) from events), (select count(*) from contacts),
+          (select string_agg(concat(id, name, status, version, updated_at), ',' order by id) from flows),
+          (select count(*) from flow_versions), (select count(*) from flow_enrollments),
+          (select string_agg(concat(email, reason), ',' order by email) from suppressions),
+          (select string_agg(concat(id, secret_enc::text, updated_at), ',' order by id) from webhook_endpoints),
+          (select count(*) from webhook_deliveries))) as state`.execute(ctx.db)
+      ).rows[0].state;
+    // real rows for the probes' ids, so a refused write had something to change (made again if a probe removed one)
+    const seeds = async () => {
+      const v1 = (method: string, path: string, body: Json) => server.call(method, path, { key, body });
+      const flow = await v1('POST', '/v1/flows', {
+        name: `Seed ${Date.now()}`,
+        trigger: { type: 'event', event: 'seeded' },
+        steps: [{ type: 'wait', duration_seconds: 60 }],
+      });
+      const email = `seed${Date.now()}@sweep.example`;
+      await v1('POST', '/v1/suppressions', { email });
+      const hook = await v1('POST', '/v1/webhooks', {
+        url: 'http://127.0.0.1:9/hook',
+        events: ['contact.created'],
+      });
+      return { flow: flow.body.id, suppression: email, webhook: hook.body.id };
+    };
+    let ids = await seeds();
+    expect(ids.webhook, 'a webhook endpoint to probe').toBeTruthy();
+    const idFor = (path: string) =>
+      path.startsWith('/automations')
+        ? ids.flow
+        : path.startsWith('/suppressions')
+          ? ids.suppression
+          : ids.webhook;
+    const failures: string[] = [];
+    let probes = 0;
+    for (const o of writes)
+      for (const p of probesFor(doc, o, { authorization: `Bearer ${key}` }, '/resend')) {
+        // the probe's own id, unless the probe is about the id
+        const path = p.why.startsWith('path ')
+          ? p.path
+          : p.path.replace(/[0-9a-f]{8}-[0-9a-f-]{27}/, idFor(o.path));
+        const before = await state();
+        const answer = await send(new URL(server.url), { ...p, path });
+        probes++;
+        const wrong = complaint(answer);
+        if (wrong) failures.push(`${o.method} ${o.path} (${p.why}): ${wrong}`);
+        if (answer.status >= 400 && (await state()) !== before)
+          failures.push(`${o.method} ${o.path} (${p.why}): a ${answer.status} that wrote`);
+        if (answer.status < 300) ids = await seeds();
+      }
+    expect(failures.slice(0, 20)).toEqual([]);
+    expect(probes).toBeGreaterThan(150);
+  }, 240_000);
 });
