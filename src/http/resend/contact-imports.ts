@@ -11,6 +11,7 @@ import { projectOf } from '../auth.ts';
 import { importerOf } from '../routes/contact-import-schemas.ts';
 import { typed } from '../schemas.ts';
 import { CursorQuery, IdParams, listOf } from './schemas.ts';
+import { IMPORT_STATUS } from './vocabulary.ts';
 
 /**
  * Resend's contact imports as Posthorn's (src/domain/audience/imports.ts): the multipart upload's
@@ -24,12 +25,10 @@ const project = { auth: 'project' as const };
 /** The most a multipart upload here may hold: it is read whole before the CSV is streamed on. */
 const UPLOAD_LIMIT = 64 * 1024 * 1024;
 
-const STATUS: Record<string, string> = { running: 'in_progress' };
-
 const resendImport = (i: ReturnType<typeof presentImport>) => ({
   object: 'contact_import',
   id: i.id,
-  status: STATUS[i.status] ?? i.status,
+  status: IMPORT_STATUS[i.status],
   created_at: i.created_at,
   completed_at: i.finished_at,
   counts: {
@@ -141,9 +140,9 @@ export async function resendContactImportRoutes(instance: FastifyInstance, { ctx
     },
     async (request) => {
       const { status, ...cursor } = request.query;
-      const wanted = status === 'in_progress' ? 'running' : status;
-      if (wanted !== undefined && !['queued', 'running', 'completed', 'failed'].includes(wanted))
-        throw new ValidationError('`status` must be one of queued, in_progress, completed, failed');
+      const wanted = Object.keys(IMPORT_STATUS).find((k) => IMPORT_STATUS[k] === status);
+      if (status !== undefined && wanted === undefined)
+        throw new ValidationError(`\`status\` must be one of ${Object.values(IMPORT_STATUS).join(', ')}`);
       const page = await keysetPage<Selectable<ImportsTable>>(
         ctx.db,
         'imports',

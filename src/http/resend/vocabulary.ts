@@ -3,7 +3,8 @@ import { sql } from 'kysely';
 
 /**
  * The door's one table of Resend's words for Posthorn's (issue 51, item 3) for the resources of
- * events.ts, automations.ts, logs.ts, receiving.ts, suppressions.ts and webhook-events.ts: field
+ * events.ts, automations.ts, logs.ts, receiving.ts, suppressions.ts, webhook-events.ts,
+ * templates.ts, topics.ts, contact-properties.ts, contact-imports.ts and usage.ts: field
  * names, statuses and kinds, and the ids Resend gives things Posthorn keys otherwise. Nothing
  * here is stored: each id is derived from what identifies the row already.
  */
@@ -18,7 +19,28 @@ export const FIELDS = {
   received_email: { from_header: 'from', rcpt_to: 'received_for', disposition: 'content_disposition' },
   webhook_event: { message_id: 'id', event_type: 'type', next_retry_at: 'next_attempt_at' },
   webhook_attempt: { status_code: 'http_status_code', response_excerpt: 'response', created_at: 'sent_at' },
+  // a template's name is also its alias; a version is `{id}.{version}`
+  template: { name: 'alias', text_body: 'text', from_address: 'from', latest_version: 'current_version_id' },
+  template_variable: { name: 'key', default: 'fallback_value' },
+  // a contact property is a key contacts hold, named by it
+  contact_property: { key: 'id', first_seen: 'created_at' },
+  contact_topic: { subscription: 'subscription' },
+  contact_import: {
+    finished_at: 'completed_at',
+    error_count: 'counts.failed',
+    mapping: 'column_map',
+    list_ids: 'segments',
+  },
+  usage: { lists: 'segments', campaigns: 'broadcasts', enrollments: 'automation_runs' },
 } as const;
+
+/** An import's status as a contact import's. */
+export const IMPORT_STATUS: Record<string, 'queued' | 'in_progress' | 'completed' | 'failed'> = {
+  queued: 'queued',
+  running: 'in_progress',
+  completed: 'completed',
+  failed: 'failed',
+};
 
 /** A suppression's reason as Resend's `origin` (an unsubscribe is one the reader asked for). */
 export const SUPPRESSION_ORIGIN: Record<string, 'bounce' | 'complaint' | 'manual'> = {
