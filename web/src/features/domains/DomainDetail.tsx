@@ -94,8 +94,18 @@ export function PlaceholderNotice() {
   );
 }
 
+/** The domain's status, and before it the notice that its records are placeholders when they are. */
 function StatusNote({ domain }: { domain: Domain }) {
-  if (hasPlaceholderRecords(domain)) return <PlaceholderNotice />;
+  if (!hasPlaceholderRecords(domain)) return <DomainStatus domain={domain} />;
+  return (
+    <>
+      <PlaceholderNotice />
+      <DomainStatus domain={domain} />
+    </>
+  );
+}
+
+function DomainStatus({ domain }: { domain: Domain }) {
   if (domain.status === 'verified')
     return (
       <Notice tone="success">
