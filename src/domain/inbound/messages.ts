@@ -174,6 +174,20 @@ export async function listInbound(
   return { data: rows.map(presentSummary), total: Number(count.n), limit: query.limit, offset: query.offset };
 }
 
+/** Received messages as GET /inbound lists them, in the order of `ids` (the Resend door's pages). */
+export async function inboundSummaries(ctx: Pick<DomainContext, 'db'>, project: Reader, ids: string[]) {
+  requireInboundPlan(project.plan);
+  if (ids.length === 0) return [];
+  const rows = await ctx.db
+    .selectFrom('inbound_messages')
+    .select(SUMMARY_COLUMNS)
+    .where('project_id', '=', project.id)
+    .where('id', 'in', ids)
+    .execute();
+  const byId = new Map(rows.map((r) => [r.id, presentSummary(r)]));
+  return ids.flatMap((id) => byId.get(id) ?? []);
+}
+
 async function findInbound(ctx: Pick<DomainContext, 'db'>, projectId: string, id: string) {
   return findInProject(ctx.db, 'inbound_messages', 'Inbound email', projectId, id, [
     ...SUMMARY_COLUMNS,

@@ -18,8 +18,10 @@ import { typed } from '../schemas.ts';
 const LINK_TTL_MS = 3600_000;
 type Kind = 'received' | 'sent';
 
+const signed = (projectId: string, kind: Kind, id: string, part: string, expires: number) =>
+  `resend-download:${projectId}:${kind}:${id}:${part}:${expires}`;
 const sign = (ctx: DomainContext, projectId: string, kind: Kind, id: string, part: string, expires: number) =>
-  ctx.secrets.hash(`resend-download:${projectId}:${kind}:${id}:${part}:${expires}`).toString('base64url');
+  ctx.secrets.hash(signed(projectId, kind, id, part, expires)).toString('base64url');
 
 /** A link to one part of a message, and when it expires (Resend's `download_url`, `expires_at`). */
 export function downloadLink(
@@ -68,7 +70,8 @@ export async function resendDownloadRoutes(instance: FastifyInstance, { ctx }: {
         (part === 'raw' ? kind === 'received' : /^\d{1,4}$/.test(part)) &&
         Number.isSafeInteger(at) &&
         at > Date.now() &&
-        sign(ctx, projectId, kind, id, part, at) === signature;
+        // compared in constant time
+        ctx.secrets.matches(signed(projectId, kind, id, part, at), Buffer.from(signature, 'base64url'));
       if (!valid) throw new NotFoundError('Download');
       if (kind === 'sent') {
         const { meta, content } = await sentAttachment(ctx, projectId, id, Number(part));

@@ -5,7 +5,7 @@ import type { InboundAttachmentMeta } from '../../db/schema.ts';
 import type { DomainContext } from '../../domain/core/context.ts';
 import { NotFoundError, ValidationError } from '../../domain/core/errors.ts';
 import { isUuid } from '../../domain/core/ids.ts';
-import { readInbound } from '../../domain/inbound/messages.ts';
+import { inboundSummaries, readInbound } from '../../domain/inbound/messages.ts';
 import { requireInboundPlan } from '../../domain/inbound/recipients.ts';
 import { asSent } from '../../domain/webhooks/resend-dialect.ts';
 import { projectFactsOf } from '../auth.ts';
@@ -22,8 +22,6 @@ import { derivedId } from './vocabulary.ts';
 
 const project = { auth: 'project' as const };
 
-type Summary = Awaited<ReturnType<typeof readInbound>>;
-
 const attachmentId = (inboundId: string, position: number) => derivedId(inboundId, String(position));
 
 function attachmentMeta(inboundId: string, a: InboundAttachmentMeta) {
@@ -38,7 +36,7 @@ function attachmentMeta(inboundId: string, a: InboundAttachmentMeta) {
 }
 
 /** A received message in Resend's fields (as listed: without bodies, headers and raw link). */
-function listed(m: Omit<Summary, 'headers' | 'text' | 'html'>) {
+function listed(m: Awaited<ReturnType<typeof inboundSummaries>>[number]) {
   return {
     id: m.id,
     to: m.to,
@@ -97,8 +95,7 @@ export async function resendReceivingRoutes(instance: FastifyInstance, { ctx }: 
       requireInboundPlan(facts.plan);
       const found = await page(ctx, facts.id, request.query);
       const ids = found.newer ? found.ids.reverse() : found.ids;
-      const messages = await Promise.all(ids.map((id) => readInbound(ctx, facts, id)));
-      return listOf(messages.map(listed), found.has_more);
+      return listOf((await inboundSummaries(ctx, facts, ids)).map(listed), found.has_more);
     },
   );
   app.get(
