@@ -633,6 +633,14 @@ describeSdkRuns(
           key: account.project_key.key,
         });
         expect(email.body).toMatchObject({ subject: 'Order A-17', template: { id: created.id, version: 1 } });
+        // a Posthorn template carries its subject: none is Resend's missing field, and nothing is made
+        expect((await resend.templates.create({ name: 'No subject', html: '<p>x</p>' })).error).toMatchObject(
+          {
+            statusCode: 422,
+            name: 'missing_required_field',
+          },
+        );
+        expect((await resend.templates.get('No subject')).error).toMatchObject({ statusCode: 404 });
         // create, then publish, in one chain
         const chained = await resend.templates
           .create({ name: 'Welcome', subject: 'Welcome', html: '<p>Welcome.</p>' })

@@ -15,6 +15,7 @@ import {
 } from '../../domain/templates/templates.ts';
 import { projectOf } from '../auth.ts';
 import { typed } from '../schemas.ts';
+import { ResendRefusal } from './errors.ts';
 import { liquidOfMergeTags } from './merge-tags.ts';
 import { compact } from './present.ts';
 import { CursorQuery, IdParams, listOf } from './schemas.ts';
@@ -209,9 +210,16 @@ export async function resendTemplateRoutes(instance: FastifyInstance, { ctx }: {
     { config: project, schema: { hide: true, body: TemplateBody } },
     async (request, reply) => {
       const input = templateInput(request.body);
+      // Resend's subject is optional; a Posthorn template's emails go out with its subject
+      if (input.subject === undefined)
+        throw new ResendRefusal(
+          422,
+          'missing_required_field',
+          '`subject` is required: the emails sent with a Posthorn template take their subject from it',
+        );
       const created = await createTemplate(ctx, projectOf(request), {
-        subject: '',
         ...input,
+        subject: input.subject,
         name: input.name ?? '',
       });
       return reply.code(201).send({ object: 'template', id: created.id });
