@@ -18,6 +18,7 @@ import { CursorQuery, IdParams, listOf } from './schemas.ts';
 import {
   automationStatus,
   ENROLLMENT_STATUSES,
+  inResendFields,
   RUN_STATUS,
   RUN_STEP_STATUS,
   STEP_TYPE,
@@ -49,11 +50,12 @@ const summary = (f: {
 
 type Enrollment = Awaited<ReturnType<typeof getEnrollment>>;
 
+// a run starts when the contact is enrolled
 const runSummary = (e: Pick<Enrollment, 'id' | 'status' | 'created_at' | 'finished_at'>) => ({
   id: e.id,
   status: RUN_STATUS[e.status] ?? 'running',
   started_at: e.created_at,
-  completed_at: e.finished_at,
+  ...inResendFields('automation_run', { finished_at: e.finished_at }),
   created_at: e.created_at,
 });
 

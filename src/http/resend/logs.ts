@@ -6,7 +6,7 @@ import { projectRequest, projectRequests } from '../../domain/keys/request-log.t
 import { projectOf } from '../auth.ts';
 import { typed } from '../schemas.ts';
 import { CursorQuery, listOf } from './schemas.ts';
-import { logId, logNumber } from './vocabulary.ts';
+import { inResendFields, logId, logNumber } from './vocabulary.ts';
 
 /**
  * Logs (issue 51) over Posthorn's request log (domain/keys/request-log.ts): every API request a key
@@ -21,9 +21,7 @@ type Entry = { id: string | number; method: string; path: string; status: number
 const present = (r: Entry) => ({
   id: logId(r.id),
   created_at: r.created_at.toISOString(),
-  endpoint: r.path,
-  method: r.method,
-  response_status: r.status,
+  ...inResendFields('log', { path: r.path, method: r.method, status: r.status }),
   user_agent: null,
 });
 

@@ -12,7 +12,7 @@ import { projectFactsOf } from '../auth.ts';
 import { typed } from '../schemas.ts';
 import { downloadLink } from './downloads.ts';
 import { CursorQuery, listOf } from './schemas.ts';
-import { derivedId } from './vocabulary.ts';
+import { derivedId, inResendFields } from './vocabulary.ts';
 
 /**
  * Received emails and their attachments (issue 51) over Posthorn's inbound mail
@@ -30,7 +30,9 @@ function attachmentMeta(inboundId: string, a: InboundAttachmentMeta) {
     filename: a.filename,
     size: a.size,
     content_type: a.content_type,
-    content_disposition: a.disposition === 'inline' ? 'inline' : 'attachment',
+    ...inResendFields('received_email', {
+      disposition: a.disposition === 'inline' ? 'inline' : 'attachment',
+    }),
     ...(a.content_id ? { content_id: a.content_id } : {}),
   };
 }
@@ -40,13 +42,15 @@ function listed(m: Awaited<ReturnType<typeof inboundSummaries>>[number]) {
   return {
     id: m.id,
     to: m.to,
-    from: (asSent(m.from) as string | null) ?? m.from_address ?? '',
+    ...inResendFields('received_email', {
+      from_header: (asSent(m.from) as string | null) ?? m.from_address ?? '',
+    }),
     created_at: m.created_at,
     subject: m.subject ?? '',
     bcc: null,
     cc: m.cc,
     reply_to: m.reply_to,
-    received_for: m.envelope.rcpt_to,
+    ...inResendFields('received_email', { rcpt_to: m.envelope.rcpt_to }),
     message_id: m.message_id ?? '',
     attachments: m.attachments.map((a) => attachmentMeta(m.id, a)),
   };

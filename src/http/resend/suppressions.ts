@@ -9,7 +9,7 @@ import { addSuppression, removeSuppression, suppress } from '../../domain/emails
 import { projectOf } from '../auth.ts';
 import { typed } from '../schemas.ts';
 import { CursorQuery, listOf } from './schemas.ts';
-import { derivedId, derivedIdSql, ORIGIN_REASONS, SUPPRESSION_ORIGIN } from './vocabulary.ts';
+import { derivedId, derivedIdSql, inResendFields, ORIGIN_REASONS, SUPPRESSION_ORIGIN } from './vocabulary.ts';
 
 /**
  * Suppressions (issue 51) over Posthorn's suppression list (domain/emails/suppressions.ts): an
@@ -27,13 +27,14 @@ interface Row {
   created_at: Date;
 }
 
-const entry = (projectId: string, r: Row) => ({
-  id: derivedId(projectId, r.email),
-  email: r.email,
-  origin: SUPPRESSION_ORIGIN[r.reason] ?? 'manual',
-  source_id: r.source_email_id,
-  created_at: r.created_at.toISOString(),
-});
+const entry = (projectId: string, r: Row) =>
+  inResendFields('suppression', {
+    id: derivedId(projectId, r.email),
+    email: r.email,
+    reason: SUPPRESSION_ORIGIN[r.reason] ?? 'manual',
+    source_email_id: r.source_email_id,
+    created_at: r.created_at.toISOString(),
+  });
 
 /** The entry an id or an address names, or undefined. */
 async function findEntry(ctx: DomainContext, projectId: string, idOrEmail: string): Promise<Row | undefined> {

@@ -14,11 +14,13 @@ export const FIELDS = {
   suppression: { reason: 'origin', source_email_id: 'source_id' },
   event: { name: 'event', properties: 'payload' },
   log: { path: 'endpoint', status: 'response_status' },
-  automation: { steps: 'steps', next: 'connections' },
-  automation_run: { enrollment: 'run', created_at: 'started_at', finished_at: 'completed_at' },
+  // a flow's step successors are an automation's connections; an enrollment is a run
+  automation: { next: 'connections' },
+  automation_run: { finished_at: 'completed_at' },
   received_email: { from_header: 'from', rcpt_to: 'received_for', disposition: 'content_disposition' },
-  webhook_event: { message_id: 'id', event_type: 'type', next_retry_at: 'next_attempt_at' },
-  webhook_attempt: { status_code: 'http_status_code', response_excerpt: 'response', created_at: 'sent_at' },
+  // an event is one message of the delivery log, named by its first attempt's id
+  webhook_event: { event_type: 'type', next_retry_at: 'next_attempt_at' },
+  webhook_attempt: { status_code: 'http_status_code', response_excerpt: 'response', updated_at: 'sent_at' },
   // a template's name is also its alias; a version is `{id}.{version}`
   template: { name: 'alias', text_body: 'text', from_address: 'from', latest_version: 'current_version_id' },
   template_variable: { name: 'key', default: 'fallback_value' },
@@ -33,6 +35,12 @@ export const FIELDS = {
   },
   usage: { lists: 'segments', campaigns: 'broadcasts', enrollments: 'automation_runs' },
 } as const;
+
+/** `row` with the keys FIELDS[kind] names in Resend's names (the values as given, other keys kept). */
+export function inResendFields(kind: keyof typeof FIELDS, row: Record<string, unknown>) {
+  const names: Record<string, string> = FIELDS[kind];
+  return Object.fromEntries(Object.entries(row).map(([k, v]) => [names[k] ?? k, v]));
+}
 
 /** An import's status as a contact import's. */
 export const IMPORT_STATUS: Record<string, 'queued' | 'in_progress' | 'completed' | 'failed'> = {

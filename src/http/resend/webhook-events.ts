@@ -12,7 +12,7 @@ import { projectOf } from '../auth.ts';
 import { typed } from '../schemas.ts';
 import { resendEvents } from './present.ts';
 import { CursorQuery, listOf } from './schemas.ts';
-import { WEBHOOK_EVENT_STATUS } from './vocabulary.ts';
+import { inResendFields, WEBHOOK_EVENT_STATUS } from './vocabulary.ts';
 
 /**
  * A webhook's events and their attempts (issue 51) over Posthorn's delivery log
@@ -36,7 +36,7 @@ const typeOf = (m: DeliveredMessage) =>
 
 const summary = (m: DeliveredMessage) => ({
   id: m.id,
-  type: typeOf(m),
+  ...inResendFields('webhook_event', { event_type: typeOf(m) }),
   created_at: m.created_at.toISOString(),
   status: status(m),
 });
@@ -67,7 +67,7 @@ export async function resendWebhookEventRoutes(instance: FastifyInstance, { ctx 
       return {
         object: 'webhook_event',
         ...summary(m),
-        next_attempt_at: m.latest.next_retry_at?.toISOString() ?? null,
+        ...inResendFields('webhook_event', { next_retry_at: m.latest.next_retry_at?.toISOString() ?? null }),
         payload: m.payload,
       };
     },
@@ -90,12 +90,14 @@ export async function resendWebhookEventRoutes(instance: FastifyInstance, { ctx 
       const { id, event_id } = request.params;
       const page = await messageAttempts(ctx, projectOf(request), id, event_id, { limit, after, before });
       return listOf(
-        page.rows.map((a) => ({
-          id: a.id,
-          http_status_code: a.status_code ?? 0,
-          response: a.response_excerpt ?? a.error ?? '',
-          sent_at: a.updated_at.toISOString(),
-        })),
+        page.rows.map((a) =>
+          inResendFields('webhook_attempt', {
+            id: a.id,
+            status_code: a.status_code ?? 0,
+            response_excerpt: a.response_excerpt ?? a.error ?? '',
+            updated_at: a.updated_at.toISOString(),
+          }),
+        ),
         page.has_more,
       );
     },
