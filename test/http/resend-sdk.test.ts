@@ -880,6 +880,54 @@ describeSdkRuns(
         expect([...here, ...elsewhere, ...lacking].sort()).toEqual(methods);
       });
 
+      it('answers every method of what Posthorn does not have (inboxes, OAuth grants, domain claims, share links) 405, naming what to use', async () => {
+        const r = run();
+        for (const name of methodsUnder(r, NOT_POSTHORN)) {
+          const path = name.split('.');
+          const owner = path.slice(0, -1).reduce((o: any, k) => o[k], r.resend as any);
+          const method = owner[path[path.length - 1]] as (
+            ...args: unknown[]
+          ) => PromiseLike<{ error: unknown }>;
+          // the SDK checks its arguments before it calls: the first shape it takes reaches the door
+          const ids = {
+            id: 'x-1',
+            inboxId: 'x-1',
+            threadId: 'x-1',
+            agentId: 'x-1',
+            labelId: 'x-1',
+            draftId: 'x-1',
+            emailId: 'x-1',
+          };
+          const shapes = [
+            ['x-1', ids],
+            [ids],
+            ['x-1', 'x-1', ids],
+            [
+              {
+                ...ids,
+                name: 'x',
+                email: 'x@door.example',
+                to: 'x@door.example',
+                from: 'x@door.example',
+                subject: 'x',
+                text: 'x',
+              },
+            ],
+          ];
+          let error: unknown;
+          for (const args of shapes) {
+            try {
+              ({ error } = await method.call(owner, ...args));
+            } catch (thrown) {
+              error = { statusCode: null, thrown };
+            }
+            if ((error as { statusCode: number | null } | null)?.statusCode !== null) break;
+          }
+          expect(error, name).toMatchObject({ statusCode: 405, name: 'method_not_allowed' });
+          expect((error as { message: string }).message, name).toMatch(/Posthorn has no /);
+        }
+      });
+
       it('calls every method covered here: at least 95 % work unchanged, the rest answer 405', () => {
         const here = methodsUnder(run(), COVERED, [...ELSEWHERE, ...NOT_POSTHORN]);
         expectCount(run(), here, REFUSED);

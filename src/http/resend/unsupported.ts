@@ -4,6 +4,11 @@ import type { HTTPMethods } from 'fastify';
  * Resend's operations this door does not answer, each with Posthorn's equivalent (the README lists
  * them too): answered 405 `method_not_allowed`, with the message naming what to use instead.
  */
+const INBOXES =
+  'Posthorn has no inboxes: mail sent to your domain is received as inbound (GET /emails/receiving here, GET /v1/inbound, the email.received webhook), and answered with POST /emails.';
+const GRANTS =
+  'Posthorn has no OAuth grants: an application acts with an API key (POST /api-keys), scoped to a project.';
+
 export const UNSUPPORTED: [HTTPMethods, string, string][] = [
   [
     'POST',
@@ -25,6 +30,15 @@ export const UNSUPPORTED: [HTTPMethods, string, string][] = [
     '/domains/:id/claim/verify',
     'Posthorn has no domain claims: verify the domain with POST /domains/{id}/verify.',
   ],
+  // inboxes (agent inboxes, their drafts, threads and labels) and OAuth grants: every method
+  ...(['GET', 'POST', 'PATCH', 'PUT', 'DELETE'] as HTTPMethods[]).flatMap(
+    (method): [HTTPMethods, string, string][] => [
+      [method, '/inboxes', INBOXES],
+      [method, '/inboxes/*', INBOXES],
+      [method, '/oauth/grants', GRANTS],
+      [method, '/oauth/grants/*', GRANTS],
+    ],
+  ),
   // events: Posthorn keeps no event definitions, a tracked event's name is all it needs (events.ts)
   [
     'POST',
