@@ -2,6 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { getRouteApi, Link } from '@tanstack/react-router';
 import { useId } from 'react';
 import { type DnsRecord, type Domain, domainQuery, domains, domainsQuery } from '../../api/sending.ts';
+import { inPeoplesWords } from '../../api/words.ts';
 import { ErrorMessage, Notice } from '../../components/Alert.tsx';
 import { CopyButton } from '../../components/CopyButton.tsx';
 import { formatDateTime } from '../../components/format.ts';
@@ -64,7 +65,7 @@ function RecordCard({ record }: { record: DnsRecord }) {
             </div>
           )}
         </dl>
-        <p className="muted small">{record.purpose}</p>
+        <p className="muted small">{inPeoplesWords(record.purpose)}</p>
       </section>
     </li>
   );
