@@ -25,6 +25,8 @@ let browser: TestBrowser;
 let page: Page;
 let operator: SignupResult;
 let other: SignupResult;
+/** The domain the DMARC page is shown for. */
+let domainId: string;
 
 beforeAll(async () => {
   [server, browser] = await Promise.all([startTestServer({ POSTHORN_SMTP_RELAY: '' }), launchBrowser()]);
@@ -149,6 +151,7 @@ describe("a domain's DMARC page before any report", () => {
     });
     expect(created.status, JSON.stringify(created.body)).toBe(200);
     const domain = created.body as { id: string; records: { name: string; value: string }[] };
+    domainId = domain.id;
     const dmarc = domain.records.find((r) => r.name === '_dmarc.words.example');
     const address = /rua=mailto:([^;\s]+)/.exec(dmarc?.value ?? '')?.[1];
     expect(address, dmarc?.value).toBeDefined();
@@ -168,4 +171,34 @@ describe("a domain's DMARC page before any report", () => {
       p.getByRole('region', { name: 'No report yet' }).waitFor(),
     );
   }, 120_000);
+});
+
+describe("every screen of the menu, and a domain's pages", () => {
+  it('shows no backtick and no API path (/v1/...) outside its code examples', async () => {
+    await signIn(operator.account.email);
+    const menuLinks = await menu()
+      .getByRole('link')
+      .evaluateAll((as) => as.map((a) => a.getAttribute('href') ?? ''));
+    expect(menuLinks.length).toBeGreaterThan(15);
+    const links = [...menuLinks, `/domains/${domainId}`, `/domains/${domainId}/dmarc`];
+    const found: string[] = [];
+    for (const href of links) {
+      await page.goto(new URL(href, `${server.url}/`).href);
+      await page.locator('main h1').first().waitFor();
+      // what the screen says once loaded, its labels and tips too, code examples (<pre>) aside
+      const loading = page.locator('main').getByText(/^Loading/);
+      await expect.poll(() => loading.count()).toBe(0);
+      const text = await page.locator('main').evaluate((main) => {
+        const said: string[] = [];
+        for (const el of main.querySelectorAll('*')) {
+          if (el.closest('pre')) continue;
+          for (const node of el.childNodes) if (node.nodeType === 3) said.push(node.nodeValue ?? '');
+          for (const name of ['title', 'placeholder', 'aria-label']) said.push(el.getAttribute(name) ?? '');
+        }
+        return said.join('\n');
+      });
+      for (const line of text.split('\n')) if (/`|\/v1\//.test(line)) found.push(`${href}: ${line.trim()}`);
+    }
+    expect(found).toEqual([]);
+  }, 180_000);
 });
