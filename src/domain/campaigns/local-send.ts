@@ -101,6 +101,21 @@ export async function nextWaiting(tx: Db | Tx, campaignId: string, testing: bool
 /** The condition of a recipient whose time has come (no `send_after`, or one passed). */
 export const dueNow = () => sql<boolean>`(r.send_after is null or r.send_after <= ${now()}::timestamptz)`;
 
+/**
+ * Whether any pending recipient of the campaign waits for a time (read on the partial index of
+ * those, empty for a campaign with neither a local time nor quiet hours). Only then does the
+ * writer's pick filter on `send_after`: that filter on every batch of an untimed campaign doubled
+ * PostgreSQL's work per message in bench:campaign (1,319 msg/s against 1,536 without it).
+ */
+export async function hasTimedPending(tx: Tx, campaignId: string): Promise<boolean> {
+  const { rows } = await sql<{ timed: boolean }>`select exists (
+      select 1 from campaign_recipients r
+       where r.campaign_id = ${campaignId} and r.status = 'pending' and r.send_after is not null) as timed`.execute(
+    tx,
+  );
+  return rows[0].timed;
+}
+
 /** The most instants `waiting` lists (local times land on at most a few dozen UTC offsets). */
 const WAITING_SHOWN = 100;
 

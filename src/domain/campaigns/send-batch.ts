@@ -16,7 +16,7 @@ import { recipientContents, startWinnerWait, testPhaseOf, variationOf } from './
 import type { CampaignRow } from './campaigns.ts';
 import { type CampaignContent, campaignContent, templateData } from './content.ts';
 import { CAMPAIGN_BATCH } from './hold.ts';
-import { dueNow, nextWaiting, realTimeOf } from './local-send.ts';
+import { dueNow, hasTimedPending, nextWaiting, realTimeOf } from './local-send.ts';
 import { campaignJob } from './send.ts';
 import { countedAhead, statsRefreshJob } from './stats-cache.ts';
 
@@ -81,18 +81,19 @@ export async function sendCampaignBatch(ctx: DomainContext, campaignId: string):
       await addJobs([campaignJob(campaignId, new Date(Date.now() + msUntilNextDay()))]).execute(tx);
       return 0;
     }
+    const timed = await hasTimedPending(tx, campaignId);
     const { rows: picked } = await sql<Picked>`
       select r.contact_id, r.email, c.first_name, c.last_name, coalesce(c.properties, '{}'::jsonb) as properties,
              c.id is not null as found, r.variant
         from campaign_recipients r left join contacts c on c.id = r.contact_id
-       where r.campaign_id = ${campaignId} and r.status = 'pending' and ${dueNow()}
+       where r.campaign_id = ${campaignId} and r.status = 'pending' ${timed ? sql`and ${dueNow()}` : sql``}
              ${testing ? sql`and r.variant is not null` : sql``}
        order by ${plan ? sql`r.priority, r.contact_id` : campaign.local_time !== null ? sql`r.send_after, r.contact_id` : sql`r.contact_id`}
        limit ${limit}
          for update of r skip locked`.execute(tx);
     if (picked.length === 0) {
       // recipients waiting for their local time or the end of quiet hours: this job again then
-      const wake = await nextWaiting(tx, campaignId, testing !== null);
+      const wake = timed ? await nextWaiting(tx, campaignId, testing !== null) : null;
       if (wake) await addJobs([campaignJob(campaignId, realTimeOf(wake))]).execute(tx);
       else if (testing) await startWinnerWait(tx, campaignId, testing);
       else await addJobs([finishJob(campaignId, 0)]).execute(tx);
