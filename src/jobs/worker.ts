@@ -117,6 +117,20 @@ export interface WorkerShares {
   warning: string | null;
 }
 
+/**
+ * graphile-worker's warnings and errors, in the worker's log. Ctrl-C in a terminal signals the
+ * whole process group, the embedded PostgreSQL too, which stops at once: the pools' UNLISTEN on the
+ * way out then meets a closed connection ("write EPIPE", once per pool). Nothing is lost (what was
+ * claimed goes back with its claim), so once stopping that is said at debug level, not as a warning.
+ */
+function poolLogger(log: WorkerDeps['log'], stopping: { now: boolean }) {
+  return new Logger((scope) => (level, message, meta) => {
+    if (level !== 'error' && level !== 'warning') return;
+    if (stopping.now && /UNLISTEN/.test(message)) log.debug({ scope, meta }, message);
+    else log.warn({ scope, meta }, message);
+  });
+}
+
 /** How long a stopping worker waits for the deliveries in flight before it leaves them to their claims. */
 const STOP_GRACE_MS = 10_000;
 
@@ -154,9 +168,8 @@ export async function startWorker(options: Omit<WorkerDeps, 'scheduler'>): Promi
   events.on('worker:create', ({ worker }) => workerIds.add(worker.workerId));
   events.on('pool:release', ({ workerPool }) => workerIds.delete(workerPool.id));
   events.on('worker:release', ({ worker }) => workerIds.delete(worker.workerId));
-  const logger = new Logger((scope) => (level, message, meta) => {
-    if (level === 'error' || level === 'warning') deps.log.warn({ scope, meta }, message);
-  });
+  const stopping = { now: false };
+  const logger = poolLogger(deps.log, stopping);
   const common = {
     pgPool: patientPool(deps.ctx.pool, deps.log),
     noHandleSignals: true,
@@ -218,6 +231,7 @@ export async function startWorker(options: Omit<WorkerDeps, 'scheduler'>): Promi
     shares,
     scheduler,
     async stop() {
+      stopping.now = true;
       await Promise.all(runners.map((r) => r.stop()));
       // the sessions in flight get a moment to finish; what is left goes back with its claim
       await scheduler.stop(STOP_GRACE_MS);

@@ -53,7 +53,8 @@ function logged(text: string, from = 0): Promise<true> {
   });
 }
 
-async function spawnProgram(): Promise<void> {
+/** `groupOfItsOwn`: in a process group of its own, as a terminal starts it (Ctrl-C signals the group). */
+async function spawnProgram(groupOfItsOwn = false): Promise<void> {
   const [command, ...args] = startScript.split(' ');
   expect(command).toBe('node');
   child = spawn(process.execPath, args, {
@@ -69,6 +70,7 @@ async function spawnProgram(): Promise<void> {
       LOG_LEVEL: 'info',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: groupOfItsOwn,
   });
   child.stdout?.on('data', (d) => (output += d));
   child.stderr?.on('data', (d) => (output += d));
@@ -107,7 +109,14 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  if (child) child.kill('SIGKILL');
+  // a program in a group of its own takes its PostgreSQL with it
+  if (child?.spawnargs && child.pid) {
+    try {
+      process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      child.kill('SIGKILL');
+    }
+  }
   await sink?.close();
   rmSync(dataDir, { recursive: true, force: true });
 });
@@ -254,4 +263,33 @@ describe('npm start stopped by SIGTERM on the same data dir', () => {
     expect(arrived.parsed.subject).toBe('In DATA at SIGTERM');
     expect(await stopProgram()).toBe(0);
   }, 180_000);
+});
+
+// Ctrl-C in a terminal signals the whole foreground process group: the embedded PostgreSQL got the
+// SIGINT too and stopped at once, under the program's own stop. It ended with three "write EPIPE"
+// warnings (the worker pools' UNLISTEN on a closed connection), and now and then the worker waited
+// for the lost database instead of stopping (3 runs of 10 here)
+describe('npm start stopped by Ctrl-C in a terminal', () => {
+  it('stops with 0 and says nothing alarming', async () => {
+    const from = output.length;
+    await spawnProgram(true);
+    await logged('worker running', from);
+    const proc = child as ChildProcess;
+    const exited = new Promise<number | null>((resolve) =>
+      proc.on('exit', (code) => {
+        child = undefined;
+        resolve(code);
+      }),
+    );
+    const signalled = output.length;
+    process.kill(-(proc.pid as number), 'SIGINT');
+    const code = await Promise.race([exited, new Promise((r) => setTimeout(r, 60_000, 'still running'))]);
+    expect(code, output.slice(from)).toBe(0);
+    const log = output.slice(signalled);
+    expect(log).toContain('SIGINT received');
+    // no warning (level 40) or error (50) on the way out
+    expect(log).not.toMatch(/"level":(40|50)|EPIPE/);
+    // its PostgreSQL, in a process group of its own, was stopped by the program, last
+    expect(existsSync(path.join(dataDir, 'pg', 'postmaster.pid'))).toBe(false);
+  }, 120_000);
 });
