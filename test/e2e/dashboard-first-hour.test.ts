@@ -1,5 +1,6 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inPeoplesWords } from '../../web/src/api/words.ts';
 import { launchBrowser, type TestBrowser } from '../helpers/browser.ts';
 import { checkScreen, focusedText, signInWithCode, VIEWPORTS } from '../helpers/dashboard.ts';
 import { eventually } from '../helpers/eventually.ts';
@@ -214,7 +215,11 @@ describe('a CSV import from Contacts', () => {
       .evaluateAll((rows) =>
         rows.map((row) => [...row.children].map((cell) => cell.lastChild?.textContent ?? '')),
       );
-    expect(shown).toEqual(job.errors.map((e: { row: number; error: string }) => [String(e.row), e.error]));
+    // each refusal by its line, in the dashboard's words (a field in backquotes by its name)
+    expect(shown).toEqual(
+      job.errors.map((e: { row: number; error: string }) => [String(e.row), inPeoplesWords(e.error)]),
+    );
+    expect(shown[0][1]).toBe('Email must be a valid email address, got "not-an-address"');
     expect(job.errors.map((e: { row: number }) => e.row)).toEqual([4, 5]);
     await checkScreen(page, 'contact import outcome', () => refused.waitFor());
 
