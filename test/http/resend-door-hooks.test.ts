@@ -6,9 +6,9 @@ import { type SignupResult, startTestServer, type TestServer } from '../helpers/
 import { type ReceivedHook, startWebhookReceiver } from '../helpers/webhook-receiver.ts';
 
 /**
- * Issue 51's must-show, its contact part: an endpoint made through the Resend door hears
- * `contact.updated` in Resend's shape, verified by the SDK's `webhooks.verify` with only Svix's
- * headers (resend-door-behaviour.test.ts does the same for email.sent, delivered and bounced).
+ * Issue 51's must-show: an endpoint made through the Resend door hears `contact.updated` and
+ * `email.bounced` in Resend's shape, each verified by the SDK's `webhooks.verify` with only Svix's
+ * headers (resend-door-behaviour.test.ts verifies email.sent and email.delivered so).
  */
 
 let server: TestServer;
@@ -71,5 +71,41 @@ describe('a webhook made through the door', () => {
       },
     });
     expect(typeof (verified as { created_at: unknown }).created_at).toBe('string');
+  });
+
+  it('hears email.bounced in Resend shape, verified with only Svix headers', async () => {
+    const hook = await resend.webhooks.create({ endpoint: receiver.url, events: ['email.bounced'] });
+    expect(hook.error).toBeNull();
+    const secret = hook.data?.signing_secret as string;
+    const sent = await resend.emails.send({
+      from: 'onboarding@posthorn.localhost',
+      to: 'bounced@simulator.posthorn.test',
+      subject: 'Refused',
+      text: 'Hi.',
+    });
+    expect(sent.error).toBeNull();
+    const received = await eventually(
+      () => {
+        const mine = receiver.hooks.filter(
+          (h: ReceivedHook) => h.type === 'email.bounced' && h.data.email_id === sent.data?.id,
+        );
+        expect(mine).toHaveLength(1);
+        return mine[0];
+      },
+      { timeoutMs: 30_000 },
+    );
+    const verified = resend.webhooks.verify({
+      payload: received.body,
+      headers: {
+        id: String(received.headers['svix-id']),
+        timestamp: String(received.headers['svix-timestamp']),
+        signature: String(received.headers['svix-signature']),
+      },
+      webhookSecret: secret,
+    });
+    expect(verified).toMatchObject({
+      type: 'email.bounced',
+      data: { email_id: sent.data?.id, to: ['bounced@simulator.posthorn.test'], subject: 'Refused' },
+    });
   });
 });
