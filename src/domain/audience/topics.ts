@@ -232,7 +232,8 @@ export async function checkChoices(
 /**
  * Writes a contact's choices in the caller's transaction: only those that change what the contact
  * gets (against their choice, else the default) are stored, recorded in the consent history with
- * their source, and announced (`contact.topic_subscribed` / `contact.topic_unsubscribed`).
+ * their source, and announced (`contact.topic_subscribed` / `contact.topic_unsubscribed`). Returns
+ * those changes.
  */
 export async function applyChoices(
   tx: Tx,
@@ -241,8 +242,8 @@ export async function applyChoices(
   choices: TopicChoice[],
   source: TopicSource,
   detail: { ip?: string | null; text?: string | null } = {},
-): Promise<number> {
-  if (choices.length === 0) return 0;
+): Promise<TopicChoice[]> {
+  if (choices.length === 0) return [];
   const rows = await tx
     .selectFrom('topics as t')
     .leftJoin('contact_topics as ct', (join) =>
@@ -277,7 +278,7 @@ export async function applyChoices(
       })),
     )
     .execute();
-  if (changed.length === 0) return 0;
+  if (changed.length === 0) return [];
   await tx
     .insertInto('contact_consents')
     .values(
@@ -302,5 +303,5 @@ export async function applyChoices(
       subscribed: c.subscription === 'opt_in',
     })),
   );
-  return changed.length;
+  return changed;
 }

@@ -99,11 +99,8 @@ async function choose(
   if (choices.length === 0) return 0;
   return ctx.db.transaction().execute(async (tx) => {
     await lockEmail(tx, email.id);
-    const before = new Map(
-      (await readerTopicsAll(tx, email.project_id, contact.id, choices)).map((t) => [t.id, t.subscribed]),
-    );
     const changed = await applyChoices(tx, email.project_id, contact.id, choices, source, { ip });
-    const left = choices.filter((c) => c.subscription === 'opt_out' && before.get(c.id) === true);
+    const left = changed.filter((c) => c.subscription === 'opt_out');
     if (left.length > 0)
       await recordEmailEvents(tx, [
         {
@@ -114,26 +111,8 @@ async function choose(
           detail: { scope: 'topic', topic_ids: left.map((c) => c.id), source },
         },
       ]);
-    return changed;
+    return changed.length;
   });
-}
-
-/** The reader's state for the topics named (public or private). */
-async function readerTopicsAll(tx: Tx, projectId: string, contactId: string, choices: TopicChoice[]) {
-  const rows = await tx
-    .selectFrom('topics as t')
-    .leftJoin('contact_topics as ct', (join) =>
-      join.onRef('ct.topic_id', '=', 't.id').on('ct.contact_id', '=', contactId),
-    )
-    .select(['t.id', 't.default_subscription', 'ct.subscribed'])
-    .where('t.project_id', '=', projectId)
-    .where(
-      't.id',
-      'in',
-      choices.map((c) => c.id),
-    )
-    .execute();
-  return rows.map((r) => ({ id: r.id, subscribed: r.subscribed ?? r.default_subscription === 'opt_in' }));
 }
 
 /** RFC 8058 one-click from a message for a topic: leaves that topic only (source `one_click`). */
