@@ -90,13 +90,19 @@ function enrollmentStatuses(status: unknown): string[] | null {
   return given.flatMap((s) => ENROLLMENT_STATUSES[s]);
 }
 
+/** A page of automations or runs, with Resend's `status` filter (checked in the handler, which names the values). */
+const RunsQuery = Type.Object({
+  ...CursorQuery.properties,
+  status: Type.Optional(Type.String({ maxLength: 200 })),
+});
+
 export async function resendAutomationRoutes(instance: FastifyInstance, { ctx }: { ctx: DomainContext }) {
   const app = typed(instance);
   app.get(
     '/automations',
-    { config: project, schema: { hide: true, querystring: CursorQuery } },
+    { config: project, schema: { hide: true, querystring: RunsQuery } },
     async (request) => {
-      const query = request.query as typeof request.query & { status?: unknown };
+      const query = request.query;
       const page = await keysetPage<Selectable<FlowsTable>>(
         ctx.db,
         'flows',
@@ -255,10 +261,10 @@ function resendAutomationWrites(app: ReturnType<typeof typed>, ctx: DomainContex
 function resendRunRoutes(app: ReturnType<typeof typed>, ctx: DomainContext) {
   app.get(
     '/automations/:id/runs',
-    { config: project, schema: { hide: true, params: IdParams, querystring: CursorQuery } },
+    { config: project, schema: { hide: true, params: IdParams, querystring: RunsQuery } },
     async (request) => {
       const flow = await findFlow(ctx, projectOf(request), request.params.id);
-      const query = request.query as typeof request.query & { status?: unknown };
+      const query = request.query;
       const statuses = enrollmentStatuses(query.status);
       const scope = statuses
         ? sql<boolean>`flow_id = ${flow.id} and status = any(${statuses}::text[])`

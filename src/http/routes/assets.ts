@@ -102,14 +102,13 @@ async function readBody(
 }
 
 /** The uploaded file, its name and the type the client claimed, from a form or a bare image body. */
-async function uploadOf(request: FastifyRequest, maxBytes: number) {
+async function uploadOf(request: FastifyRequest, maxBytes: number, named: string | undefined) {
   const body = request.body;
   if (!(body instanceof Readable)) throw new ValidationError(SEND_AN_IMAGE);
   const type = String(request.headers['content-type'] ?? '');
   const data = await readBody(request, body, maxBytes + FORM_OVERHEAD, maxBytes);
   if (!/^multipart\/form-data/i.test(type)) {
-    const filename = (request.query as { filename?: string }).filename ?? '';
-    return { data, filename, claimed: type };
+    return { data, filename: named ?? '', claimed: type };
   }
   const form = await new Response(new Uint8Array(data), { headers: { 'content-type': type } })
     .formData()
@@ -152,7 +151,7 @@ export async function assetRoutes(instance: FastifyInstance, { ctx }: { ctx: Dom
       },
     },
     async (request) => {
-      const upload = await uploadOf(request, maxBytes);
+      const upload = await uploadOf(request, maxBytes, request.query.filename);
       return uploadAsset(ctx, projectOf(request), { ...upload, createdBy: await importerOf(request, ctx) });
     },
   );
