@@ -85,7 +85,7 @@ describe('content checks', () => {
       message: expect.stringMatching(/1 of 2 links do not work.*\/gone answered 404/),
     });
     expect(checks.html_size.status).toBe('ok');
-    expect(checks.spam_score.status).toBe(hasSpamAssassin ? expect.stringMatching(/ok|warning/) : 'skipped');
+    expect(checks.spam_score.status).toMatch(hasSpamAssassin ? /^(ok|warning)$/ : /^skipped$/);
     if (hasSpamAssassin) expect(checks.spam_score.message).toMatch(/SpamAssassin scores it -?\d/);
   });
 
