@@ -43,8 +43,11 @@ export interface SessionPoolOptions<S extends PooledSession> {
   bulkShare?: number;
   /** A session idle for longer is ended politely. */
   idleMs: number;
-  /** Ends a session: politely (QUIT) or at once. */
-  end: (session: S, polite: boolean) => void;
+  /**
+   * Ends a session: politely (QUIT) or at once. It counts against the cap (and its lease) until
+   * what `end` returns settles: the socket closed, as the server counts it.
+   */
+  end: (session: S, polite: boolean) => Promise<void> | void;
   /** The cap shared across processes: `key`, `max` and the leases (absent: this process's own). */
   leases?: { key: string; max: () => number; leases: SessionLeases };
   /** How long to wait before asking for a lease again when every process's sum is at the cap. */
@@ -63,7 +66,10 @@ interface Waiter<S> {
 }
 
 export class SessionPool<S extends PooledSession> {
+  /** Sessions counted against the cap: open, being opened, or ended and not yet closed. */
   open = 0;
+  /** Of those, the ones ended whose sockets have not closed yet. */
+  private ending = 0;
   private readonly idle: S[] = [];
   private readonly waiters: Waiter<S>[] = [];
   private readonly held = new Map<string, number>();
@@ -131,7 +137,7 @@ export class SessionPool<S extends PooledSession> {
   release(session: S): void {
     this.letGo(session);
     if (session.dead) return;
-    if (this.closed || this.open > this.options.cap()) {
+    if (this.closed || this.open - this.ending > this.options.cap()) {
       this.quit(session);
       return;
     }
@@ -147,8 +153,9 @@ export class SessionPool<S extends PooledSession> {
     // a waiter it does not fit (another host of the site) gets the room it takes; one that waits
     // for its class's share does not (the session kept for transactional mail stays open)
     const cap = this.options.cap();
-    if (this.open >= cap && this.waiters.some((w) => this.mayHold(w.claimant) && !w.fits(session)))
-      this.quit(session);
+    // (one session ending for each such waiter is enough: its room comes when its socket closes)
+    const elsewhere = this.waiters.filter((w) => this.mayHold(w.claimant) && !w.fits(session)).length;
+    if (this.open >= cap && this.ending < elsewhere) this.quit(session);
   }
 
   /** Ends a session politely (QUIT). */
@@ -168,7 +175,7 @@ export class SessionPool<S extends PooledSession> {
 
   /** Ends the idle sessions beyond the cap (a lane's cap was cut). */
   trim(): void {
-    while (this.open > this.options.cap() && this.idle.length > 0) this.quit(this.idle[0]);
+    while (this.open - this.ending > this.options.cap() && this.idle.length > 0) this.quit(this.idle[0]);
   }
 
   /** The cap was raised: a waiter may open one more. */
@@ -194,7 +201,8 @@ export class SessionPool<S extends PooledSession> {
       return { session };
     }
     // an idle session to another host makes room for this one
-    if (this.open >= this.options.cap() && this.idle.length > 0) this.quit(this.idle[0]);
+    // (its room comes when that session's socket has closed: until then this one waits)
+    if (this.open >= this.options.cap() && this.idle.length > 0 && this.ending === 0) this.quit(this.idle[0]);
     if (this.open >= this.options.cap()) return null;
     this.open++;
     this.count(claimant);
@@ -263,10 +271,16 @@ export class SessionPool<S extends PooledSession> {
     if (at !== -1) this.idle.splice(at, 1);
     if (session.dead) return;
     session.dead = true;
-    this.options.end(session, polite);
-    this.open--;
-    if (session.leased) this.options.leases?.leases.give(this.options.leases.key);
-    this.pass();
+    this.ending++;
+    const freed = () => {
+      this.ending--;
+      this.open--;
+      if (session.leased) this.options.leases?.leases.give(this.options.leases.key);
+      this.pass();
+    };
+    const closing = this.options.end(session, polite);
+    if (closing) void closing.then(freed, freed);
+    else freed();
   }
 
   /** Room came free (a session ended, a lease was refused, the cap rose): the next waiter may open one. */

@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import SMTPConnection, {
   type SMTPConnectionAuth,
@@ -34,6 +35,34 @@ interface Resource extends PooledSession {
   connection: SMTPConnection;
 }
 
+/** The longest an ended session counts against its cap while its socket has not closed. */
+const CLOSE_WAIT_MS = 5_000;
+
+/**
+ * Ends a session (QUIT first when `polite`) and resolves once its socket has closed, or after
+ * CLOSE_WAIT_MS: until then the server still counts the connection, so it stays counted against
+ * the site's cap here too (nodemailer's connection reports its end when it asks to close, not
+ * when the socket is gone; another process opening the freed lease at once was one over a
+ * provider's cap in bench:direct).
+ */
+export function endSession(connection: SMTPConnection, polite: boolean): Promise<void> {
+  const socket = (connection as unknown as { _socket?: Socket })._socket;
+  const closed =
+    socket && !socket.destroyed
+      ? new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, CLOSE_WAIT_MS);
+          timer.unref();
+          socket.once('close', () => {
+            clearTimeout(timer);
+            resolve();
+          });
+        })
+      : Promise.resolve();
+  if (polite) connection.quit();
+  else connection.close();
+  return closed;
+}
+
 /**
  * The sessions to one relay, each carrying one message at a time, for messages that are already
  * MIME (composed and DKIM-signed): the bytes go straight to `SMTPConnection.send`, with none of
@@ -63,7 +92,7 @@ export class SmtpConnectionPool {
       // a campaign through a slow relay never holds every session a transactional message needs
       bulkShare: 0.9,
       idleMs: idleTimeoutMs,
-      end: (resource, polite) => (polite ? resource.connection.quit() : resource.connection.close()),
+      end: (resource, polite) => endSession(resource.connection, polite),
     });
   }
 

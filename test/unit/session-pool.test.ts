@@ -14,7 +14,9 @@ function poolOf(cap: number, bulkShare?: number) {
     cap: () => cap,
     ...(bulkShare ? { bulkShare } : {}),
     idleMs: 60_000,
-    end: (s) => ended.push(s.n),
+    end: (s) => {
+      ended.push(s.n);
+    },
   });
   const connect = async (): Promise<Fake> => ({ n: ++opened, dead: false, carried: 0, idleTimer: null });
   const order: string[] = [];
@@ -141,5 +143,33 @@ describe('the session pool', () => {
     await expect(pool.take(tx('p'), () => true, connect, check)).rejects.toThrow('held by the site');
     expect(leases).toBe(1);
     expect(pool.open).toBe(0);
+  });
+
+  it('counts an ended session against its cap and its lease until its socket has closed, as the server counts it', async () => {
+    const closes: (() => void)[] = [];
+    const given: string[] = [];
+    let opened = 0;
+    const pool = new SessionPool<Fake>({
+      cap: () => 1,
+      idleMs: 60_000,
+      end: () => new Promise<void>((resolve) => closes.push(resolve)),
+      leases: { key: 'lane', max: () => 1, leases: { take: async () => true, give: (k) => given.push(k) } },
+    });
+    const connect = async (): Promise<Fake> => ({ n: ++opened, dead: false, carried: 0, idleTimer: null });
+    const first = await pool.take(tx('p'), () => true, connect);
+    pool.quit(first); // QUIT sent: the server still holds the connection
+    let second: Fake | undefined;
+    const waiting = pool.take(tx('p'), () => true, connect).then((s) => {
+      second = s;
+    });
+    await new Promise((r) => setImmediate(r));
+    expect(second).toBeUndefined();
+    expect(given).toEqual([]);
+    expect(pool.open).toBe(1);
+    closes[0](); // the socket closed: the room and the lease come back, and the waiter opens one
+    await waiting;
+    expect(given).toEqual(['lane']);
+    expect(second?.n).toBe(2);
+    pool.close();
   });
 });

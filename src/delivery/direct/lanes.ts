@@ -1,7 +1,7 @@
 import SMTPConnection from 'nodemailer/lib/smtp-connection';
 import type { SourceAddress } from '../routes/config.ts';
 import { type Claimant, SessionPool } from '../session-pool.ts';
-import type { SmtpSendError } from '../smtp-pool.ts';
+import { endSession, type SmtpSendError } from '../smtp-pool.ts';
 import type { MxHost } from './mx.ts';
 import {
   type Conn,
@@ -120,7 +120,7 @@ export class Lane {
       cap: () => this.cap,
       // idle sessions of a cap shared across processes close sooner: another may wait for the lease
       idleMs: leases ? SHARED_IDLE_MS : IDLE_MS,
-      end: (conn, polite) => (polite ? conn.connection.quit() : conn.connection.close()),
+      end: (conn, polite) => endSession(conn.connection, polite),
       ...(leases ? { leases: { key: paceKey, max: () => limits.maxConnections, leases } } : {}),
       leaseRetryMs: LEASE_RETRY_MS,
       tooMany: (waiting) =>
