@@ -159,9 +159,11 @@ describe('the session pool', () => {
     const first = await pool.take(tx('p'), () => true, connect);
     pool.quit(first); // QUIT sent: the server still holds the connection
     let second: Fake | undefined;
-    const waiting = pool.take(tx('p'), () => true, connect).then((s) => {
-      second = s;
-    });
+    const waiting = pool
+      .take(tx('p'), () => true, connect)
+      .then((s) => {
+        second = s;
+      });
     await new Promise((r) => setImmediate(r));
     expect(second).toBeUndefined();
     expect(given).toEqual([]);
