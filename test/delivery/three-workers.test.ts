@@ -10,7 +10,10 @@ import { workerProcesses } from '../helpers/worker-process.ts';
 /**
  * A site's connection cap holds across worker processes (issue 46): three `posthorn worker`
  * processes on one PostgreSQL deliver to a site whose `max_connections` is 4; the site's server
- * counts its connections at once and never sees more than 4, and every message arrives once.
+ * counts its connections at once and never sees more than 4, and every message arrives once. Each
+ * connection carries 2 messages and ends, so the cap is given back and taken again all the time: a
+ * connection counted free when its QUIT is written (the server still holds it until the socket
+ * closes), or a refresh that writes a count read before a take, would let a fifth one in.
  */
 
 const SECRET = 'three-workers-test-secret-0123456789abcdef';
@@ -36,7 +39,7 @@ beforeAll(async () => {
           type: 'direct',
           port: net.port,
           allow_networks: SIM_NETWORKS,
-          sites: { 'mx.capped.test': { max_connections: 4 } },
+          sites: { 'mx.capped.test': { max_connections: 4, messages_per_connection: 2 } },
         },
       },
       rules: [{ match: {}, routes: ['direct'] }],

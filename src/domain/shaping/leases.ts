@@ -7,35 +7,25 @@ import type { ConnectionLeases } from '../../delivery/direct/session.ts';
  * A site's connection cap held across every worker process (DESIGN: limits live in PostgreSQL).
  * Each process notes in `connection_leases` how many connections it holds to each lane; it opens
  * one more only while the live processes' sum is below the cap, the check and the count made under
- * the lane's advisory lock. A process refreshes its rows every REFRESH_MS; the rows of a process
- * that stopped refreshing for LIVE_MS no longer count, so a crash frees its share.
+ * the lane's advisory lock. A connection given back is written soon after (GIVE_WRITE_MS, so the
+ * others may open it), and every held lane's row is refreshed every REFRESH_MS; the rows of a
+ * process that stopped refreshing for LIVE_MS no longer count, so a crash frees its share.
+ *
+ * Every write of a lane's row (a take, a give, a refresh) runs in turn with the lane's others and
+ * writes what this process holds at that moment: a refresh that read the count before a take and
+ * wrote after it would leave the row one short, and another process would open one over the cap.
  */
 
 const REFRESH_MS = 5_000;
 const LIVE_MS = 20_000;
+/** How soon a lane's given-back connections are written, gathered: until then the others see more than there is. */
+const GIVE_WRITE_MS = 50;
 
 export function connectionLeases(db: Db): ConnectionLeases & { close(): Promise<void> } {
   const holder = `connections:${randomUUID()}`;
-  /** What this process holds, by lane: the truth its rows are refreshed from. */
+  /** What this process holds, by lane: the truth its rows are written from. */
   const held = new Map<string, number>();
-  const refresh = async () => {
-    const lanes = [...held].filter(([, n]) => n > 0);
-    try {
-      await sql`update connection_leases l set n = u.n, seen_at = now()
-                  from unnest(${lanes.map(([lane]) => lane)}::text[], ${lanes.map(([, n]) => n)}::int[]) as u(lane, n)
-                 where l.lane = u.lane and l.holder = ${holder}`.execute(db);
-      await sql`delete from connection_leases
-                 where (holder = ${holder} and n <= 0) or seen_at < now() - make_interval(secs => ${(LIVE_MS * 10) / 1000})`.execute(
-        db,
-      );
-      for (const [lane, n] of held) if (n <= 0) held.delete(lane);
-    } catch {
-      // the database is briefly unreachable: the next refresh writes the same
-    }
-  };
-  const timer = setInterval(refresh, REFRESH_MS);
-  timer.unref();
-  // one take at a time per lane in this process, so each counts what the one before it took
+  // one write at a time per lane in this process, so each counts what the one before it wrote
   const queues = new Map<string, Promise<unknown>>();
   const serially = <T>(lane: string, work: () => Promise<T>): Promise<T> => {
     const next = (queues.get(lane) ?? Promise.resolve()).then(work, work);
@@ -46,6 +36,32 @@ export function connectionLeases(db: Db): ConnectionLeases & { close(): Promise<
     });
     return next;
   };
+  /** Writes what this process holds of `lane` now (a row of 0 is removed). */
+  const write = (lane: string) =>
+    serially(lane, async () => {
+      const n = held.get(lane) ?? 0;
+      try {
+        if (n > 0)
+          await sql`insert into connection_leases (lane, holder, n) values (${lane}, ${holder}, ${n})
+                      on conflict (lane, holder) do update set n = ${n}, seen_at = now()`.execute(db);
+        else {
+          await sql`delete from connection_leases where lane = ${lane} and holder = ${holder}`.execute(db);
+          if ((held.get(lane) ?? 0) <= 0) held.delete(lane);
+        }
+      } catch {
+        // the database is briefly unreachable: the next refresh writes the same
+      }
+    });
+  const refresh = async () => {
+    await Promise.all([...held.keys()].map(write));
+    await sql`delete from connection_leases where seen_at < now() - make_interval(secs => ${(LIVE_MS * 10) / 1000})`
+      .execute(db)
+      .catch(() => {});
+  };
+  const timer = setInterval(refresh, REFRESH_MS);
+  timer.unref();
+  const givenBack = new Set<string>();
+  let giveTimer: NodeJS.Timeout | null = null;
   const take = async (lane: string, max: number) => {
     const mine = held.get(lane) ?? 0;
     const taken = await db.transaction().execute(async (tx) => {
@@ -67,10 +83,20 @@ export function connectionLeases(db: Db): ConnectionLeases & { close(): Promise<
     take: (lane, max) => serially(lane, () => take(lane, max)),
     give(lane) {
       held.set(lane, (held.get(lane) ?? 1) - 1);
-      // written at the next refresh: until then the others see one more than there is (safe side)
+      // written shortly, gathered with the lane's other gives: until then the others see one more
+      // than there is (the safe side)
+      givenBack.add(lane);
+      giveTimer ??= setTimeout(() => {
+        giveTimer = null;
+        const lanes = [...givenBack];
+        givenBack.clear();
+        for (const given of lanes) void write(given);
+      }, GIVE_WRITE_MS);
+      giveTimer.unref();
     },
     async close() {
       clearInterval(timer);
+      if (giveTimer) clearTimeout(giveTimer);
       await db
         .deleteFrom('connection_leases')
         .where('holder', '=', holder)
