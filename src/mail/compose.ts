@@ -1,5 +1,5 @@
 import MailComposer from 'nodemailer/lib/mail-composer';
-import { type DkimKey, signDkimAsync } from './dkim.ts';
+import { type DkimKey, signDkim, signDkimAsync } from './dkim.ts';
 import { canComposeFast, composeFast } from './fast-compose.ts';
 import { htmlToText } from './html-to-text.ts';
 
@@ -30,12 +30,17 @@ export interface ComposeInput {
 /**
  * Builds the exact bytes of a message (nodemailer's composer) with the headers every Posthorn message
  * carries, then signs it with DKIM. Bcc recipients are never written into the headers.
+ * `signInThread`: the caller is a compose thread (compose-threads.ts), which signs in its own
+ * thread rather than handing each signature to libuv's pool and back.
  */
-export async function composeMessage(input: ComposeInput, dkim: DkimKey | null): Promise<Buffer> {
-  if (canComposeFast(input)) {
-    const raw = composeFast(input);
-    return dkim ? signDkimAsync(raw, dkim) : raw;
-  }
+export async function composeMessage(
+  input: ComposeInput,
+  dkim: DkimKey | null,
+  { signInThread = false } = {},
+): Promise<Buffer> {
+  const signed = (raw: Buffer) =>
+    !dkim ? raw : signInThread ? signDkim(raw, dkim) : signDkimAsync(raw, dkim);
+  if (canComposeFast(input)) return signed(composeFast(input));
   const composer = new MailComposer({
     messageId: input.messageId,
     date: input.date ?? new Date(),
@@ -60,6 +65,5 @@ export async function composeMessage(input: ComposeInput, dkim: DkimKey | null):
       contentDisposition: a.contentId && !a.filename ? ('inline' as const) : undefined,
     })),
   });
-  const raw = await composer.compile().build();
-  return dkim ? signDkimAsync(raw, dkim) : raw;
+  return signed(await composer.compile().build());
 }
