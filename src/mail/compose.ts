@@ -1,5 +1,5 @@
 import MailComposer from 'nodemailer/lib/mail-composer';
-import { type DkimKey, signDkim, signDkimAsync } from './dkim.ts';
+import { type DkimKey, signDkimAsync } from './dkim.ts';
 import { canComposeFast, composeFast } from './fast-compose.ts';
 import { htmlToText } from './html-to-text.ts';
 
@@ -30,17 +30,12 @@ export interface ComposeInput {
 /**
  * Builds the exact bytes of a message (nodemailer's composer) with the headers every Posthorn message
  * carries, then signs it with DKIM. Bcc recipients are never written into the headers.
- * `signInThread`: the caller is a compose thread (compose-threads.ts), which signs in its own
- * thread rather than handing each signature to libuv's pool and back.
  */
-export async function composeMessage(
-  input: ComposeInput,
-  dkim: DkimKey | null,
-  { signInThread = false } = {},
-): Promise<Buffer> {
-  const signed = (raw: Buffer) =>
-    !dkim ? raw : signInThread ? signDkim(raw, dkim) : signDkimAsync(raw, dkim);
-  if (canComposeFast(input)) return signed(composeFast(input));
+export async function composeMessage(input: ComposeInput, dkim: DkimKey | null): Promise<Buffer> {
+  if (canComposeFast(input)) {
+    const raw = composeFast(input);
+    return dkim ? signDkimAsync(raw, dkim) : raw;
+  }
   const composer = new MailComposer({
     messageId: input.messageId,
     date: input.date ?? new Date(),
@@ -65,5 +60,6 @@ export async function composeMessage(
       contentDisposition: a.contentId && !a.filename ? ('inline' as const) : undefined,
     })),
   });
-  return signed(await composer.compile().build());
+  const raw = await composer.compile().build();
+  return dkim ? signDkimAsync(raw, dkim) : raw;
 }

@@ -1,8 +1,7 @@
 import type { ChosenRoute } from '../../delivery/index.ts';
 import { deliveryErrorOf } from '../../delivery/transport.ts';
 import { addressOf, domainOf } from '../../mail/address.ts';
-import type { ComposeInput } from '../../mail/compose.ts';
-import { composeThreads } from '../../mail/compose-threads.ts';
+import { type ComposeInput, composeMessage } from '../../mail/compose.ts';
 import type { DkimKey } from '../../mail/dkim.ts';
 import { suppressedAmong } from '../emails/suppressions.ts';
 import { createSigningKeys } from '../sending-domains/dkim-keys.ts';
@@ -306,7 +305,7 @@ async function deliverOne(
 
   let raw: Buffer = Buffer.alloc(0);
   const compose = async () => {
-    raw = await composeThreads().compose(input, extra.key);
+    raw = await composeMessage(input, extra.key);
     outcome.size = raw.length;
   };
   // every recipient held by the route before anything was sent (a site that asked to slow down)
