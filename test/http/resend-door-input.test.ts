@@ -151,4 +151,24 @@ describe('refusals at /resend', () => {
       name: 'restricted_api_key',
     });
   });
+
+  it('refuses a `from` on a domain that is not verified as Resend does (403 validation_error), and writes nothing', async () => {
+    const before = await server.call('GET', '/resend/emails', { key });
+    for (const [path, body] of [
+      ['/resend/emails', { ...EMAIL, from: 'Shop <news@not-verified.example>' }],
+      ['/resend/emails/batch', [{ ...EMAIL, from: 'news@not-verified.example' }]],
+    ] as const) {
+      const res = await server.call('POST', path, { key, body });
+      expect(res.status, JSON.stringify(res.body)).toBe(403);
+      expect(res.body).toMatchObject({ statusCode: 403, name: 'validation_error' });
+      expect(res.body.message).toMatch(/not-verified\.example.*verified domain/);
+    }
+    // the API of /v1 keeps its 400
+    const v1 = await server.call('POST', '/v1/emails', {
+      key,
+      body: { ...EMAIL, from: 'news@not-verified.example' },
+    });
+    expect(v1.status).toBe(400);
+    expect((await server.call('GET', '/resend/emails', { key })).body.data).toEqual(before.body.data);
+  });
 });

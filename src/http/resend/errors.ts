@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import { parseMailbox } from '../../domain/core/addresses.ts';
+import { SendRefusedError } from '../../domain/core/errors.ts';
 import { describeValidationError } from '../validation.ts';
 
 /**
@@ -14,6 +15,8 @@ const RESEND_NAMES = new Set([
   'invalid_from_address',
   'invalid_idempotency_key',
   'restricted_api_key',
+  // its 403 for a `from` on a domain that is not verified (kept: 403 is otherwise restricted_api_key)
+  'validation_error',
 ]);
 
 /** A refusal in Resend's own terms: its status and name (see resend.com/docs/api-reference/errors). */
@@ -60,6 +63,9 @@ export function installResendRefusals(app: FastifyInstance) {
   app.setErrorHandler((error: FastifyError | ResendRefusal, _request, reply) => {
     if (error instanceof ResendRefusal)
       return reply.code(error.status).send({ error: error.message, code: error.resendName });
+    // Resend answers a `from` on a domain that is not verified `403 validation_error` (/v1: 400)
+    if (error instanceof SendRefusedError && error.reason === 'unverified_domain')
+      return reply.code(403).send({ error: error.message, code: 'validation_error' });
     const validation = (error as FastifyError).validation;
     if (validation?.[0]?.keyword === 'required' && (error as FastifyError).validationContext === 'body')
       return reply.code(422).send({
