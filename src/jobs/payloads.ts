@@ -9,6 +9,12 @@ export interface CronPayload {
   _cron?: { ts: string; backfilled: boolean };
 }
 
+/**
+ * A delivery job's messages: `{ids}`, or a batch job's list of them (the retries due in one
+ * second, merged by graphile-worker under one job key: delivery-outcomes.ts).
+ */
+export type DeliveryPayload = { ids: string[] } | { ids: string[] }[];
+
 /** The payload of the campaign jobs: the campaign's id only; the task re-reads the row. */
 export interface CampaignPayload {
   campaign_id: string;
@@ -20,9 +26,10 @@ export interface CampaignPayload {
 declare global {
   namespace GraphileWorker {
     interface Tasks {
-      deliver_email: { ids: string[] };
+      /** The messages to deliver; a batch job (an array) gathers retries due in one second. */
+      deliver_email: DeliveryPayload;
       /** Transactional mail's deliveries: run also by the workers kept for it (worker.ts). */
-      deliver_transactional: { ids: string[] };
+      deliver_transactional: DeliveryPayload;
       send_login_code: { email: string };
       send_password_reset: { email: string };
       // the address, the name and when the terms were ticked: the account is made by the job
