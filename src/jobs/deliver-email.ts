@@ -1,5 +1,4 @@
 import type { Task } from 'graphile-worker';
-import { JOB_CHUNK } from '../domain/emails/write.ts';
 import type { DeliveryScheduler } from '../domain/sending/scheduler.ts';
 
 /**
@@ -13,9 +12,6 @@ export function deliverEmailTask(
   bulk: boolean,
 ): Task<'deliver_email'> & Task<'deliver_transactional'> {
   return async (payload) => {
-    const ids = (Array.isArray(payload) ? payload : [payload]).flatMap((p) => p.ids ?? []);
-    // a batch job may have gathered many: taken in batches of an accepted write's size
-    for (let at = 0; at < ids.length; at += JOB_CHUNK)
-      await scheduler.take(ids.slice(at, at + JOB_CHUNK), bulk);
+    await scheduler.take(payload.ids ?? [], bulk);
   };
 }

@@ -9,12 +9,6 @@ export interface CronPayload {
   _cron?: { ts: string; backfilled: boolean };
 }
 
-/**
- * A delivery job's messages: `{ids}`, or a batch job's list of them (the retries due in one
- * second, merged by graphile-worker under one job key: delivery-outcomes.ts).
- */
-export type DeliveryPayload = { ids: string[] } | { ids: string[] }[];
-
 /** The payload of the campaign jobs: the campaign's id only; the task re-reads the row. */
 export interface CampaignPayload {
   campaign_id: string;
@@ -26,10 +20,9 @@ export interface CampaignPayload {
 declare global {
   namespace GraphileWorker {
     interface Tasks {
-      /** The messages to deliver; a batch job (an array) gathers retries due in one second. */
-      deliver_email: DeliveryPayload;
+      deliver_email: { ids: string[] };
       /** Transactional mail's deliveries: run also by the workers kept for it (worker.ts). */
-      deliver_transactional: DeliveryPayload;
+      deliver_transactional: { ids: string[] };
       send_login_code: { email: string };
       send_password_reset: { email: string };
       // the address, the name and when the terms were ticked: the account is made by the job

@@ -1,7 +1,7 @@
 import type { Selectable } from 'kysely';
 import { sql } from 'kysely';
 import type { Tx } from '../../db/database.ts';
-import { deliveryTask, enqueue, type JobSpec, SYSTEM_PRIORITY } from '../../db/enqueue.ts';
+import { deliveryJobKey, deliveryTask, enqueue, type JobSpec, SYSTEM_PRIORITY } from '../../db/enqueue.ts';
 import type { EmailStatus, EmailsTable } from '../../db/schema.ts';
 import {
   type DeliveryError,
@@ -146,21 +146,13 @@ export function applyFailure(outcome: Outcome, e: DeliveryError, recipients: str
  * The retry policy: a deferred message gets a job at the next step of POSTHORN_RETRY_SCHEDULE (or
  * of its site's schedule, when a direct route's site has one), or
  * becomes `failed` once POSTHORN_RETRY_FOR_HOURS have passed since it was created.
- *
- * A retry is due at the start of a whole second (its step rounded up), and the retries due in one
- * second of one task share a job: a batch job (an array payload) under the key of that second,
- * whose ids graphile-worker merges as each record adds its own. A burst of deferrals (greylisting,
- * a provider's 4xx) comes back as a few batches instead of a batch per message: in bench:direct
- * the 500 greylisted retries were 500 one-message batches, each with its claim, plan and record,
- * half of the worker's statements. A cancel needs no per-message job (only scheduled mail is
- * cancelled), and a claim takes only what is still deferred.
  */
 function scheduleRetries(
   ctx: Pick<DomainContext, 'config'>,
   rows: EmailRow[],
   outcomes: Outcome[],
 ): JobSpec[] {
-  const byKey = new Map<string, JobSpec<'deliver_email' | 'deliver_transactional'> & { ids: string[] }>();
+  const jobs: JobSpec[] = [];
   for (const o of outcomes) {
     if (o.status !== 'deferred') continue;
     const row = rows.find((r) => r.id === o.id) as EmailRow;
@@ -175,32 +167,18 @@ function scheduleRetries(
           response: o.response,
         },
       });
-      continue;
-    }
-    const second = Math.ceil(retryAt.getTime() / 1000);
-    o.retryAt = new Date(second * 1000);
-    const task = deliveryTask(row.stream);
-    const priority = row.stream === 'system' ? SYSTEM_PRIORITY : 0;
-    const jobKey = retryJobKey(task, priority, second);
-    const job = byKey.get(jobKey);
-    if (job) job.ids.push(o.id);
-    else
-      byKey.set(jobKey, {
-        task,
-        ids: [o.id],
-        payload: [],
-        runAt: o.retryAt,
-        jobKey,
-        ...(priority ? { priority } : {}),
+    } else {
+      o.retryAt = retryAt;
+      jobs.push({
+        task: deliveryTask(row.stream),
+        payload: { ids: [o.id] },
+        runAt: retryAt,
+        jobKey: deliveryJobKey(o.id),
+        ...(row.stream === 'system' ? { priority: SYSTEM_PRIORITY } : {}),
       });
+    }
   }
-  // one spec per key: add_jobs cannot merge two of its own specs with one key
-  return [...byKey.values()].map(({ ids, ...job }) => ({ ...job, payload: [{ ids }] }));
-}
-
-/** The key of the batch job of the retries of `task` due at `second` (epoch seconds). */
-export function retryJobKey(task: string, priority: number, second: number): string {
-  return `retry:${task}:${priority}:${second}`;
+  return jobs;
 }
 
 /**
