@@ -1,7 +1,8 @@
 import { type RawBuilder, sql } from 'kysely';
 import type { Db, Tx } from '../../db/database.ts';
 import { now } from '../core/clock.ts';
-import type { QuietHours } from '../core/local-time.ts';
+import { contactZone, type QuietHours, quietUntil } from '../core/local-time.ts';
+import { localTimeOf } from '../plans/local-time-settings.ts';
 
 /**
  * When each recipient's message may be written: a campaign at a local time (`local_time`, minutes
@@ -126,4 +127,33 @@ export async function waitingOf(db: Db | Tx, campaignId: string): Promise<{ at: 
      where r.campaign_id = ${campaignId} and r.status = 'pending' and r.send_after > ${now()}::timestamptz
      group by r.send_after order by r.send_after limit ${WAITING_SHOWN}`.execute(db);
   return rows.map((r) => ({ at: new Date(r.at).toISOString(), count: r.count }));
+}
+
+/**
+ * The project's quiet hours judged again as each batch is written: a throttled or warming-up
+ * campaign may still be writing hours after its snapshot, when some recipients' local time has
+ * moved into them. Those of `picked` (in `properties.timezone`, else the project's zone) get a
+ * `send_after` at the end of their quiet hours and stay pending: the pick skips them from then on
+ * and the campaign's job wakes for them (`nextWaiting`). Returns their contact ids.
+ */
+export async function holdForQuietHours(
+  tx: Tx,
+  projectId: string,
+  campaignId: string,
+  picked: { contact_id: string; properties: Record<string, unknown> }[],
+): Promise<Set<string>> {
+  if (picked.length === 0) return new Set();
+  const settings = await localTimeOf(tx, projectId);
+  if (!settings.quiet_hours) return new Set();
+  const at = now().getTime();
+  const held = new Map<string, Date>();
+  for (const p of picked) {
+    const until = quietUntil(at, contactZone(p.properties, settings.time_zone), settings.quiet_hours);
+    if (until !== null) held.set(p.contact_id, new Date(until));
+  }
+  if (held.size > 0)
+    await sql`update campaign_recipients r set send_after = u.at
+                from unnest(${[...held.keys()]}::uuid[], ${[...held.values()]}::timestamptz[]) as u(contact_id, at)
+               where r.campaign_id = ${campaignId} and r.contact_id = u.contact_id`.execute(tx);
+  return new Set(held.keys());
 }

@@ -16,7 +16,7 @@ import { recipientContents, startWinnerWait, testPhaseOf, variationOf } from './
 import type { CampaignRow } from './campaigns.ts';
 import { type CampaignContent, campaignContent, templateData } from './content.ts';
 import { CAMPAIGN_BATCH } from './hold.ts';
-import { dueNow, hasTimedPending, nextWaiting, realTimeOf } from './local-send.ts';
+import { dueNow, hasTimedPending, holdForQuietHours, nextWaiting, realTimeOf } from './local-send.ts';
 import { campaignJob } from './send.ts';
 import { countedAhead, statsRefreshJob } from './stats-cache.ts';
 
@@ -91,9 +91,12 @@ export async function sendCampaignBatch(ctx: DomainContext, campaignId: string):
        order by ${plan ? sql`r.priority, r.contact_id` : campaign.local_time !== null ? sql`r.send_after, r.contact_id` : sql`r.contact_id`}
        limit ${limit}
          for update of r skip locked`.execute(tx);
-    if (picked.length === 0) {
+    // recipients whose local time is now inside the quiet hours wait for their end (local-send.ts)
+    const quiet = await holdForQuietHours(tx, campaign.project_id, campaignId, picked);
+    const writing = quiet.size > 0 ? picked.filter((r) => !quiet.has(r.contact_id)) : picked;
+    if (writing.length === 0) {
       // recipients waiting for their local time or the end of quiet hours: this job again then
-      const wake = timed ? await nextWaiting(tx, campaignId, testing !== null) : null;
+      const wake = timed || quiet.size > 0 ? await nextWaiting(tx, campaignId, testing !== null) : null;
       if (wake) await addJobs([campaignJob(campaignId, realTimeOf(wake))]).execute(tx);
       else if (testing) await startWinnerWait(tx, campaignId, testing);
       else await addJobs([finishJob(campaignId, 0)]).execute(tx);
@@ -110,12 +113,12 @@ export async function sendCampaignBatch(ctx: DomainContext, campaignId: string):
       ? await recipientContents(
           ctx,
           campaign,
-          picked.map((r) => r.variant),
+          writing.map((r) => r.variant),
         )
       : () => content;
-    const written = await writeBatch(tx, ctx, campaign, contentOf, picked, next);
+    const written = await writeBatch(tx, ctx, campaign, contentOf, writing, next);
     if (plan) await reserve(tx, [{ domainId: plan.domainId, day: plan.day, n: written }]);
-    return picked.length;
+    return writing.length;
   });
 }
 
