@@ -58,6 +58,14 @@ export class DeliveryScheduler {
   private readonly wakers: (() => void)[] = [];
   private readonly batches = new Set<Promise<unknown>>();
   private stopped = false;
+  /** Takes of this turn of the event loop, claimed together at its end. */
+  private readonly pending: {
+    ids: string[];
+    bulk: boolean;
+    resolve: (claimed: number) => void;
+    reject: (err: unknown) => void;
+  }[] = [];
+  private flushQueued = false;
   private readonly deps: DeliveryDeps;
   private readonly options: SchedulerOptions;
   private readonly deliver: DeliverClaimed;
@@ -103,7 +111,10 @@ export class DeliveryScheduler {
 
   /**
    * Claims the messages still waiting among `ids` and starts their delivery; resolves once they are
-   * claimed (not sent). `bulk`: marketing and automation, which leave room for transactional mail.
+   * claimed (not sent) with how many were. `bulk`: marketing and automation, which leave room for
+   * transactional mail. The takes of one turn of the event loop (the jobs a fetch handed out
+   * together: accepted batches, retries that came due together) share one claim and one batch, so
+   * their plan and their record are one set of statements instead of one each.
    */
   async take(ids: string[], bulk: boolean): Promise<number> {
     if (ids.length === 0) return 0;
@@ -112,6 +123,41 @@ export class DeliveryScheduler {
       this.settle(ids.length, ids.length);
       throw new Error('the delivery scheduler is stopping: the job runs again');
     }
+    return new Promise<number>((resolve, reject) => {
+      this.pending.push({ ids, bulk, resolve, reject });
+      if (this.flushQueued) return;
+      this.flushQueued = true;
+      setImmediate(() => this.flush());
+    });
+  }
+
+  /** The takes of this turn, as one batch per kind (transactional mail never waits in a bulk batch). */
+  private flush(): void {
+    this.flushQueued = false;
+    const takes = this.pending.splice(0);
+    if (this.stopped) {
+      for (const t of takes) {
+        this.settle(t.ids.length, t.ids.length);
+        t.reject(new Error('the delivery scheduler is stopping: the job runs again'));
+      }
+      return;
+    }
+    for (const bulk of [false, true]) {
+      const mine = takes.filter((t) => t.bulk === bulk);
+      if (mine.length === 0) continue;
+      this.claimAndStart(mine.flatMap((t) => t.ids)).then(
+        (claimed) => {
+          for (const t of mine) t.resolve(t.ids.filter((id) => claimed.has(id)).length);
+        },
+        (err) => {
+          for (const t of mine) t.reject(err);
+        },
+      );
+    }
+  }
+
+  /** Claims `ids` (their room taken) as one batch and starts its delivery; the ids it claimed. */
+  private async claimAndStart(ids: string[]): Promise<Set<string>> {
     const claim = `delivery:${randomUUID()}`;
     this.options.heartbeats.add(claim);
     let rows: Awaited<ReturnType<typeof claimEmails>>;
@@ -126,7 +172,7 @@ export class DeliveryScheduler {
     this.settle(ids.length - rows.length, ids.length - rows.length);
     if (rows.length === 0) {
       this.options.heartbeats.delete(claim);
-      return 0;
+      return new Set();
     }
     const waiting = new Set(rows.map((r) => r.id));
     const held = new Set(waiting);
@@ -165,7 +211,7 @@ export class DeliveryScheduler {
         this.settle(held.size, waiting.size);
       });
     this.batches.add(batch);
-    return rows.length;
+    return new Set(rows.map((r) => r.id));
   }
 
   /** `done` messages leave the process, `started` of them leave the waiting count. */
