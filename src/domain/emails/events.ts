@@ -16,32 +16,13 @@ export interface EmailEventInput {
  */
 export async function recordEmailEvents(tx: Tx, events: EmailEventInput[]): Promise<void> {
   if (events.length === 0) return;
-  // each row says whether its project has a webhook to tell, in the same round trip as the insert
   const written = await tx
     .insertInto('email_events')
     .values(events.map((e) => ({ ...e, detail: JSON.stringify(e.detail) })))
-    .returning((eb) => [
-      'id',
-      'project_id',
-      'type',
-      eb
-        .exists(
-          eb
-            .selectFrom('webhook_endpoints as we')
-            .select('we.id')
-            .whereRef('we.project_id', '=', 'email_events.project_id')
-            .where('we.enabled', '=', true),
-        )
-        .as('hooked'),
-    ])
+    .returning(['id', 'project_id', 'type'])
     .execute();
   await announceEmailEvents(
     tx,
-    written.map((w) => ({
-      id: Number(w.id),
-      project_id: w.project_id,
-      type: w.type,
-      hooked: Boolean(w.hooked),
-    })),
+    written.map((w) => ({ ...w, id: Number(w.id) })),
   );
 }

@@ -23,18 +23,17 @@ const EMAIL_EVENT_TYPES: Record<string, string> = {
   unsubscribed: 'email.unsubscribed',
 };
 
-/**
- * Inside the transaction that writes email events: a dispatch job for those with a webhook type
- * whose project has an enabled endpoint (`hooked`, when the insert already read it).
- */
+/** Inside the transaction that writes email events: a dispatch job for those with a webhook type. */
 export async function announceEmailEvents(
   tx: Tx,
-  events: { id: number; project_id: string; type: string; hooked?: boolean }[],
+  events: { id: number; project_id: string; type: string }[],
 ) {
   const relevant = events.filter((e) => EMAIL_EVENT_TYPES[e.type]);
-  const asked = relevant.filter((e) => e.hooked === undefined).map((e) => e.project_id);
-  const projects = await projectsWithWebhooks(tx, asked);
-  const ids = relevant.filter((e) => e.hooked ?? projects.has(e.project_id)).map((e) => e.id);
+  const projects = await projectsWithWebhooks(
+    tx,
+    relevant.map((e) => e.project_id),
+  );
+  const ids = relevant.filter((e) => projects.has(e.project_id)).map((e) => e.id);
   if (ids.length > 0) await enqueue(tx, [{ task: 'webhook_dispatch', payload: { email_event_ids: ids } }]);
 }
 
