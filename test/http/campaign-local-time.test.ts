@@ -7,6 +7,7 @@ import { localTime, nextLocal } from '../../src/domain/core/local-time.ts';
 import { FROM, waitForCampaignStatus } from '../helpers/emails.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { marketingAccount, startTestServer, type TestServer } from '../helpers/server.ts';
+import { zoneAt } from '../helpers/zones.ts';
 
 /**
  * A campaign at 09:00 in each recipient's time zone (issue 50, build item 4): contacts in five
@@ -155,11 +156,6 @@ describe('a campaign at local time', () => {
   it('holds a recipient whose send time falls in quiet hours until they end, in their zone', async () => {
     await call('PATCH', '/v1/me/local-time', { quiet_hours: { from: '21:00', to: '08:00' } });
     // fixed-offset zones whose wall clock reads 02:00 and 14:00 now
-    const zoneAt = (hour: number) => {
-      let offset = (hour - now().getUTCHours() + 24) % 24;
-      if (offset > 14) offset -= 24;
-      return offset === 0 ? 'Etc/GMT' : offset > 0 ? `Etc/GMT-${offset}` : `Etc/GMT+${-offset}`;
-    };
     const night = { email: 'sleeper@local.example', zone: zoneAt(2) };
     const day = { email: 'awake@local.example', zone: zoneAt(14) };
     const list = await call('POST', '/v1/lists', { name: 'Night and day' });

@@ -5,6 +5,7 @@ import { moveClock, now, resetClock } from '../../src/domain/core/clock.ts';
 import { nextLocal } from '../../src/domain/core/local-time.ts';
 import { FROM } from '../helpers/emails.ts';
 import { signupConfirmedInDatabase, startTestServer, type TestServer } from '../helpers/server.ts';
+import { zoneAt } from '../helpers/zones.ts';
 
 /**
  * Quiet hours are judged again as each batch of a campaign is written (issue 50, build item 4): a
@@ -21,13 +22,6 @@ const call = async (method: string, path: string, body?: unknown) => {
   const res = await server.call(method, path, { key, body });
   expect(res.status, `${method} ${path}: ${JSON.stringify(res.body)}`).toBe(200);
   return res.body;
-};
-
-/** A fixed-offset zone whose wall clock reads `hour` o'clock now. */
-const zoneAt = (hour: number) => {
-  let offset = (hour - now().getUTCHours() + 24) % 24;
-  if (offset > 14) offset -= 24;
-  return offset === 0 ? 'Etc/GMT' : offset > 0 ? `Etc/GMT-${offset}` : `Etc/GMT+${-offset}`;
 };
 
 beforeAll(async () => {
