@@ -8,12 +8,13 @@ import type { ConnectionLeases } from '../../delivery/direct/session.ts';
  * Each process notes in `connection_leases` how many connections it holds to each lane; it opens
  * one more only while the live processes' sum is below the cap, the check and the count made under
  * the lane's advisory lock. A connection given back is written soon after (GIVE_WRITE_MS, so the
- * others may open it), and every held lane's row is refreshed every REFRESH_MS; the rows of a
- * process that stopped refreshing for LIVE_MS no longer count, so a crash frees its share.
+ * others may open it). Every REFRESH_MS one statement marks all of the process's rows alive; the
+ * rows of a process that stopped for LIVE_MS no longer count, so a crash frees its share.
  *
- * Every write of a lane's row (a take, a give, a refresh) runs in turn with the lane's others and
- * writes what this process holds at that moment: a refresh that read the count before a take and
- * wrote after it would leave the row one short, and another process would open one over the cap.
+ * Only a take and a give write a row's count, each in turn with the lane's others and with what
+ * this process holds at that moment (a refresh that read the counts before a take and wrote them
+ * after it left a row one short, and another process opened one over the cap). A write that
+ * failed (the database briefly gone) is made again at the next refresh.
  */
 
 const REFRESH_MS = 5_000;
@@ -36,6 +37,8 @@ export function connectionLeases(db: Db): ConnectionLeases & { close(): Promise<
     });
     return next;
   };
+  /** Lanes whose last write failed: written again at the next refresh. */
+  const unwritten = new Set<string>();
   /** Writes what this process holds of `lane` now (a row of 0 is removed). */
   const write = (lane: string) =>
     serially(lane, async () => {
@@ -48,15 +51,22 @@ export function connectionLeases(db: Db): ConnectionLeases & { close(): Promise<
           await sql`delete from connection_leases where lane = ${lane} and holder = ${holder}`.execute(db);
           if ((held.get(lane) ?? 0) <= 0) held.delete(lane);
         }
+        unwritten.delete(lane);
       } catch {
-        // the database is briefly unreachable: the next refresh writes the same
+        // the database is briefly unreachable: written again at the next refresh
+        unwritten.add(lane);
       }
     });
   const refresh = async () => {
-    await Promise.all([...held.keys()].map(write));
-    await sql`delete from connection_leases where seen_at < now() - make_interval(secs => ${(LIVE_MS * 10) / 1000})`
-      .execute(db)
-      .catch(() => {});
+    try {
+      await sql`update connection_leases set seen_at = now() where holder = ${holder}`.execute(db);
+      await sql`delete from connection_leases where seen_at < now() - make_interval(secs => ${(LIVE_MS * 10) / 1000})`.execute(
+        db,
+      );
+    } catch {
+      // the database is briefly unreachable: the next refresh marks the same
+    }
+    await Promise.all([...unwritten].map(write));
   };
   const timer = setInterval(refresh, REFRESH_MS);
   timer.unref();
