@@ -226,16 +226,21 @@ export async function startWorker(options: Omit<WorkerDeps, 'scheduler'>): Promi
     // what a dead process (or a batch that could not record) left in `sending`, queued again
     reclaim: () => reclaimAbandoned(deps.ctx.db, deps.ctx.config.staleWorkerSeconds),
   });
+  let stopped: Promise<void> | undefined;
   return {
     events,
     shares,
     scheduler,
-    async stop() {
-      stopping.now = true;
-      await Promise.all(runners.map((r) => r.stop()));
-      // the sessions in flight get a moment to finish; what is left goes back with its claim
-      await scheduler.stop(STOP_GRACE_MS);
-      stopWatching();
+    // once: a second stop (the runtime's, after a test or a supervisor stopped the role) waits for the first
+    stop() {
+      stopped ??= (async () => {
+        stopping.now = true;
+        await Promise.all(runners.map((r) => r.stop()));
+        // the sessions in flight get a moment to finish; what is left goes back with its claim
+        await scheduler.stop(STOP_GRACE_MS);
+        stopWatching();
+      })();
+      return stopped;
     },
   };
 }

@@ -51,23 +51,37 @@ const defKeyOf = (r: { flow_id: string; version: number; flow_updated_at: Date }
   `${r.flow_id}@${r.version}:${r.flow_updated_at.getTime()}`;
 
 /**
+ * Held, until commit, by a nudge and by a batch's schedule before it reads the enrollments: a batch
+ * then computes its next run only once every transaction that nudged before it has committed, so it
+ * sees their enrollments. Without it a batch read the enrollments, then waited for a nudging
+ * transaction's hold on the job's row, and wrote its time over the nudge when that one committed:
+ * an enrollment made at that instant waited for the crontab's minute (or, with nothing else due, a
+ * contact's quiet hours) instead of running at once.
+ */
+const SCHEDULE_LOCK = sql`pg_advisory_xact_lock(hashtextextended(${ADVANCE_JOB_KEY}, 0))`;
+
+/**
  * Makes sure an advance runs now (after enrolling, or when a wait_for_event's event came): replaces
  * the pending `flow-advance` job, or adds one beside the running one. Call it in the transaction
  * that made the enrollments due.
  */
 export async function nudgeAdvance(db: Db | Tx): Promise<void> {
   await sql`select graphile_worker.add_job('flow_advance', '{}'::json,
-              job_key => ${ADVANCE_JOB_KEY}, priority => ${ADVANCE_PRIORITY})`.execute(db);
+              job_key => ${ADVANCE_JOB_KEY}, priority => ${ADVANCE_PRIORITY})
+      from (select ${SCHEDULE_LOCK}) held`.execute(db);
 }
 
 /**
  * The next advance, enqueued by a statement that computes its time: the earliest wake_at of the
  * enrollments no other batch holds (an enrollment committed before this statement is seen; one
- * committed after it comes with its own nudge, which replaces this job), but within a second when
+ * committed after it comes with its own nudge, which replaces this job; SCHEDULE_LOCK keeps the two
+ * in that order), but within a second when
  * another batch holds due ones: that batch's own schedule cannot see the rows this one holds, and
  * whichever commits last sets the job, so each looks again soon rather than trusting the other.
  */
 async function scheduleNext(tx: Tx): Promise<void> {
+  // first, alone: the statement below must read the enrollments of every nudge made before it
+  await sql`select ${SCHEDULE_LOCK}`.execute(tx);
   // the active flows as an array keep the partial index's order: both reads are index scans
   const active = sql`flow_enrollments e
     where e.status = 'active' and e.wake_at is not null
