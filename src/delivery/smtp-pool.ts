@@ -35,6 +35,45 @@ interface Resource extends PooledSession {
   connection: SMTPConnection;
 }
 
+/** Messages up to this size are written with their final dot at once (below a socket's 16 KiB buffer). */
+const ONE_WRITE_BYTES = 12 * 1024;
+
+/**
+ * A message as the stream `SMTPConnection.send` reads once the server has said 354, written with
+ * its final dot in one write when small (the socket corked from the body's read until the turn
+ * after its end): nodemailer's data stream writes them as two, each a system call here and a
+ * wake-up and a read at the server. `onRead` is told when the body is read (a byte is going out);
+ * `done()` uncorks at once, for a transaction that ended before its dot was written.
+ */
+export function messageBody(
+  connection: SMTPConnection,
+  raw: Buffer,
+  onRead: () => void = () => {},
+): { body: Readable; done(): void } {
+  const socket =
+    raw.length <= ONE_WRITE_BYTES ? (connection as unknown as { _socket?: Socket })._socket : undefined;
+  let corked = false;
+  const done = () => {
+    if (!corked) return;
+    corked = false;
+    socket?.uncork();
+  };
+  const body = new Readable({
+    read() {
+      onRead();
+      if (socket && !corked && !socket.destroyed) {
+        socket.cork();
+        corked = true;
+      }
+      this.push(raw);
+      this.push(null);
+    },
+  });
+  // the dot is written in the turns that follow the body's end (nodemailer's data stream)
+  body.once('end', () => setImmediate(done));
+  return { body, done };
+}
+
 /** The longest an ended session counts against its cap while its socket has not closed. */
 const CLOSE_WAIT_MS = 5_000;
 
@@ -125,12 +164,7 @@ export class SmtpConnectionPool {
         });
       opts.onSession?.();
       // read only once the envelope is accepted: whether it was read tells if any byte went out
-      const body = new Readable({
-        read() {
-          this.push(raw);
-          this.push(null);
-        },
-      });
+      const { body, done } = messageBody(resource.connection, raw);
       try {
         const info = await new Promise<SMTPConnectionSendInfo>((resolve, reject) =>
           // a fresh envelope for each try: the connection writes its answers into the one it is given
@@ -142,6 +176,7 @@ export class SmtpConnectionPool {
         this.pool.release(resource);
         return info;
       } catch (err) {
+        done();
         const e = err as SmtpSendError;
         const refused = (e.code === 'EENVELOPE' || e.code === 'EMESSAGE') && e.responseCode !== 421;
         if (refused && !resource.dead) {

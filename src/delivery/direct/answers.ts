@@ -1,7 +1,6 @@
-import type { Socket } from 'node:net';
-import { Readable } from 'node:stream';
 import type { SMTPConnectionSendInfo } from 'nodemailer/lib/smtp-connection';
 import { type PhaseTimeouts, RFC_PHASE_TIMEOUTS } from '../routes/direct-config.ts';
+import { messageBody } from '../smtp-pool.ts';
 import { isPermanent, type OutboundMessage, type RecipientResult } from '../transport.ts';
 import type { Conn } from './session.ts';
 import type { Site } from './sites.ts';
@@ -80,13 +79,6 @@ type Wire = {
   _responseActions: unknown[];
 };
 
-/** Messages up to this size are written with their final dot at once (below a socket's 16 KiB buffer). */
-const ONE_WRITE_BYTES = 12 * 1024;
-
-function socketOf(conn: Conn): Socket | undefined {
-  return (conn.connection as unknown as { _socket?: Socket })._socket;
-}
-
 /** A transaction's failure for a deadline (`what` says which): the connection is closed, the message deferred. */
 function timedOut(conn: Conn, what: string): Error {
   const response = `451 4.4.2 ${conn.mx} ${what}`;
@@ -118,23 +110,9 @@ export function transact(
   deadlineMs: number,
   phases: PhaseTimeouts = RFC_PHASE_TIMEOUTS,
 ) {
-  // a small message and its final dot leave in one write (the socket corked from the body's read
-  // until the next turn): two writes cost the worker two system calls and the server two reads
-  const socket = raw.length <= ONE_WRITE_BYTES ? socketOf(conn) : undefined;
-  let corked = false;
-  const uncork = () => {
-    if (!corked) return;
-    corked = false;
-    socket?.uncork();
-  };
   let onRead = () => {};
-  const body = new Readable({
-    read() {
-      onRead();
-      this.push(raw);
-      this.push(null);
-    },
-  });
+  // read only once the server said 354; small messages leave with their final dot in one write
+  const { body, done: uncork } = messageBody(conn.connection, raw, () => onRead());
   const wire = conn.connection as unknown as Wire;
   const done = new Promise<SMTPConnectionSendInfo>((resolve, reject) => {
     let settled = false;
@@ -187,18 +165,8 @@ export function transact(
       }
       return result;
     };
-    onRead = () => {
-      arm('did not take the data', phases.dataBlock);
-      if (socket && !corked && !socket.destroyed) {
-        socket.cork();
-        corked = true;
-      }
-    };
-    body.once('end', () => {
-      arm('did not answer the end of the data', phases.dataDone);
-      // the dot is written in the turns that follow the body's end (nodemailer's data stream)
-      setImmediate(uncork);
-    });
+    onRead = () => arm('did not take the data', phases.dataBlock);
+    body.once('end', () => arm('did not answer the end of the data', phases.dataDone));
     conn.connection.send({ from, to: [...to] }, body, (err, info) =>
       end(err, info as SMTPConnectionSendInfo),
     );
