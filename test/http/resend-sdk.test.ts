@@ -633,6 +633,22 @@ describeSdkRuns(
           key: account.project_key.key,
         });
         expect(email.body).toMatchObject({ subject: 'Order A-17', template: { id: created.id, version: 1 } });
+        // a subject given beside the template takes the template's place, as at Resend; html beside it is refused
+        const titled = await resend.emails.send({
+          to: 'uma@recipient.example',
+          subject: 'Your receipt',
+          template: { id: 'order-confirmation', variables: { ORDER_ID: 'A-18' } },
+        } as never);
+        expect(titled.error).toBeNull();
+        expect(
+          (await server.call('GET', `/v1/emails/${titled.data?.id}`, { key: account.project_key.key })).body,
+        ).toMatchObject({ subject: 'Your receipt', template: { id: created.id, version: 1 } });
+        const both = await resend.emails.send({
+          to: 'uma@recipient.example',
+          html: '<p>x</p>',
+          template: { id: 'order-confirmation', variables: { ORDER_ID: 'A-19' } },
+        } as never);
+        expect(both.error?.message).toMatch(/either `template` or `html`\/`text`/);
         // a Posthorn template carries its subject: none is Resend's missing field, and nothing is made
         expect((await resend.templates.create({ name: 'No subject', html: '<p>x</p>' })).error).toMatchObject(
           {

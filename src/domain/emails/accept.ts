@@ -56,11 +56,11 @@ async function checkAll(
   ctx: DomainContext,
   sender: Sender,
   inputs: EmailInput[],
-  batch: boolean,
+  { batch, templateSubjectWins: subjectWins }: AcceptOptions,
 ): Promise<Checked> {
   const label = (i: number) => (batch ? `Message ${i}: ` : '');
   const now = new Date();
-  const expanded = await expandTemplates(ctx, sender.facts.id, inputs, label);
+  const expanded = await expandTemplates(ctx, sender.facts.id, inputs, label, { subjectWins });
   const messages = expanded.inputs.map((input, i) => {
     try {
       return validateEmail(input, now);
@@ -87,13 +87,14 @@ async function checkEach(
   sender: Sender,
   inputs: (EmailInput | ValidationError)[],
   refused: Refusal[],
+  subjectWins: boolean | undefined,
 ): Promise<Checked> {
   const now = new Date();
   const checked: Checked = { messages: [], indexes: [], used: [] };
   for (const [index, input] of inputs.entries()) {
     try {
       if (input instanceof ValidationError) throw input;
-      const expanded = await expandTemplates(ctx, sender.facts.id, [input], () => '');
+      const expanded = await expandTemplates(ctx, sender.facts.id, [input], () => '', { subjectWins });
       const message = validateEmail(expanded.inputs[0], now);
       checkFromAddress(ctx, sender.facts, message.from.address);
       checked.messages.push(message);
@@ -117,12 +118,12 @@ async function checkInputs(
 ): Promise<Checked> {
   if (!opts.refused) {
     const fetched = opts.fetchFrom ? await fetchAttachmentPaths(opts.fetchFrom, inputs) : inputs;
-    return checkAll(ctx, sender, fetched, opts.batch);
+    return checkAll(ctx, sender, fetched, opts);
   }
   // what refuses the request whole, before any file is fetched
   checkStream(sender.facts, sender.stream);
   const outcomes = opts.fetchFrom ? await fetchEachAttachmentPaths(opts.fetchFrom, inputs) : inputs;
-  return checkEach(ctx, sender, outcomes, opts.refused);
+  return checkEach(ctx, sender, outcomes, opts.refused, opts.templateSubjectWins);
 }
 
 export type { Idempotency } from './idempotency.ts';
@@ -150,6 +151,11 @@ export interface AcceptOptions {
    * is answered, before any check; in a permissive batch a file not fetched refuses its message.
    */
   fetchFrom?: TargetPolicy;
+  /**
+   * A subject given beside a template replaces the template's, as Resend has it (its door);
+   * without it /v1 refuses the two together, as Postmark and Loops do.
+   */
+  templateSubjectWins?: boolean;
   /**
    * The answer as the door words it, given and stored for a replay; by default a batch's `{data}`
    * (with `errors` when permissive), a single message's object.

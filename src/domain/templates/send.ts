@@ -132,14 +132,20 @@ export async function expandTemplates<T extends TemplateSend>(
   projectId: string,
   inputs: T[],
   label: (i: number) => string,
+  /** A subject given beside the template replaces the template's (Resend's door), instead of being refused. */
+  { subjectWins = false }: { subjectWins?: boolean } = {},
 ): Promise<{ inputs: T[]; used: (TemplateUse | null)[] }> {
   const withTemplate = inputs.flatMap((input, i) => (input.template ? [{ input, i }] : []));
   if (withTemplate.length === 0) return { inputs, used: inputs.map(() => null) };
-  for (const { input, i } of withTemplate)
+  for (const { input, i } of withTemplate) {
+    if (subjectWins && input.subject !== undefined && (input.html ?? input.text) === undefined) continue;
     if (input.subject !== undefined || input.html !== undefined || input.text !== undefined)
       throw new ValidationError(
-        `${label(i)}Give either \`template\` or \`subject\`/\`html\`/\`text\`, not both`,
+        subjectWins
+          ? `${label(i)}Give either \`template\` or \`html\`/\`text\`, not both`
+          : `${label(i)}Give either \`template\` or \`subject\`/\`html\`/\`text\`, not both`,
       );
+  }
   const firstRecipient = (input: T) => {
     const first = Array.isArray(input.to) ? input.to[0] : input.to;
     return /<([^<>]+)>\s*$/.exec(first ?? '')?.[1] ?? first ?? '';
@@ -186,7 +192,7 @@ export async function expandTemplates<T extends TemplateSend>(
       ...input,
       from: input.from ?? version.from ?? undefined,
       reply_to: input.reply_to ?? version.replyTo ?? undefined,
-      subject: rendered.subject,
+      subject: (subjectWins ? input.subject : undefined) ?? rendered.subject,
       html: rendered.html,
       text: rendered.text || undefined,
     };

@@ -41,6 +41,7 @@ async function permissiveBatch(
     idempotency: idempotencyOf(request, 'permissive'),
     refused: [],
     fetchFrom: targetPolicy(ctx),
+    templateSubjectWins: true,
     answer: (accepted, errors: Refusal[]) => ({ data: accepted.map((a) => ({ id: a.id })), errors }),
   });
   return result.response;
@@ -60,6 +61,7 @@ export async function resendEmailRoutes(instance: FastifyInstance, { ctx }: { ct
         batch: false,
         idempotency: idempotencyOf(request),
         fetchFrom: targetPolicy(ctx),
+        templateSubjectWins: true,
       });
       return { id: result.emails[0].id };
     },
@@ -85,6 +87,7 @@ export async function resendEmailRoutes(instance: FastifyInstance, { ctx }: { ct
         batch: true,
         idempotency: idempotencyOf(request),
         fetchFrom: targetPolicy(ctx),
+        templateSubjectWins: true,
       });
       return { data: result.emails.map((a) => ({ id: a.id })) };
     },
