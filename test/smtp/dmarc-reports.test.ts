@@ -32,6 +32,8 @@ beforeAll(async () => {
   dns = await startDnsServer();
   dns.zone.set('google.com', [{ type: 'TXT', data: 'v=spf1 ip4:127.0.0.1 -all' }]);
   dns.zone.set('_dmarc.google.com', [{ type: 'TXT', data: 'v=DMARC1; p=reject' }]);
+  dns.zone.set('example.com', [{ type: 'TXT', data: 'v=spf1 ip4:127.0.0.1 -all' }]);
+  dns.zone.set('_dmarc.example.com', [{ type: 'TXT', data: 'v=DMARC1; p=reject' }]);
   server = await startTestServer(
     { POSTHORN_SMTP_PORT: '0', POSTHORN_MX_PORT: '0', POSTHORN_DNS_SERVERS: dns.address },
     ['api', 'worker', 'smtp'],
@@ -108,6 +110,44 @@ describe('reports received at the MX', () => {
       { policy_domain: 'cardinalhealth.ca', policy_type: 'no-policy-found', successful: 48, failed: 0 },
     ]);
     expect(body.tls.failures).toEqual([]);
+  });
+
+  /** The TLS report of tls-example.json as mail from `from`. */
+  const tlsReportMail = (from: string, reportId = 'example.com!borschow.com!1704758400!1704844799') => {
+    const json = fixture('tls-example.json')
+      .toString()
+      .replace('"2024-01-09T00:00:00Z_example.com"', JSON.stringify(reportId));
+    return [
+      `From: ${from}`,
+      `To: ${tlsRua}`,
+      'Subject: Report Domain: borschow.com Submitter: example.com',
+      'MIME-Version: 1.0',
+      'Content-Type: multipart/mixed; boundary="b"',
+      '',
+      '--b',
+      `Content-Type: application/tlsrpt+json; name="${reportId}.json"`,
+      'Content-Transfer-Encoding: base64',
+      `Content-Disposition: attachment; filename="${reportId}.json"`,
+      '',
+      Buffer.from(json).toString('base64'),
+      '--b--',
+      '',
+    ].join('\r\n');
+  };
+
+  it('counts no TLS report whose mail was not authenticated: listed, but its failures not shown', async () => {
+    const from = 'smtp-tls-reporting@forger.example';
+    expect((await deliverToMx(server, { from, to: [tlsRua] }, tlsReportMail(from, 'forged-1'))).ok).toBe(
+      true,
+    );
+    const res = await server.call('GET', `/v1/domains/${domainId}/dmarc?days=365`, { key });
+    expect(res.body.reports).toContainEqual(
+      expect.objectContaining({ kind: 'tls', reporter_domain: 'forger.example', authenticated: false }),
+    );
+    expect(res.body.tls.failures).toEqual([]);
+    expect(res.body.tls.policies.map((p: { policy_domain: string }) => p.policy_domain)).toEqual([
+      'cardinalhealth.ca',
+    ]);
   });
 
   it('shows TLS failures by receiving domain, MX and type (a JSON report, its two details summed)', async () => {

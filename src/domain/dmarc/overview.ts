@@ -93,10 +93,18 @@ export async function seriesOver(
   return [...days].map(([day, v]) => ({ day, ...v }));
 }
 
+/**
+ * The TLS report results that count: those of reports whose mail was authenticated (as for
+ * aggregate reports: a forged report neither shows failures nor hides them), none dated in the future.
+ */
+const TLS_RESULTS = sql`tls_report_results t join dmarc_reports d on d.id = t.report_id`;
+const countedTls = (domainId: string) =>
+  sql`t.domain_id = ${domainId} and d.authenticated and t.day <= current_date + 1`;
+
 /** TLS sessions over the newest `days` days of TLS reports: by policy domain, and failures by MX and type. */
 async function tlsOver(ctx: Ctx, domainId: string, days: number) {
   const latest = await sql<{ day: string | null }>`
-    select max(day)::text as day from tls_report_results where domain_id = ${domainId}`.execute(ctx.db);
+    select max(t.day)::text as day from ${TLS_RESULTS} where ${countedTls(domainId)}`.execute(ctx.db);
   const to = latest.rows[0].day;
   if (!to) return { window: null, policies: [], failures: [] };
   const from = addDays(to, 1 - days);
@@ -106,9 +114,9 @@ async function tlsOver(ctx: Ctx, domainId: string, days: number) {
     successful: number;
     failed: number;
   }>`
-    select policy_domain, policy_type, sum(successful)::bigint as successful, sum(failed)::bigint as failed
-      from tls_report_results where domain_id = ${domainId} and day between ${from}::date and ${to}::date
-     group by policy_domain, policy_type order by policy_domain, policy_type`.execute(ctx.db);
+    select t.policy_domain, t.policy_type, sum(t.successful)::bigint as successful, sum(t.failed)::bigint as failed
+      from ${TLS_RESULTS} where ${countedTls(domainId)} and t.day between ${from}::date and ${to}::date
+     group by 1, 2 order by 1, 2`.execute(ctx.db);
   const failures = await sql<{
     policy_domain: string;
     receiving_mx: string | null;
@@ -117,8 +125,8 @@ async function tlsOver(ctx: Ctx, domainId: string, days: number) {
   }>`
     select t.policy_domain, f ->> 'receiving_mx_hostname' as receiving_mx, f ->> 'result_type' as result_type,
            sum((f ->> 'failed_session_count')::bigint)::bigint as sessions
-      from tls_report_results t, jsonb_array_elements(t.failures) as f
-     where t.domain_id = ${domainId} and t.day between ${from}::date and ${to}::date
+      from ${TLS_RESULTS} cross join lateral jsonb_array_elements(t.failures) as f
+     where ${countedTls(domainId)} and t.day between ${from}::date and ${to}::date
      group by 1, 2, 3 order by sessions desc, 1, 2, 3`.execute(ctx.db);
   return {
     window: { from, to },
