@@ -8,7 +8,7 @@ import { type ProjectFacts, sharedDefaultFrom } from '../plans/project-facts.ts'
 import { checkMessageContent } from '../templates/message-checks.ts';
 import { type ResolvedVersion, resolveVersions } from '../templates/send.ts';
 import { findTemplate } from '../templates/templates.ts';
-import { targetPolicy } from '../webhooks/endpoints.ts';
+import { webhookPolicy } from '../webhooks/policy.ts';
 import { checkWebhookUrl, resolveTarget } from '../webhooks/target.ts';
 import type { FlowDefinition, SendStep, Step } from './definition.ts';
 import { flowMessage } from './sends.ts';
@@ -133,7 +133,9 @@ export async function checkReferences(
     'segments',
     def.trigger.type === 'segment_entered' ? [def.trigger.segment_id] : [],
   );
-  const policy = targetPolicy(ctx);
+  // a webhook step's call is a delivery of the project's endpoint for its URL: the endpoints' rule
+  // (on a server tried locally, this machine too, so a receiver beside it can be tried)
+  const policy = webhookPolicy(ctx);
   const steps: Step[] = [];
   for (const [i, step] of def.steps.entries()) {
     const at = `steps[${i}]`;
