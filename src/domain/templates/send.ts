@@ -137,15 +137,10 @@ export async function expandTemplates<T extends TemplateSend>(
 ): Promise<{ inputs: T[]; used: (TemplateUse | null)[] }> {
   const withTemplate = inputs.flatMap((input, i) => (input.template ? [{ input, i }] : []));
   if (withTemplate.length === 0) return { inputs, used: inputs.map(() => null) };
-  for (const { input, i } of withTemplate) {
-    if (subjectWins && input.subject !== undefined && (input.html ?? input.text) === undefined) continue;
-    if (input.subject !== undefined || input.html !== undefined || input.text !== undefined)
-      throw new ValidationError(
-        subjectWins
-          ? `${label(i)}Give either \`template\` or \`html\`/\`text\`, not both`
-          : `${label(i)}Give either \`template\` or \`subject\`/\`html\`/\`text\`, not both`,
-      );
-  }
+  const beside = subjectWins ? '`html`/`text`' : '`subject`/`html`/`text`';
+  for (const { input, i } of withTemplate)
+    if ((!subjectWins && input.subject !== undefined) || input.html !== undefined || input.text !== undefined)
+      throw new ValidationError(`${label(i)}Give either \`template\` or ${beside}, not both`);
   const firstRecipient = (input: T) => {
     const first = Array.isArray(input.to) ? input.to[0] : input.to;
     return /<([^<>]+)>\s*$/.exec(first ?? '')?.[1] ?? first ?? '';
