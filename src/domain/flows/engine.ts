@@ -74,10 +74,10 @@ export async function nudgeAdvance(db: Db | Tx): Promise<void> {
 /**
  * The next advance, enqueued by a statement that computes its time: the earliest wake_at of the
  * enrollments no other batch holds (an enrollment committed before this statement is seen; one
- * committed after it comes with its own nudge, which replaces this job; SCHEDULE_LOCK keeps the two
- * in that order), but within a second when
- * another batch holds due ones: that batch's own schedule cannot see the rows this one holds, and
- * whichever commits last sets the job, so each looks again soon rather than trusting the other.
+ * committed after it comes with its own nudge, which replaces this job; SCHEDULE_LOCK keeps the
+ * two in that order), but within a second when another batch holds due ones: that batch's own
+ * schedule cannot see the rows this one holds, and whichever commits last sets the job, so each
+ * looks again soon rather than trusting the other.
  */
 async function scheduleNext(tx: Tx): Promise<void> {
   // first, alone: the statement below must read the enrollments of every nudge made before it
