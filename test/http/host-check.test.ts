@@ -5,7 +5,7 @@ import { startTestServer, type TestServer } from '../helpers/server.ts';
 /**
  * DNS rebinding (issue 47, item 7a): a page the operator opens can point its own name at 127.0.0.1
  * and then read what this machine is served without signing in: the dev mailbox (everyone's
- * sign-in codes) and /v1/admin/routes. Those answer only when the Host header is the configured
+ * sign-in codes), /v1/admin/routes and /metrics. Those answer only when the Host header is the configured
  * host (POSTHORN_PUBLIC_URL's or POSTHORN_APP_URL's) or a loopback literal; any other is a 403
  * saying why. The client is on this machine throughout (inject's `remoteAddress`).
  */
@@ -33,7 +33,12 @@ async function local(url: string, host: string, headers: Record<string, string> 
   return { status: res.statusCode, body: res.json() };
 }
 
-const GUARDED = ['/api/mailbox', '/api/mailbox/00000000-0000-4000-8000-000000000000', '/v1/admin/routes'];
+const GUARDED = [
+  '/api/mailbox',
+  '/api/mailbox/00000000-0000-4000-8000-000000000000',
+  '/v1/admin/routes',
+  '/metrics',
+];
 const REBOUND = [
   'rebound.example',
   'rebound.example:3000',
@@ -55,6 +60,13 @@ describe('the local-only endpoints and the Host header', () => {
     ]) {
       expect((await local('/api/mailbox', host)).status, host).toBe(200);
       expect((await local('/v1/admin/routes', host)).status, host).toBe(200);
+      const metrics = await server.app.inject({
+        method: 'GET',
+        url: '/metrics',
+        remoteAddress: '127.0.0.1',
+        headers: { host },
+      });
+      expect(metrics.statusCode, host).toBe(200);
       expect((await local('/api/mailbox/status', host)).body, host).toEqual({
         available: true,
         reason: null,

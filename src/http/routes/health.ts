@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { DomainContext } from '../../domain/core/context.ts';
 import { checkReadiness } from '../../domain/maintenance/readiness.ts';
+import { foreignHostReason } from '../host-check.ts';
 import { type ApiMetrics, refuseMetricsCaller } from '../metrics.ts';
 
 const tags = ['operations'];
@@ -71,6 +72,9 @@ export async function healthRoutes(app: FastifyInstance, opts: { ctx: DomainCont
 
   // not in the OpenAPI document: Prometheus text, read by a scraper rather than an API client
   app.get('/metrics', { config: open, schema: { hide: true } }, async (request, reply) => {
+    // served to this machine without a token: not to a page that rebound its name to 127.0.0.1 (as /v1/admin)
+    const foreign = ctx.config.metricsToken ? null : foreignHostReason(request, ctx.config, 'GET /metrics');
+    if (foreign) return reply.code(403).send({ error: foreign });
     const refusal = refuseMetricsCaller(ctx.config.metricsToken, {
       authorization: request.headers.authorization,
       socketAddress: request.socket.remoteAddress,
