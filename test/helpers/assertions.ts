@@ -12,3 +12,22 @@ export function expectError(res: { status: number; body: any }, status: number, 
   expect(res.body.error.length).toBeGreaterThan(0);
   if (message) expect(res.body.error).toMatch(message);
 }
+
+/** A call with a project key that must answer 200: its body (the failure names the call and shows the body). */
+export async function okCall(
+  server: {
+    call(
+      method: string,
+      path: string,
+      opts: { key?: string; body?: unknown },
+    ): Promise<{ status: number; body: any }>;
+  },
+  key: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<any> {
+  const res = await server.call(method, path, { key, body });
+  expect(res.status, `${method} ${path}: ${JSON.stringify(res.body)}`).toBe(200);
+  return res.body;
+}

@@ -4,6 +4,7 @@ import { addJobs } from '../../src/db/enqueue.ts';
 import { campaignJob } from '../../src/domain/campaigns/send.ts';
 import { moveClock, now, resetClock } from '../../src/domain/core/clock.ts';
 import { localTime, nextLocal } from '../../src/domain/core/local-time.ts';
+import { okCall } from '../helpers/assertions.ts';
 import { FROM, waitForCampaignStatus } from '../helpers/emails.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { marketingAccount, startTestServer, type TestServer } from '../helpers/server.ts';
@@ -30,11 +31,7 @@ const PROJECT_ZONE = 'Pacific/Auckland';
 let server: TestServer;
 let key: string;
 
-const call = async (method: string, path: string, body?: unknown) => {
-  const res = await server.call(method, path, { key, body });
-  expect(res.status, `${method} ${path}: ${JSON.stringify(res.body)}`).toBe(200);
-  return res.body;
-};
+const call = (method: string, path: string, body?: unknown) => okCall(server, key, method, path, body);
 
 beforeAll(async () => {
   server = await startTestServer();

@@ -3,6 +3,7 @@ import { setWorkspacePlan } from '../../src/domain/accounts/workspaces.ts';
 import { sendCampaignBatch } from '../../src/domain/campaigns/send-batch.ts';
 import { moveClock, now, resetClock } from '../../src/domain/core/clock.ts';
 import { nextLocal } from '../../src/domain/core/local-time.ts';
+import { okCall } from '../helpers/assertions.ts';
 import { FROM } from '../helpers/emails.ts';
 import { signupConfirmedInDatabase, startTestServer, type TestServer } from '../helpers/server.ts';
 import { zoneAt } from '../helpers/zones.ts';
@@ -18,11 +19,7 @@ import { zoneAt } from '../helpers/zones.ts';
 let server: TestServer;
 let key: string;
 
-const call = async (method: string, path: string, body?: unknown) => {
-  const res = await server.call(method, path, { key, body });
-  expect(res.status, `${method} ${path}: ${JSON.stringify(res.body)}`).toBe(200);
-  return res.body;
-};
+const call = (method: string, path: string, body?: unknown) => okCall(server, key, method, path, body);
 
 beforeAll(async () => {
   server = await startTestServer({}, ['api']);

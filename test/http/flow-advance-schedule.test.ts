@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { advanceFlows, nudgeAdvance } from '../../src/domain/flows/engine.ts';
+import { okCall } from '../helpers/assertions.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { marketingAccount, startTestServer, type TestServer } from '../helpers/server.ts';
 
@@ -16,11 +17,7 @@ import { marketingAccount, startTestServer, type TestServer } from '../helpers/s
 let server: TestServer;
 let key: string;
 
-const call = async (method: string, path: string, body?: unknown) => {
-  const res = await server.call(method, path, { key, body });
-  expect(res.status, `${method} ${path}: ${JSON.stringify(res.body)}`).toBe(200);
-  return res.body;
-};
+const call = (method: string, path: string, body?: unknown) => okCall(server, key, method, path, body);
 
 beforeAll(async () => {
   server = await startTestServer();

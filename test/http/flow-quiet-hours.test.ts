@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { moveClock, now, resetClock } from '../../src/domain/core/clock.ts';
 import { localTime, nextLocal } from '../../src/domain/core/local-time.ts';
 import { nudgeAdvance } from '../../src/domain/flows/engine.ts';
+import { okCall } from '../helpers/assertions.ts';
 import { FROM } from '../helpers/emails.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { flowWorkSettled } from '../helpers/flows.ts';
@@ -18,11 +19,7 @@ import { marketingAccount, startTestServer, type TestServer } from '../helpers/s
 let server: TestServer;
 let key: string;
 
-const call = async (method: string, path: string, body?: unknown) => {
-  const res = await server.call(method, path, { key, body });
-  expect(res.status, `${method} ${path}: ${JSON.stringify(res.body)}`).toBe(200);
-  return res.body;
-};
+const call = (method: string, path: string, body?: unknown) => okCall(server, key, method, path, body);
 
 /** A fixed-offset zone whose wall clock reads `hour` o'clock now. */
 function zoneAt(hour: number): string {

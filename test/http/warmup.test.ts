@@ -5,6 +5,7 @@ import { setWorkspacePlan } from '../../src/domain/accounts/workspaces.ts';
 import { campaignJob } from '../../src/domain/campaigns/send.ts';
 import { dayOf, moveClock, now, resetClock } from '../../src/domain/core/clock.ts';
 import { openToken } from '../../src/domain/marketing/tokens.ts';
+import { okCall } from '../helpers/assertions.ts';
 import { insertVerifiedDomain, waitForAllStatus, waitForCampaignStatus } from '../helpers/emails.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
@@ -39,11 +40,7 @@ let key: string;
 let projectId: string;
 let domainId: string;
 
-const call = async (method: string, path: string, body?: unknown) => {
-  const res = await server.call(method, path, { key, body });
-  expect(res.status, `${method} ${path}: ${JSON.stringify(res.body)}`).toBe(200);
-  return res.body;
-};
+const call = (method: string, path: string, body?: unknown) => okCall(server, key, method, path, body);
 
 beforeAll(async () => {
   server = await startTestServer();

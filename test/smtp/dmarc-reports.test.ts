@@ -151,23 +151,7 @@ describe('reports received at the MX', () => {
   });
 
   it('shows TLS failures by receiving domain, MX and type (a JSON report, its two details summed)', async () => {
-    const json = fixture('tls-example.json').toString('base64');
-    const raw = [
-      'From: smtp-tls-reporting@example.com',
-      `To: ${tlsRua}`,
-      'Subject: Report Domain: borschow.com Submitter: example.com',
-      'MIME-Version: 1.0',
-      'Content-Type: multipart/mixed; boundary="b"',
-      '',
-      '--b',
-      'Content-Type: application/tlsrpt+json; name="example.com!borschow.com!1704758400!1704844799.json"',
-      'Content-Transfer-Encoding: base64',
-      'Content-Disposition: attachment; filename="example.com!borschow.com!1704758400!1704844799.json"',
-      '',
-      json,
-      '--b--',
-      '',
-    ].join('\r\n');
+    const raw = tlsReportMail('smtp-tls-reporting@example.com');
     expect(
       (await deliverToMx(server, { from: 'smtp-tls-reporting@example.com', to: [tlsRua] }, raw)).ok,
     ).toBe(true);
