@@ -1,8 +1,10 @@
-import { existsSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sweepAssetFolder } from '../../src/domain/assets/sweep.ts';
-import { type AssetServer, png, startAssetServer, uploadImage } from '../helpers/assets.ts';
+import { fetchServed, png, uploadImage } from '../helpers/assets.ts';
+import { signupConfirmedInDatabase, startTestServer, type TestServer } from '../helpers/server.ts';
 
 /**
  * The folder store's leftovers (domain/assets/sweep.ts, run by the hourly maintenance job): files
@@ -11,22 +13,26 @@ import { type AssetServer, png, startAssetServer, uploadImage } from '../helpers
  * not the store's.
  */
 
-let server: AssetServer;
+let server: TestServer;
+let dataDir: string;
 let key: string;
 
 beforeAll(async () => {
-  server = await startAssetServer({});
-  key = (await server.first.signupConfirmed()).project_key.key;
+  // the API alone: the sweep is called here as the maintenance job calls it
+  dataDir = mkdtempSync(path.join(tmpdir(), 'posthorn-assets-'));
+  server = await startTestServer({ POSTHORN_DATA_DIR: dataDir }, ['api']);
+  key = (await signupConfirmedInDatabase(server)).project_key.key;
 }, 60_000);
 afterAll(async () => {
   await server?.close();
+  rmSync(dataDir, { recursive: true, force: true });
 });
 
 describe('the image folder sweep', () => {
   it('removes old files no asset names and old partial writes, and keeps the rest', async () => {
     const uploaded = await uploadImage(server.url, key, await png(40, 30));
     expect(uploaded.status, JSON.stringify(uploaded.body)).toBe(200);
-    const root = path.join(server.dataDir, 'assets');
+    const root = path.join(dataDir, 'assets');
     const [project] = readdirSync(root);
     const folder = path.join(root, project);
     const kept = readdirSync(folder);
@@ -46,17 +52,13 @@ describe('the image folder sweep', () => {
     // the asset's own files, however old
     for (const name of kept) utimesSync(path.join(folder, name), twoHoursAgo, twoHoursAgo);
 
-    const removed = await sweepAssetFolder(
-      server.first.runtime.ctx.db,
-      server.first.runtime.ctx.config.assets,
-    );
+    const removed = await sweepAssetFolder(server.runtime.ctx.db, server.runtime.ctx.config.assets);
     expect(removed).toBe(3);
     const left = readdirSync(folder).sort();
     expect(left).toEqual([...kept, fresh, foreign].sort());
     for (const gone of [orphan, orphanPreview, partial])
       expect(existsSync(path.join(folder, gone))).toBe(false);
     // the asset still serves
-    const served = await fetch(`${server.url}${new URL(uploaded.body.url).pathname}`);
-    expect(served.status).toBe(200);
+    expect((await fetchServed(server.url, uploaded.body.url)).status).toBe(200);
   });
 });
