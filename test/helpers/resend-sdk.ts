@@ -18,6 +18,7 @@ import { setWorkspacePlan } from '../../src/domain/accounts/workspaces.ts';
 import { createKeyInProject } from '../../src/domain/keys/service.ts';
 import { validateResponse } from './resend-openapi.ts';
 import { type SignupResult, startTestServer, type TestServer } from './server.ts';
+import type { ReceivedHook } from './webhook-receiver.ts';
 
 export { Resend };
 
@@ -254,4 +255,17 @@ export function expectValidAnswers(run: SdkRun, undescribed: string[], only?: (a
       message: expect.any(String),
     });
   return new Set(judged.map((v) => v.operationId).filter(Boolean));
+}
+
+/** A webhook delivery checked as a Resend user checks it: the SDK's `webhooks.verify` with Svix's headers only. */
+export function verifiedBySvix(resend: Resend, received: ReceivedHook, secret: string) {
+  return resend.webhooks.verify({
+    payload: received.body,
+    headers: {
+      id: String(received.headers['svix-id']),
+      timestamp: String(received.headers['svix-timestamp']),
+      signature: String(received.headers['svix-signature']),
+    },
+    webhookSecret: secret,
+  });
 }

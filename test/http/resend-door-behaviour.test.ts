@@ -5,6 +5,7 @@ import { setWorkspacePlan } from '../../src/domain/accounts/workspaces.ts';
 import { createKeyInProject } from '../../src/domain/keys/service.ts';
 import { campaignMessages, insertVerifiedDomain } from '../helpers/emails.ts';
 import { eventually } from '../helpers/eventually.ts';
+import { verifiedBySvix } from '../helpers/resend-sdk.ts';
 import { type SignupResult, startTestServer, type TestServer } from '../helpers/server.ts';
 import { type ReceivedHook, startWebhookReceiver } from '../helpers/webhook-receiver.ts';
 
@@ -225,16 +226,7 @@ describe('webhooks made through the door', () => {
       },
       { timeoutMs: 30_000 },
     );
-    const verify = (hook: ReceivedHook) =>
-      resend.webhooks.verify({
-        payload: hook.body,
-        headers: {
-          id: String(hook.headers['svix-id']),
-          timestamp: String(hook.headers['svix-timestamp']),
-          signature: String(hook.headers['svix-signature']),
-        },
-        webhookSecret: secret,
-      });
+    const verify = (hook: ReceivedHook) => verifiedBySvix(resend, hook, secret);
     for (const hook of hooks) {
       expect(verify(hook)).toMatchObject({
         type: hook.type,
